@@ -1,0 +1,19 @@
+"""build_index: the sites' feeds -> a corpus snapshot on disk. The only package that knows feeds.
+
+    sources.py   where bytes come from: live sites, origin overrides, a mirror directory
+    feeds.py     feed bytes -> ranker.corpus.Document records (strict on feed versions)
+    build.py     read every feed from one source and assemble the Snapshot
+    snapshot.py  the msgpack file: header + body, atomic write, checked load
+    cli.py       `imq-build-index`
+
+Flow: Source.read -> feeds.* -> build.assemble -> Snapshot -> snapshot.save_snapshot.
+"""
+
+from .build import FEEDS, build
+from .snapshot import Snapshot, SnapshotError, default_snapshot_path, load_snapshot, save_snapshot
+from .sources import BuildError, FeedUnavailable, HttpSource, MirrorSource, source_from
+
+__all__ = [
+    "FEEDS", "BuildError", "FeedUnavailable", "HttpSource", "MirrorSource", "Snapshot", "SnapshotError",
+    "build", "default_snapshot_path", "load_snapshot", "save_snapshot", "source_from",
+]

@@ -1,0 +1,110 @@
+"""Feeds -> Snapshot: read every feed from one source, parse it, assemble the corpus."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ranker.corpus import Corpus, Document
+
+from . import feeds
+from .snapshot import Snapshot
+from .sources import Source, source_from
+
+# (host, path): every feed the corpus is built from, in reading order.
+FEEDS = (
+    ("imqueue.org", "/search-index.json"),
+    ("imqueue.org", "/search-text.json"),
+    ("imqueue.org", "/search-peer-index.json"),  # imqueue.com's tier 1, as the org site carries it
+    ("imqueue.org", "/search-peer-text.json"),
+    ("imqueue.org", "/search-sections.json"),
+    ("imqueue.com", "/search-sections.json"),
+    ("imqueue.org", "/llms.txt"),
+    ("imqueue.com", "/llms.txt"),
+    ("imqueue.org", "/blog/search-index.json"),
+    ("imqueue.org", "/status.json"),
+)
+
+Progress = Callable[[int, int, str], None]
+
+
+def build(
+    origins: dict[str, str] | None = None,
+    mirror: Path | str | None = None,
+    source: Source | None = None,
+    progress: Progress | None = None,
+) -> Snapshot:
+    """Read every feed and return the snapshot. Raises BuildError with a one-line fix."""
+    if source is None:
+        source = source_from(str(mirror) if mirror is not None else None, origins)
+    raw: dict[tuple[str, str], bytes] = {}
+    try:
+        for step, (host, path) in enumerate(FEEDS, 1):
+            if progress:
+                progress(step, len(FEEDS), host + path)
+            raw[(host, path)] = source.read(host, path)
+    finally:
+        source.close()
+    return assemble(raw, source.describe())
+
+
+def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snapshot:
+    def json_of(host: str, path: str) -> Any:
+        return feeds.decode_json(f"https://{host}{path}", raw[(host, path)])
+
+    def text_of(host: str, path: str) -> str:
+        return raw[(host, path)].decode("utf-8", errors="replace")
+
+    org_sections, org_links = feeds.parse_llms(text_of("imqueue.org", "/llms.txt"))
+    com_sections, com_links = feeds.parse_llms(text_of("imqueue.com", "/llms.txt"))
+    curated = {**com_links, **org_links}
+
+    documents = feeds.tier_one("https://imqueue.org/search-index.json",
+                               json_of("imqueue.org", "/search-index.json"), "org", curated)
+    prose, lemmas = feeds.tier_two("https://imqueue.org/search-text.json",
+                                   json_of("imqueue.org", "/search-text.json"), "org")
+    documents += prose
+    documents += feeds.tier_one("https://imqueue.org/search-peer-index.json",
+                                json_of("imqueue.org", "/search-peer-index.json"), "com", curated)
+    peer_prose, peer_lemmas = feeds.tier_two("https://imqueue.org/search-peer-text.json",
+                                             json_of("imqueue.org", "/search-peer-text.json"), "com")
+    documents += peer_prose
+    documents = with_blog_facts(documents, feeds.blog_facts(
+        "https://imqueue.org/blog/search-index.json", json_of("imqueue.org", "/blog/search-index.json")))
+
+    status = json_of("imqueue.org", "/status.json")
+    feeds.expect("https://imqueue.org/status.json", isinstance(status, dict) and "packages" in status,
+                 "no `packages` list")
+    sections = {
+        host: feeds.section_ranges(f"https://{host}/search-sections.json", json_of(host, "/search-sections.json"))
+        for host in ("imqueue.org", "imqueue.com")
+    }
+    corpus = Corpus(
+        documents=documents,
+        lemmas={**peer_lemmas, **lemmas},
+        section_names=list(dict.fromkeys(org_sections + com_sections)),
+    )
+    counts: dict[str, int] = {}
+    for doc in documents:
+        key = f"{doc.site}:{doc.tier}"
+        counts[key] = counts.get(key, 0) + 1
+    header = {
+        "origins": origins,
+        "fetched_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+        "feeds": {f"https://{h}{p}": hashlib.sha256(b).hexdigest() for (h, p), b in raw.items()},
+        "counts": dict(sorted(counts.items())),
+    }
+    return Snapshot(header=header, corpus=corpus, sections=sections, status=status)
+
+
+def with_blog_facts(documents: list[Document], facts: dict[str, tuple[tuple[str, ...], str]]) -> list[Document]:
+    """Blog topics and dates attach to the post's page record (and its answers and sections)."""
+    out = []
+    for doc in documents:
+        fact = facts.get(feeds.page_of(doc.path)) if doc.site == "org" else None
+        out.append(dataclasses.replace(doc, topics=fact[0], date=fact[1]) if fact else doc)
+    return out

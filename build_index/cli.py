@@ -1,0 +1,75 @@
+"""`imq-build-index`: read the sites' feeds and write the corpus snapshot.
+
+    imq-build-index                          # the live sites -> the user cache snapshot
+    imq-build-index --from ../shared/site    # a mirror folder (or a base URL serving HOST/ folders)
+    imq-build-index --origin imqueue.org=http://127.0.0.1:8101 --origin imqueue.com=http://127.0.0.1:8102
+
+Progress on a terminal (stderr), --quiet for none, one summary line at the end. On any error:
+one line naming the URL or file and the fix, exit 1, the previous snapshot untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from .build import build
+from .snapshot import default_snapshot_path, save_snapshot
+from .sources import HOSTS, BuildError
+
+
+def parse_origins(values: list[str]) -> dict[str, str]:
+    origins = {}
+    for value in values:
+        host, sep, url = value.partition("=")
+        if not sep or host not in HOSTS or not url.startswith(("http://", "https://")):
+            raise BuildError(
+                f"--origin {value!r}: expected HOST=URL with HOST one of {', '.join(HOSTS)}, "
+                "e.g. --origin imqueue.org=http://127.0.0.1:8101"
+            )
+        origins[host] = url
+    return origins
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="imq-build-index", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--from", dest="source", metavar="DIR|URL",
+                    help="a site mirror folder (holding imqueue.org/ and imqueue.com/) or a base URL")
+    ap.add_argument("--origin", action="append", default=[], metavar="HOST=URL",
+                    help="read HOST's feeds from URL instead of the live site (repeatable)")
+    ap.add_argument("--out", type=Path, help=f"snapshot path (default {default_snapshot_path()})")
+    ap.add_argument("--quiet", action="store_true", help="no progress and no summary line")
+    args = ap.parse_args(argv)
+    out = args.out or default_snapshot_path()
+    started = time.perf_counter()
+    show_progress = not args.quiet and sys.stderr.isatty()
+
+    def progress(step: int, total: int, what: str) -> None:
+        if show_progress:
+            sys.stderr.write(f"\r[{step}/{total}] {what:<60}")
+            sys.stderr.flush()
+
+    try:
+        if args.source and args.origin:
+            raise BuildError("give either --from or --origin, not both")
+        snapshot = build(origins=parse_origins(args.origin) or None, mirror=args.source, progress=progress)
+        size = save_snapshot(snapshot, out)
+    except BuildError as error:
+        if show_progress:
+            sys.stderr.write("\n")
+        sys.stderr.write(f"imq-build-index: {error}\n")
+        return 1
+    if show_progress:
+        sys.stderr.write("\n")
+    if not args.quiet:
+        counts = ", ".join(f"{k} {v}" for k, v in snapshot.header["counts"].items())
+        seconds = time.perf_counter() - started
+        sys.stderr.write(f"wrote {out}: {len(snapshot.corpus.documents)} records ({counts}), "
+                         f"{size / 1024:.0f} kB in {seconds:.2f} s\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""Feed formats -> corpus records. The only module that knows the sites' feed shapes.
+
+Formats (site/README.md of the mirror): tier 1 `/search-index.json` {v, e, records[{g,t,u,s,k,p,w,d}]},
+tier 2 `/search-text.json` {v, e, pages[[url,title,kind]], sections[[pageIdx,anchor,heading,text,
+emphasis]], lemmas}, `/search-sections.json` {v, e, pages{path:{anchor:[start,end)}}}, `/llms.txt`
+(`## Section` + `- [Title](url): description — [markdown](…)`), `/blog/search-index.json`
+[{title,url,summary,author,topics,date}], `/status.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ranker.corpus import Document
+
+from .sources import BuildError
+
+log = logging.getLogger(__name__)
+
+FEED_VERSION = 1
+TIER_OF_GROUP = {0: "page", 1: "symbol", 2: "answer"}
+
+
+class FeedFormatError(BuildError):
+    pass
+
+
+def decode_json(name: str, raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise FeedFormatError(
+            f"{name}: not valid JSON ({error}); the origin served something else — check the URL"
+        ) from None
+
+
+def check_version(name: str, feed: Any) -> None:
+    """Refuse a shape we do not read: scoring a shifted tuple silently is the failure to avoid."""
+    if not isinstance(feed, dict) or "v" not in feed:
+        raise FeedFormatError(f"{name}: no version field `v`; this is not a feed this builder reads")
+    if feed["v"] != FEED_VERSION:
+        raise FeedFormatError(
+            f"{name}: feed version {feed['v']!r}, this builder reads version {FEED_VERSION}; "
+            "upgrade imqueue-mcp (pip install -U imqueue-mcp) or build from a mirror of the older site"
+        )
+    if feed.get("e"):
+        log.info("%s: engine version %s (noted, not checked)", name, feed["e"])
+
+
+def expect(name: str, condition: bool, what: str) -> None:
+    if not condition:
+        raise FeedFormatError(f"{name}: {what}; the feed is malformed — rebuild the site or use a mirror")
+
+
+@dataclass(frozen=True)
+class CuratedLink:
+    section: str
+    title: str
+    description: str
+
+
+LINK_LINE = re.compile(r"^- \[(?P<title>[^\]]+)\]\((?P<url>[^)]+)\)(?::\s*(?P<desc>.*))?$")
+MARKDOWN_POINTER = re.compile(r"\s*[—–-]\s*\[markdown\]\([^)]*\)\s*$")
+
+
+def parse_llms(text: str) -> tuple[list[str], dict[str, CuratedLink]]:
+    """Section names in order, and canonical URL -> curated link (markdown pointer stripped)."""
+    sections: list[str] = []
+    links: dict[str, CuratedLink] = {}
+    current = ""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections.append(current)
+            continue
+        match = LINK_LINE.match(line.strip())
+        if not match or not current:
+            continue
+        description = MARKDOWN_POINTER.sub("", match["desc"] or "").strip()
+        links.setdefault(match["url"], CuratedLink(current, match["title"], description))
+    return sections, links
+
+
+def symbol_parent_and_member(path: str, title: str, kind: str) -> tuple[str, str]:
+    """`/api/core/latest/core.imqoptions.safedelivery/` -> its class's path and `safeDelivery`."""
+    slug = path.rstrip("/").rsplit("/", 1)[-1]
+    parts = slug.split(".")
+    if kind in {"method", "property", "constructor"} and len(parts) >= 3:
+        parent = path.rstrip("/").rsplit("/", 1)[0] + "/" + ".".join(parts[:-1]) + "/"
+        member = title.rsplit(".", 1)[-1]
+        return parent, member
+    package_root = path.split("/latest/")[0] + "/latest/" if "/latest/" in path else path
+    return package_root, ""
+
+
+def page_of(path: str) -> str:
+    return path.split("#", 1)[0]
+
+
+def tier_one(name: str, feed: Any, site: str, curated: dict[str, CuratedLink]) -> list[Document]:
+    check_version(name, feed)
+    records = feed.get("records")
+    expect(name, isinstance(records, list), "`records` is not a list")
+    docs = []
+    page_titles = {r["u"]: r["t"] for r in records if isinstance(r, dict) and r.get("g") == 0}
+    for record in records:
+        expect(name, isinstance(record, dict) and "u" in record and "t" in record, "a record lacks `u`/`t`")
+        tier = TIER_OF_GROUP.get(record.get("g"))
+        expect(name, tier is not None, f"record {record.get('u')!r} has unknown group {record.get('g')!r}")
+        path, title, kind = str(record["u"]), str(record["t"]), str(record.get("k", ""))
+        link = curated.get(canonical(site, page_of(path)))
+        package = str(record.get("p", ""))
+        parent, member, section = page_of(path), "", ""
+        if tier == "symbol":
+            parent, member = symbol_parent_and_member(path, title, kind)
+            section = package
+        elif tier == "answer":
+            section = kind or page_titles.get(page_of(path), "")
+        else:
+            section = link.section if link else kind
+        docs.append(Document(
+            path=path, site=site, tier=tier, title=title, kind=kind, summary=str(record.get("s", "")),
+            keywords=str(record.get("w", "")), package=package, section=section, parent=parent,
+            member=member, deprecated=bool(record.get("d")),
+            curated=link.description if link and tier == "page" and page_of(path) == path else "",
+        ))
+    return docs
+
+
+def tier_two(name: str, feed: Any, site: str) -> tuple[list[Document], dict[str, str]]:
+    check_version(name, feed)
+    pages, sections, lemmas = feed.get("pages"), feed.get("sections"), feed.get("lemmas", {})
+    expect(name, isinstance(pages, list) and isinstance(sections, list), "`pages`/`sections` missing")
+    expect(name, isinstance(lemmas, dict), "`lemmas` is not an object")
+    docs = []
+    for row in sections:
+        expect(name, isinstance(row, list) and len(row) == 5, "a section is not a 5-tuple")
+        page_index, anchor, heading, text, emphasis = row
+        expect(name, isinstance(page_index, int) and 0 <= page_index < len(pages), "bad page index")
+        page_url, page_title, page_kind = pages[page_index]
+        path = page_url + (f"#{anchor}" if anchor else "")
+        docs.append(Document(
+            path=path, site=site, tier="section", title=heading or page_title, kind=page_kind,
+            section=page_title, parent=page_url, heading=heading, text=str(text), emphasis=str(emphasis),
+        ))
+    return docs, {str(k): str(v) for k, v in lemmas.items()}
+
+
+def blog_facts(name: str, feed: Any) -> dict[str, tuple[tuple[str, ...], str]]:
+    expect(name, isinstance(feed, list), "the blog index is not a list")
+    facts = {}
+    for post in feed:
+        expect(name, isinstance(post, dict) and "url" in post, "a post lacks `url`")
+        facts[str(post["url"])] = (tuple(str(t) for t in post.get("topics", [])), str(post.get("date", "")))
+    return facts
+
+
+def section_ranges(name: str, feed: Any) -> dict[str, dict[str, list[int]]]:
+    check_version(name, feed)
+    pages = feed.get("pages")
+    expect(name, isinstance(pages, dict), "`pages` is not an object")
+    return {str(p): {str(a): [int(r[0]), int(r[1])] for a, r in anchors.items()} for p, anchors in pages.items()}
+
+
+def canonical(site: str, path: str) -> str:
+    return ("https://imqueue.org" if site == "org" else "https://imqueue.com") + path

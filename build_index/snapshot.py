@@ -1,0 +1,108 @@
+"""The snapshot file: msgpack `{header, body}`, written atomically, checked on load.
+
+header: format version, origins, fetched-at, sha256 per feed, counts, body checksum.
+body:   the corpus (ranker.corpus wire form), per-host section line ranges, status.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from ranker import Index
+from ranker.corpus import Corpus
+
+from .sources import BuildError
+
+FORMAT_VERSION = 1
+
+
+class SnapshotError(BuildError):
+    pass
+
+
+@dataclass
+class Snapshot:
+    header: dict[str, Any]
+    corpus: Corpus
+    sections: dict[str, dict[str, dict[str, list[int]]]]  # host -> page path -> anchor -> [start, end)
+    status: dict[str, Any] | None
+    index_wire: dict[str, Any] | None = None  # the ranker's postings, so loading rebuilds nothing
+
+    def index(self) -> Index:
+        """The ready-to-search index: stored postings when present, else built now."""
+        if self.index_wire is None:
+            self.index_wire = Index(self.corpus).to_wire()
+        return Index.from_wire(self.corpus, self.index_wire)
+
+    @property
+    def fetched_at(self) -> str:
+        return str(self.header.get("fetched_at", ""))
+
+
+def default_snapshot_path() -> Path:
+    """The user cache dir, shared by imqueue-mcp, imq-search and imq-build-index."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "imqueue-mcp" / "snapshot.msgpack"
+
+
+def encode(snapshot: Snapshot) -> bytes:
+    body = msgpack.packb(
+        {"corpus": snapshot.corpus.to_wire(), "sections": snapshot.sections, "status": snapshot.status,
+         "index": snapshot.index_wire if snapshot.index_wire is not None else Index(snapshot.corpus).to_wire()},
+        use_bin_type=True,
+    )
+    header = {**snapshot.header, "format": FORMAT_VERSION, "body_sha256": hashlib.sha256(body).hexdigest()}
+    return bytes(msgpack.packb({"header": header, "body": body}, use_bin_type=True))
+
+
+def save_snapshot(snapshot: Snapshot, path: Path) -> int:
+    """Write via a temp file in the same folder + fsync + rename: a crash leaves the old file whole."""
+    path = Path(path)
+    data = encode(snapshot)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".snapshot-", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise SnapshotError(f"{path}: cannot write there ({error.strerror}); pass --out with a writable path")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return len(data)
+
+
+def load_snapshot(path: Path) -> Snapshot:
+    path = Path(path)
+    fix = "rebuild it with `imq-build-index` (or `imq-build-index --from DIR` offline)"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise SnapshotError(f"{path}: no snapshot there; {fix}") from None
+    except OSError as error:
+        raise SnapshotError(f"{path}: cannot read ({error.strerror}); {fix}") from None
+    try:
+        outer = msgpack.unpackb(raw, raw=False)
+        header, body = outer["header"], outer["body"]
+    except Exception:
+        raise SnapshotError(f"{path}: not an imqueue-mcp snapshot (unreadable msgpack); {fix}") from None
+    if header.get("format") != FORMAT_VERSION:
+        raise SnapshotError(
+            f"{path}: snapshot format {header.get('format')!r}, this version reads {FORMAT_VERSION}; {fix}"
+        )
+    if hashlib.sha256(body).hexdigest() != header.get("body_sha256"):
+        raise SnapshotError(f"{path}: checksum mismatch (the file is damaged); {fix}")
+    data = msgpack.unpackb(body, raw=False)
+    return Snapshot(header=header, corpus=Corpus.from_wire(data["corpus"]), sections=data["sections"],
+                    status=data["status"], index_wire=data.get("index"))

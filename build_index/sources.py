@@ -1,0 +1,128 @@
+"""Where feeds come from: the live sites, per-host origin overrides, or a mirror directory.
+
+Every source answers one question, `read(host, path) -> bytes`, for the two canonical hosts
+only. Failures raise `FeedUnavailable` carrying the URL (or file) and the fix, so the CLI can
+print one line and exit non-zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import httpx
+
+HOSTS = ("imqueue.org", "imqueue.com")
+LIVE_ORIGINS = {host: f"https://{host}" for host in HOSTS}
+TIMEOUT_SECONDS = 5.0
+
+
+class BuildError(Exception):
+    """A build failed; the message names what and what to do next."""
+
+
+class FeedUnavailable(BuildError):
+    pass
+
+
+def user_agent() -> str:
+    try:
+        version = metadata.version("imqueue-mcp")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    return f"imqueue-mcp/{version}"
+
+
+@dataclass
+class HttpSource:
+    """Reads `origin + path` for each host; origins default to the live sites."""
+
+    origins: dict[str, str] = field(default_factory=lambda: dict(LIVE_ORIGINS))
+    timeout: float = TIMEOUT_SECONDS
+    transport: httpx.BaseTransport | None = None
+
+    def __post_init__(self) -> None:
+        unknown = set(self.origins) - set(HOSTS)
+        if unknown:
+            raise BuildError(f"unknown host {sorted(unknown)[0]!r} in origins: only {', '.join(HOSTS)} exist")
+        self.origins = {**LIVE_ORIGINS, **{h: u.rstrip("/") for h, u in self.origins.items()}}
+        self._client = httpx.Client(
+            timeout=self.timeout,
+            headers={"User-Agent": user_agent()},
+            follow_redirects=False,  # a redirect could lead to another host: never follow it
+            transport=self.transport,
+        )
+
+    def describe(self) -> dict[str, str]:
+        return dict(self.origins)
+
+    def read(self, host: str, path: str) -> bytes:
+        url = self.origins[host] + path
+        try:
+            response = self._client.get(url)
+        except httpx.TimeoutException:
+            raise FeedUnavailable(
+                f"{url}: no answer within {self.timeout:g} s; check the network or build from a mirror "
+                "with --from DIR"
+            ) from None
+        except httpx.HTTPError as error:
+            raise FeedUnavailable(
+                f"{url}: unreachable ({type(error).__name__}); check the origin is up, or build from a "
+                "mirror with --from DIR"
+            ) from None
+        if response.status_code != 200:
+            raise FeedUnavailable(
+                f"{url}: HTTP {response.status_code}; the origin does not serve this feed — point --from "
+                "at a site that does"
+            )
+        return response.content
+
+    def close(self) -> None:
+        self._client.close()
+
+
+@dataclass
+class MirrorSource:
+    """A directory laid out by URL: DIR/imqueue.org/search-index.json, DIR/imqueue.com/..."""
+
+    root: Path
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root)
+        missing = [h for h in HOSTS if not (self.root / h).is_dir()]
+        if missing:
+            raise FeedUnavailable(
+                f"{self.root}: not a site mirror (no {missing[0]}/ folder inside); pass the folder that "
+                "holds imqueue.org/ and imqueue.com/, e.g. --from ../shared/site"
+            )
+
+    def describe(self) -> dict[str, str]:
+        return {h: (self.root / h).resolve().as_uri() for h in HOSTS}
+
+    def read(self, host: str, path: str) -> bytes:
+        file = self.root / host / path.lstrip("/")
+        try:
+            return file.read_bytes()
+        except OSError as error:
+            raise FeedUnavailable(
+                f"{file}: cannot read ({error.strerror}); the mirror is incomplete — refresh it from the site"
+            ) from None
+
+    def close(self) -> None:
+        pass
+
+
+Source = HttpSource | MirrorSource
+
+
+def source_from(spec: str | None, origins: dict[str, str] | None = None) -> Source:
+    """`--from` value -> a source: None = live sites, a URL = a base serving HOST/ folders, else a dir."""
+    if origins:
+        return HttpSource(origins=origins)
+    if spec is None:
+        return HttpSource()
+    if spec.startswith(("http://", "https://")):
+        base = spec.rstrip("/")
+        return HttpSource(origins={h: f"{base}/{h}" for h in HOSTS})
+    return MirrorSource(Path(spec))

@@ -1,0 +1,51 @@
+"""ranker: the search engine. Pure: no network, no MCP, no clock. Corpus in, ranked results out.
+
+    corpus.py  Document and Corpus: the records the builder hands over
+    text.py    words, identifier segments, inflection roots, stopwords
+    rules.py   every ranking constant, named
+    index.py   inverted index (packed postings), term forms (as written, inflection, prefix, typo)
+    search.py  plan_query -> score_records -> multipliers -> caps -> SearchResponse
+    cli.py     `imq-search`
+
+Flow: Corpus -> Index (built once, or loaded from a snapshot) -> Index.search(query) -> hits.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .corpus import Corpus, Document
+from .index import InvertedIndex
+from .search import Guidance, Hit, SearchResponse, normalize_package, search
+
+__all__ = ["Corpus", "Document", "Guidance", "Hit", "Index", "SearchResponse", "load", "normalize_package"]
+
+
+class Index:
+    """A searchable corpus. `Index(corpus)` builds the postings; `Index.from_wire` reuses stored ones."""
+
+    def __init__(self, corpus: Corpus, inverted: InvertedIndex | None = None) -> None:
+        self.corpus = corpus
+        self.inverted = inverted or InvertedIndex.build(corpus)
+
+    @classmethod
+    def from_wire(cls, corpus: Corpus, wire: dict[str, Any]) -> Index:
+        return cls(corpus, InvertedIndex.from_wire(corpus, wire))
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.inverted.to_wire()
+
+    def search(self, query: str, limit: int = 6, package: str | None = None,
+               explain: bool = False) -> SearchResponse:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        return search(self.inverted, query, limit=limit, package=package, explain=explain,
+                      sections=self.corpus.section_names)
+
+
+def load(path: str | Path) -> Index:
+    """Load a snapshot written by build_index and return its ready index."""
+    from build_index import load_snapshot  # the snapshot format lives with the builder
+
+    return load_snapshot(Path(path)).index()

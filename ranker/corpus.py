@@ -1,0 +1,91 @@
+"""The corpus the ranker reads: plain records, built by build_index, never fetched here.
+
+A `Document` is one searchable record of either site. Its `tier` says where it came from:
+
+    page     a tier-1 page record (g=0)            /intro/
+    symbol   a tier-1 API symbol (g=1)             /api/core/latest/core.redisqueue/
+    answer   a tier-1 question-shaped answer (g=2) /api/faq/#how-do-i-...
+    section  a tier-2 prose section of a page      /blog/x/#why-http-struggles-under-load
+
+`parent` groups records for the per-parent cap (a class for its members, a page for its
+answers and sections); `member` is the bare member name for the per-name cap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SITES = {"org": "https://imqueue.org", "com": "https://imqueue.com"}
+TIERS = ("page", "symbol", "answer", "section")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    path: str  # root-relative URL as the feeds give it, `#anchor` kept
+    site: str  # "org" | "com"
+    tier: str  # one of TIERS
+    title: str
+    kind: str = ""
+    summary: str = ""
+    keywords: str = ""
+    package: str = ""  # "@imqueue/rpc" for symbols
+    section: str = ""  # the label shown to agents (llms.txt section, package, parent page)
+    parent: str = ""
+    member: str = ""
+    heading: str = ""  # a prose section's own heading
+    text: str = ""  # prose (tier 2)
+    emphasis: str = ""  # emphasised phrases of the prose
+    curated: str = ""  # the llms.txt description, when the page is listed there
+    topics: tuple[str, ...] = ()
+    date: str = ""
+    deprecated: bool = False
+
+    @property
+    def url(self) -> str:
+        """The canonical absolute URL agents see, whatever origin served the feed."""
+        return SITES[self.site] + self.path
+
+    @property
+    def external(self) -> bool:
+        return self.site == "com"
+
+    @property
+    def is_blog(self) -> bool:
+        return self.path.startswith("/blog/")
+
+    def to_wire(self) -> list[Any]:
+        return [getattr(self, name) if name != "topics" else list(self.topics) for name in WIRE_FIELDS]
+
+    @classmethod
+    def from_wire(cls, row: list[Any]) -> Document:
+        values = dict(zip(WIRE_FIELDS, row, strict=True))
+        values["topics"] = tuple(values["topics"])
+        return cls(**values)
+
+
+WIRE_FIELDS = tuple(Document.__dataclass_fields__)
+
+
+@dataclass(slots=True)
+class Corpus:
+    """Everything the ranker needs: the documents, the feed's lemma map, the section names."""
+
+    documents: list[Document]
+    lemmas: dict[str, str] = field(default_factory=dict)
+    section_names: list[str] = field(default_factory=list)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "documents": [d.to_wire() for d in self.documents],
+            "lemmas": self.lemmas,
+            "section_names": self.section_names,
+        }
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Corpus:
+        return cls(
+            documents=[Document.from_wire(r) for r in data["documents"]],
+            lemmas=dict(data["lemmas"]),
+            section_names=list(data["section_names"]),
+        )

@@ -1,0 +1,261 @@
+"""The inverted index over a corpus, and term matching: which indexed words a query term reaches.
+
+Each document is split into weighted fields (ranker.rules.FIELD_WEIGHTS); the postings of a
+word hold, per document, the field-weighted, length-normalised count of that word. A query
+term reaches words in four forms: as written, as an inflection, as a prefix of a whole word or
+segment, and (only when nothing else matches) as a corrected typo.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from array import array
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from . import rules
+from .corpus import Corpus, Document
+from .text import PLAIN_WORD, STOPWORDS, fold_lemma, inflection_roots, words
+
+
+@dataclass(frozen=True, slots=True)
+class Form:
+    """One way a query term reaches an indexed word."""
+
+    word: str
+    kind: str  # "as written" | "inflection" | "prefix" | "typo"
+    weight: float
+
+
+def document_fields(doc: Document) -> dict[str, str]:
+    """The text of each scored field of a record."""
+    fields = {
+        "title": doc.title,
+        "keywords": doc.keywords,
+        "curated": doc.curated,
+        "summary": doc.summary,
+        "package": doc.package,
+        "topics": " ".join(doc.topics),
+        "label": doc.section if doc.tier != "symbol" else "",
+        "emphasis": doc.emphasis,
+        "text": doc.text,
+    }
+    return {name: text for name, text in fields.items() if text}
+
+
+def field_weight(doc: Document, field: str) -> float:
+    if field == "summary" and doc.tier == "symbol":
+        return rules.SYMBOL_SUMMARY_WEIGHT
+    return rules.FIELD_WEIGHTS[field]
+
+
+class InvertedIndex:
+    """Postings per word as two packed arrays (document ids, weights), decoded on first use,
+    so a snapshot loads without rebuilding anything."""
+
+    def __init__(self, corpus: Corpus, packed: dict[str, bytes], roots: dict[str, list[str]],
+                 phrases: dict[str, list[list[int]]]) -> None:
+        self.documents = corpus.documents
+        self.size = len(self.documents)
+        self.lemmas = corpus.lemmas
+        self.packed = packed
+        self.vocabulary = sorted(packed)
+        self.roots = roots
+        self.phrases = phrases
+        self.symbol_names: dict[str, list[int]] = defaultdict(list)  # bare member/symbol name -> ids
+        for doc_id, doc in enumerate(self.documents):
+            if doc.tier == "symbol":
+                self.symbol_names[phrase_key(doc.title.rsplit(".", 1)[-1]).replace(" ", "")].append(doc_id)
+        self._decoded: dict[str, tuple[array[int], array[float]]] = {}
+        self._deletions: dict[str, set[str]] | None = None
+
+    @classmethod
+    def build(cls, corpus: Corpus) -> InvertedIndex:
+        postings = weighted_postings(corpus.documents)
+        packed = {word: pack_row(row) for word, row in postings.items()}
+        roots: dict[str, set[str]] = defaultdict(set)
+        for word in postings:
+            for root in roots_of(word, corpus.lemmas):
+                roots[root].add(word)
+        return cls(corpus, packed, {root: sorted(ws) for root, ws in sorted(roots.items())},
+                   curated_phrases(corpus.documents))
+
+    def to_wire(self) -> dict[str, object]:
+        return {"postings": self.packed, "roots": self.roots, "phrases": self.phrases}
+
+    @classmethod
+    def from_wire(cls, corpus: Corpus, wire: dict[str, object]) -> InvertedIndex:
+        return cls(corpus, wire["postings"], wire["roots"], wire["phrases"])  # type: ignore[arg-type]
+
+    def row(self, word: str) -> tuple[array[int], array[float]]:
+        decoded = self._decoded.get(word)
+        if decoded is None:
+            raw = self.packed.get(word)
+            if raw is None:
+                return array("I"), array("f")
+            decoded = unpack_row(raw)
+            self._decoded[word] = decoded
+        return decoded
+
+    def document_frequency(self, word: str) -> int:
+        raw = self.packed.get(word)
+        return len(raw) // 8 if raw else 0
+
+    def idf(self, df: int) -> float:
+        return math.log(1 + (self.size - df + 0.5) / (df + 0.5))
+
+    def forms(self, term: str) -> list[Form]:
+        """Every indexed word the term reaches, with the form and its weight (best form per word)."""
+        found: dict[str, Form] = {}
+
+        def offer(form: Form) -> None:
+            if form.word not in found or found[form.word].weight < form.weight:
+                found[form.word] = form
+
+        if term in self.packed:
+            offer(Form(term, "as written", 1.0))
+        for root in roots_of(term, self.lemmas):
+            for word in self.roots.get(root, ()):
+                if word != term:
+                    offer(Form(word, "inflection", rules.INFLECTION_WEIGHT))
+        if len(term) >= rules.MIN_PREFIX and term.isalnum():
+            start = bisect.bisect_left(self.vocabulary, term)
+            for word in self.vocabulary[start:]:
+                if not word.startswith(term):
+                    break
+                if word != term and word.isalnum():
+                    offer(Form(word, "prefix", rules.PREFIX_WEIGHT * (0.5 + 0.5 * len(term) / len(word))))
+        return sorted(found.values(), key=lambda f: (-f.weight, f.word))
+
+    def typo_forms(self, term: str) -> list[Form]:
+        """Words one or two edits away (two only for long terms), for a term that reaches nothing."""
+        if len(term) < rules.MIN_TYPO or not term.isalpha():
+            return []
+        # One deletion on each side reaches one edit, one transposition and most two-edit pairs.
+        distance = 1 if len(term) < 7 else 2
+        candidates: set[str] = set()
+        index = self.deletions()
+        for variant in deletion_variants(term, 1):
+            candidates |= index.get(variant, set())
+        close = [w for w in candidates if w != term and edit_distance(term, w) <= distance]
+        if not close:
+            return []
+        best = min(edit_distance(term, w) for w in close)
+        close = sorted((w for w in close if edit_distance(term, w) == best),
+                       key=lambda w: (-self.document_frequency(w), w))
+        return [Form(close[0], "typo", rules.TYPO_WEIGHT)]
+
+    def deletions(self) -> dict[str, set[str]]:
+        """Symmetric-delete index of alphabetic words (built on first typo, not at load)."""
+        if self._deletions is None:
+            index: dict[str, set[str]] = defaultdict(set)
+            for word in self.vocabulary:
+                if word.isalpha() and 4 <= len(word) <= 24:
+                    for variant in deletion_variants(word, 1):
+                        index[variant].add(word)
+            self._deletions = dict(index)
+        return self._deletions
+
+    def nearest_words(self, term: str, count: int = 5) -> list[str]:
+        """Indexed words closest to a term, for the guidance a miss returns."""
+        if not term:
+            return []
+        scored = []
+        for word in self.vocabulary:
+            if not word.isalpha() or abs(len(word) - len(term)) > 3:
+                continue
+            if word[0] != term[0] and word[:2] != term[:2][::-1]:
+                continue
+            scored.append((edit_distance(term, word), -self.document_frequency(word), word))
+        scored.sort()
+        return [w for d, _df, w in scored[:count] if d <= max(2, len(term) // 2)]
+
+
+def weighted_postings(documents: list[Document]) -> dict[str, dict[int, float]]:
+    """word -> {doc id: sum over fields of field weight x count / length norm}."""
+    field_terms: list[dict[str, Counter[str]]] = []
+    lengths: dict[str, list[int]] = defaultdict(list)
+    for doc in documents:
+        per_field = {name: Counter(words(text)) for name, text in document_fields(doc).items()}
+        field_terms.append(per_field)
+        for name, counts in per_field.items():
+            lengths[name].append(sum(counts.values()))
+    average = {name: sum(v) / len(v) for name, v in lengths.items()}
+    postings: dict[str, dict[int, float]] = defaultdict(dict)
+    b = rules.LENGTH_NORMALISATION
+    for doc_id, per_field in enumerate(field_terms):
+        for name, counts in per_field.items():
+            norm = 1 - b + b * sum(counts.values()) / average[name]
+            weight = field_weight(documents[doc_id], name) / norm
+            for word, count in counts.items():
+                row = postings[word]
+                row[doc_id] = row.get(doc_id, 0.0) + weight * count
+    return dict(sorted(postings.items()))
+
+
+def phrase_key(text: str) -> str:
+    return " ".join(m.group().lower() for m in PLAIN_WORD.finditer(text))
+
+
+def curated_phrases(documents: list[Document]) -> dict[str, list[list[int]]]:
+    """phrase -> [doc ids where it is a whole curated phrase, doc ids where it is a part (2+ words)]."""
+    found: dict[str, tuple[set[int], set[int]]] = defaultdict(lambda: (set(), set()))
+    for doc_id, doc in enumerate(documents):
+        if doc.tier == "section":
+            continue
+        for phrase in [doc.title, *doc.keywords.split(",")]:
+            tokens = phrase_key(phrase).split()
+            if not tokens:
+                continue
+            found[" ".join(tokens)][0].add(doc_id)
+            content = [t for t in tokens if t not in STOPWORDS]
+            if content and len(content) < len(tokens):  # "what is imqueue" is also "imqueue"
+                found[" ".join(content)][0].add(doc_id)
+            for size in range(2, len(tokens)):
+                for start in range(len(tokens) - size + 1):
+                    found[" ".join(tokens[start:start + size])][1].add(doc_id)
+    return {k: [sorted(whole), sorted(part - whole)] for k, (whole, part) in sorted(found.items())}
+
+
+def pack_row(row: dict[int, float]) -> bytes:
+    ids = sorted(row)
+    return array("I", ids).tobytes() + array("f", (row[i] for i in ids)).tobytes()
+
+
+def unpack_row(raw: bytes) -> tuple[array[int], array[float]]:
+    half = len(raw) // 2
+    ids, weights = array("I"), array("f")
+    ids.frombytes(raw[:half])
+    weights.frombytes(raw[half:])
+    return ids, weights
+
+
+def roots_of(word: str, lemmas: dict[str, str]) -> frozenset[str]:
+    roots = inflection_roots(word)
+    lemma = fold_lemma(word, lemmas.get(word, ""))
+    return roots | {lemma} if lemma else roots
+
+
+def deletion_variants(word: str, distance: int) -> set[str]:
+    variants = {word}
+    frontier = {word}
+    for _ in range(distance):
+        frontier = {w[:i] + w[i + 1:] for w in frontier for i in range(len(w))}
+        variants |= frontier
+    return variants
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions, transpositions."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[len(b)]

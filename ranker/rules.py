@@ -1,0 +1,84 @@
+"""Every ranking rule's constant, in one place, each named for what it does.
+
+Each rule has a unit test on a fixture that fails without it, and a line in
+`imq-search --explain`. The values were set by the KPI (benchmarks/kpi.py), not by hand
+on single queries.
+"""
+
+# Field weights: how much a term found in this field says about the record.
+FIELD_WEIGHTS = {
+    "title": 3.0,  # page title, symbol name, answer question, section heading
+    "keywords": 3.0,  # curated keywords (w)
+    "curated": 1.2,  # llms.txt description
+    "summary": 1.0,  # record summary (s)
+    "package": 1.5,  # a symbol's package, so package-style queries work
+    "topics": 0.8,  # blog topics
+    "label": 0.4,  # the section label (llms.txt section, parent page title)
+    "emphasis": 0.8,  # emphasised phrases of a prose section
+    "text": 0.5,  # prose of a section
+}
+# A symbol's summary counts weakly: the symbol can be found by it, but its name leads.
+SYMBOL_SUMMARY_WEIGHT = 0.45
+
+# Match forms, against the word as written (1.0).
+INFLECTION_WEIGHT = 0.85  # retries ~ retry
+PREFIX_WEIGHT = 0.45  # "watch" ~ "watcher": a prefix of a whole word or segment
+MIN_PREFIX = 4  # fragments under four characters match nothing by prefix
+TYPO_WEIGHT = 0.6  # a corrected typo (one or two edits), only for terms matching nothing else
+MIN_TYPO = 5  # shorter words are too often real words of their own (cqrs is not a typo of cars)
+
+# IDF, flattened: idf ** IDF_POWER. Measured on this corpus.
+IDF_POWER = 0.6
+
+# Saturation of the per-term evidence (BM25's k1) and length normalisation (b).
+SATURATION = 2.0
+LENGTH_NORMALISATION = 0.5
+
+# Coverage: the share of the query's IDF mass a record matches, raised to this power.
+COVERAGE_POWER = 0.5
+# Long queries (this many content terms or more) drop records under this coverage.
+LONG_QUERY_TERMS = 3
+COVERAGE_FLOOR = 0.34
+
+# Blog posts (pages, answers and sections under /blog/) are demoted by a multiplier.
+BLOG_DEMOTION = 0.95
+
+# Tier multipliers: a page, an answer, a symbol, a prose section.
+TIER_WEIGHTS = {"page": 1.0, "answer": 1.0, "symbol": 1.0, "section": 0.8}
+
+# Deprecated symbols sink.
+DEPRECATED_DEMOTION = 0.5
+
+# Caps: results sharing a parent (a class, a page) or a member name (send on six classes).
+PER_PARENT_CAP = 2
+PER_MEMBER_CAP = 2
+
+# Results under this share of the top score are dropped (the list stays a ranking, not a dump).
+RELATIVE_FLOOR = 0.04
+
+# Depth kept for evaluation (--batch): the whole ranked list up to this many results.
+BATCH_DEPTH = 60
+
+# Question-template words (how, do, I, the...) count at this share of their weight, and not
+# toward coverage: a long question ranks on its discriminating words.
+STOPWORD_WEIGHT = 0.1
+
+# Curated phrases (keywords, titles) the query equals, or that sit whole inside the query /
+# hold the whole query: multipliers on the record's score.
+PHRASE_EXACT_BOOST = 0.6
+PHRASE_PART_BOOST = 0.25
+
+# A question-shaped query (how/what/why/can/does..., or a trailing ?) favours the records
+# written as answers to questions (g=2 answers).
+QUESTION_WORDS = frozenset("how what why when where which who can does do is are should will".split())
+ANSWER_BOOST = 0.3
+
+# When imqueue.com records answer the query well (the best at least this share of the best
+# imqueue.org score), weak imqueue.org results (under PEER_CUT of the best) give way to them.
+PEER_RELEVANCE = 0.5
+PEER_CUT = 0.3
+
+# An API symbol whose own name is a word of the query ("async-logger Logger transports"):
+# the query names it, so it is lifted (names of four characters or more).
+SYMBOL_NAME_BOOST = 0.25
+MIN_SYMBOL_NAME = 4

@@ -1,0 +1,354 @@
+"""Query -> ranked hits: term weights, per-record scores, multipliers, caps, and guidance on a miss.
+
+    plan_query      terms, their forms and IDF (stopwords dropped, typos corrected when needed)
+    score_records   sum over terms of idf^p x saturated evidence, times coverage^c
+    apply_multipliers  tier, blog demotion, deprecation
+    rank            sort, relative floor, per-parent and per-member caps, local before peer
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from . import rules
+from .corpus import Document
+from .index import Form, InvertedIndex, phrase_key
+from .text import RAW_TOKEN, STOPWORDS, query_terms, segment_identifier, words
+
+PACKAGE_PREFIX = re.compile(r"(?:^|\s)pkg:(\S+)")
+
+
+@dataclass(frozen=True)
+class TermPlan:
+    term: str
+    idf: float
+    weight: float  # idf ** IDF_POWER (x STOPWORD_WEIGHT for a template word)
+    forms: tuple[Form, ...]
+    template: bool = False  # a stopword among other words: weighed down, not counted in coverage
+
+
+@dataclass
+class QueryPlan:
+    query: str
+    terms: list[TermPlan]
+    package: str | None
+    corrected: str | None = None  # the query as rewritten by typo correction, when it was
+
+    @property
+    def total_weight(self) -> float:
+        return sum(t.idf for t in self.terms if not t.template)
+
+
+@dataclass
+class Hit:
+    url: str
+    path: str
+    title: str
+    section: str
+    description: str
+    kind: str
+    tier: str
+    symbol: bool
+    external: bool
+    score: float
+    package: str | None
+    explanation: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "url": self.url, "title": self.title, "section": self.section, "description": self.description,
+            "kind": self.kind, "symbol": self.symbol, "external": self.external,
+            "score": round(self.score, 4), "package": self.package,
+        }
+
+
+@dataclass
+class Guidance:
+    """What a miss returns: the corpus's section names and the indexed words nearest the query."""
+
+    sections: list[str]
+    nearest_terms: list[str]
+
+
+@dataclass
+class SearchResponse:
+    query: str
+    results: list[Hit]
+    miss: Guidance | None = None
+    corrected: str | None = None
+    notes: list[str] = field(default_factory=list)  # query-level explain lines
+
+
+def normalize_package(name: str) -> str:
+    name = name.strip().lower()
+    if not name:
+        raise ValueError("empty package name: pass e.g. 'rpc' or '@imqueue/rpc', or omit the filter")
+    return name if name.startswith("@imqueue/") else f"@imqueue/{name}"
+
+
+def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPlan:
+    match = PACKAGE_PREFIX.search(query)
+    if match and package is None:
+        package = match.group(1)
+        query = PACKAGE_PREFIX.sub(" ", query)
+    plans: list[TermPlan] = []
+    corrections: dict[str, str] = {}
+    terms = query_terms(query)
+    compounds = compound_terms(query)
+    has_content = any(t not in STOPWORDS for t in terms)
+    for term in terms:
+        forms = index.forms(term)
+        if not forms and term not in compounds:  # an identifier's segments speak for it
+            forms = index.typo_forms(term)
+            if forms:
+                corrections[term] = forms[0].word
+        if not forms:
+            continue
+        df = len(set().union(*(set(index.row(f.word)[0]) for f in forms)))
+        idf = index.idf(df)
+        template = has_content and term in STOPWORDS
+        weight = idf ** rules.IDF_POWER * (rules.STOPWORD_WEIGHT if template else 1.0)
+        plans.append(TermPlan(term, idf, weight, tuple(forms), template))
+    corrected = None
+    if corrections:
+        rewritten = " ".join(corrections.get(w, w) for w in query.lower().split())
+        corrected = rewritten if rewritten != query.lower().strip() else None
+    return QueryPlan(query, plans, normalize_package(package) if package else None, corrected)
+
+
+def compound_terms(query: str) -> set[str]:
+    """Whole identifiers of the query (watcherChekcDelay, nestjs.microservices): never typo-corrected."""
+    out: set[str] = set()
+    for match in RAW_TOKEN.finditer(query):
+        leaves = set(segment_identifier(match.group()))
+        out.update(w for w in words(match.group()) if w not in leaves)
+    return out
+
+
+def is_question(query: str) -> bool:
+    tokens = phrase_key(query).split()
+    return query.rstrip().endswith("?") or (len(tokens) >= 3 and tokens[0] in rules.QUESTION_WORDS)
+
+
+def term_evidence(index: InvertedIndex, term: TermPlan) -> dict[int, tuple[float, Form]]:
+    """Per record, the best form's weighted evidence for one term (forms never add up)."""
+    best: dict[int, tuple[float, Form]] = {}
+    for form in term.forms:
+        ids, weights = index.row(form.word)
+        for doc_id, weight in zip(ids, weights, strict=True):
+            value = weight * form.weight
+            current = best.get(doc_id)
+            if current is None or current[0] < value:
+                best[doc_id] = (value, form)
+    return best
+
+
+def saturate(evidence: float) -> float:
+    k = rules.SATURATION
+    return evidence * (k + 1) / (evidence + k)
+
+
+def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, float], dict[int, float],
+                                                                   dict[int, list[tuple[TermPlan, float, Form]]]]:
+    scores: dict[int, float] = defaultdict(float)
+    matched_idf: dict[int, float] = defaultdict(float)
+    matches: dict[int, list[tuple[TermPlan, float, Form]]] = defaultdict(list)
+    for term in plan.terms:
+        for doc_id, (evidence, form) in term_evidence(index, term).items():
+            scores[doc_id] += term.weight * saturate(evidence)
+            if not term.template:
+                matched_idf[doc_id] += term.idf
+            matches[doc_id].append((term, evidence, form))
+    return scores, matched_idf, matches
+
+
+def multiplier(doc: Document) -> tuple[float, list[str]]:
+    factor, notes = rules.TIER_WEIGHTS[doc.tier], []
+    if factor != 1.0:
+        notes.append(f"tier {doc.tier} x{factor:g}")
+    if doc.is_blog:
+        factor *= rules.BLOG_DEMOTION
+        notes.append(f"blog demotion x{rules.BLOG_DEMOTION:g}")
+    if doc.deprecated:
+        factor *= rules.DEPRECATED_DEMOTION
+        notes.append(f"deprecated x{rules.DEPRECATED_DEMOTION:g}")
+    return factor, notes
+
+
+def in_package(doc: Document, package: str) -> bool:
+    if doc.package:
+        return doc.package.lower() == package
+    short = package.split("/", 1)[1]
+    return doc.path.startswith(f"/api/{short}/")
+
+
+def search(index: InvertedIndex, query: str, limit: int = 6, package: str | None = None,
+           explain: bool = False, sections: list[str] | None = None) -> SearchResponse:
+    """The one search function: imq-search and the MCP server's search_docs both call it."""
+    if not query or not query.strip():
+        return SearchResponse(query=query, results=[])
+    plan = plan_query(index, query, package)
+    notes = [f"term {t.term!r}: idf {t.idf:.2f}, weight {t.weight:.2f}, forms "
+             + ", ".join(f"{f.word} ({f.kind} x{f.weight:.2f})" for f in t.forms[:6])
+             for t in plan.terms] if explain else []
+    if plan.corrected and explain:
+        notes.append(f"typo correction: {plan.corrected!r}")
+    total = plan.total_weight or 1.0
+    content_terms = [t for t in plan.terms if not t.template]
+    floor = rules.COVERAGE_FLOOR if len(content_terms) >= rules.LONG_QUERY_TERMS else 0.0
+    if explain and floor:
+        notes.append(f"long query: coverage floor {floor:g}")
+    if plan.package and explain:
+        notes.append(f"package filter: {plan.package}")
+    scores, matched_idf, matches = score_records(index, plan)
+    boosts = phrase_boosts(index, query)
+    question = is_question(query)
+    if question and explain:
+        notes.append(f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g}")
+    candidates: list[tuple[float, int, float]] = []
+    for doc_id, raw in scores.items():
+        doc = index.documents[doc_id]
+        if plan.package and not in_package(doc, plan.package):
+            continue
+        coverage = matched_idf[doc_id] / total
+        if coverage < floor:
+            continue
+        factor, _ = multiplier(doc)
+        factor *= 1 + boosts.get(doc_id, 0.0)
+        if question and doc.tier == "answer":
+            factor *= 1 + rules.ANSWER_BOOST
+        candidates.append((raw * coverage ** rules.COVERAGE_POWER * factor, doc_id, coverage))
+    # Ties break on the URL, so the same query always gives the same order.
+    candidates.sort(key=lambda c: (-c[0], index.documents[c[1]].path, index.documents[c[1]].site))
+    ordered = cap(index, candidates)
+    hits = []
+    for score, doc_id, coverage, capped in ordered[:limit]:
+        doc = index.documents[doc_id]
+        hit = to_hit(doc, score)
+        if explain:
+            hit.explanation = explain_hit(doc, raw=scores[doc_id], coverage=coverage,
+                                          matches=matches[doc_id], capped=capped,
+                                          boost=boosts.get(doc_id, 0.0))
+        hits.append(hit)
+    if hits:
+        return SearchResponse(query, hits, corrected=plan.corrected, notes=notes)
+    guidance = Guidance(sections=list(sections or []),
+                        nearest_terms=nearest_terms(index, query))
+    return SearchResponse(query, [], miss=guidance, corrected=plan.corrected, notes=notes)
+
+
+def cap(index: InvertedIndex, candidates: list[tuple[float, int, float]]) -> list[tuple[float, int, float, str]]:
+    """Relative floor, then the caps; local hits ahead of peer (imqueue.com) hits.
+    A capped record is not dropped: it moves below every uncapped one."""
+    out: dict[bool, tuple[list[tuple[float, int, float, str]], list[tuple[float, int, float, str]]]] = {
+        False: ([], []), True: ([], [])}
+    tops: dict[bool, float] = {}
+    per_parent: dict[str, int] = defaultdict(int)
+    per_member: dict[str, int] = defaultdict(int)
+    seen: set[tuple[str, str]] = set()
+    for score, doc_id, coverage in candidates:
+        doc = index.documents[doc_id]
+        if (doc.site, doc.path) in seen:  # an answer and its prose section share one URL
+            continue
+        seen.add((doc.site, doc.path))
+        external = doc.external
+        top = tops.setdefault(external, score)
+        if score < top * rules.RELATIVE_FLOOR:
+            continue
+        kept, capped = out[external]
+        parent_key = f"{doc.site}:{doc.parent or doc.path}"
+        member_key = doc.member.lower()
+        reason = ""
+        if per_parent[parent_key] >= rules.PER_PARENT_CAP:
+            reason = f"per-parent cap ({rules.PER_PARENT_CAP} from {doc.parent})"
+        elif member_key and per_member[member_key] >= rules.PER_MEMBER_CAP:
+            reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {doc.member})"
+        if reason:
+            capped.append((score, doc_id, coverage, reason))
+            continue
+        per_parent[parent_key] += 1
+        if member_key:
+            per_member[member_key] += 1
+        kept.append((score, doc_id, coverage, ""))
+    local = out[False][0] + out[False][1]
+    peer = out[True][0] + out[True][1]
+    if peer and local and peer[0][0] >= rules.PEER_RELEVANCE * local[0][0]:
+        local = [c for c in local if c[0] >= rules.PEER_CUT * local[0][0]]
+    return local + peer
+
+
+def phrase_boosts(index: InvertedIndex, query: str) -> dict[int, float]:
+    """Curated phrases (titles, keywords): the whole query equal to one, one inside the query,
+    or the query inside one. The largest applicable boost per record."""
+    tokens = phrase_key(query).split()
+    boosts: dict[int, float] = {}
+
+    def offer(doc_ids: list[int], boost: float) -> None:
+        for doc_id in doc_ids:
+            if boosts.get(doc_id, 0.0) < boost:
+                boosts[doc_id] = boost
+
+    for token in set(tokens):
+        if len(token) >= rules.MIN_SYMBOL_NAME:
+            offer(index.symbol_names.get(token, []), rules.SYMBOL_NAME_BOOST)
+    whole = " ".join(tokens)
+    if whole in index.phrases:
+        exact, part = index.phrases[whole]
+        offer(exact, rules.PHRASE_EXACT_BOOST)
+        if len(tokens) >= 2:
+            offer(part, rules.PHRASE_PART_BOOST)
+    for size in range(len(tokens) - 1, 1, -1):
+        for start in range(len(tokens) - size + 1):
+            entry = index.phrases.get(" ".join(tokens[start:start + size]))
+            if entry:
+                offer(entry[0], rules.PHRASE_PART_BOOST * size / len(tokens))
+    return boosts
+
+
+def to_hit(doc: Document, score: float) -> Hit:
+    description = doc.summary or doc.curated or first_sentence(doc.text)
+    return Hit(url=doc.url, path=doc.path, title=doc.title, section=doc.section, description=description,
+               kind=doc.kind, tier=doc.tier, symbol=doc.tier == "symbol", external=doc.external,
+               score=score, package=doc.package or None)
+
+
+def first_sentence(text: str, limit: int = 220) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def explain_hit(doc: Document, raw: float, coverage: float, matches: list[tuple[TermPlan, float, Form]],
+                capped: str, boost: float) -> list[str]:
+    lines = []
+    from .index import document_fields, field_weight  # local: only --explain needs it
+
+    fields = {name: set(words(text)) for name, text in document_fields(doc).items()}
+    for term, evidence, form in matches:
+        where = [f"{name} (x{field_weight(doc, name):g})" for name, ws in fields.items() if form.word in ws]
+        lines.append(f"{term.term!r} -> {form.word!r} as {form.kind} (x{form.weight:.2f}) in "
+                     f"{', '.join(where) or '?'}; idf {term.idf:.2f}, weight {term.weight:.2f}, "
+                     f"evidence {evidence:.2f} -> {term.weight * saturate(evidence):.2f}")
+    lines.append(f"raw {raw:.3f} x coverage {coverage:.2f}^{rules.COVERAGE_POWER:g}")
+    _factor, notes = multiplier(doc)
+    lines.extend(notes)
+    if boost:
+        lines.append(f"curated phrase match x{1 + boost:g}")
+    if capped:
+        lines.append(f"moved below uncapped results: {capped}")
+    if doc.external:
+        lines.append("imqueue.com record: ranked after imqueue.org records")
+    return lines
+
+
+def nearest_terms(index: InvertedIndex, query: str) -> list[str]:
+    seen: list[str] = []
+    for term in query_terms(query):
+        for word in index.nearest_words(term, 3):
+            if word not in seen:
+                seen.append(word)
+    return seen[:8]

@@ -1,0 +1,120 @@
+"""Text -> terms: words, identifier segments, inflection roots. Pure string functions.
+
+    words("Use RedisQueue.send()")   -> ["use", "redisqueue.send", "redisqueue", "redis", "queue", "send"]
+    segment_identifier("MigrateDownOptions") -> ["migrate", "down", "options"]
+    inflection_roots("retries")      -> {"retries", "retry"}
+
+A term never matches the middle of a longer word: matching happens on whole words, whole
+identifier segments, or a prefix of one (see ranker.rules).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# An identifier may carry dots, underscores and hyphens inside it: RedisQueue.send, pg-prisma, IMQ_CLI_HOME.
+RAW_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[._\-/][A-Za-z0-9]+)*")
+PLAIN_WORD = re.compile(r"[A-Za-z0-9]+")
+CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+# Words that carry the template of a question, not its subject. Dropped from a query that has
+# other words (so "How do I expose a method" ranks on expose/method), kept when alone ("the").
+STOPWORDS = frozenset(
+    "a an the and or of to in on for is are was were be been do does did i me my we us our you your "
+    "it its this that these those with by from as at how what why when where which who can could "
+    "should would will shall may might must there their them they he she his her so if then than "
+    "into about any some all not no yes get got have has had just also use using used want need "
+    "make way vs".split()
+)
+
+
+def segment_identifier(token: str) -> list[str]:
+    """Split camelCase, dotted, snake_case and kebab-case identifiers into lowercase segments."""
+    segments: list[str] = []
+    for piece in re.split(r"[._\-/]+", token):
+        segments.extend(part.lower() for part in CAMEL_PART.findall(piece))
+    return segments
+
+
+def words(text: str) -> list[str]:
+    """Every term of a text: each whole token, and its segments when it is an identifier."""
+    out: list[str] = []
+    for match in RAW_TOKEN.finditer(text):
+        raw = match.group()
+        whole = raw.lower()
+        out.append(whole)
+        pieces = [p for p in re.split(r"[._\-/]+", raw) if p]
+        if len(pieces) > 1:  # RedisQueue.send -> redisqueue, send (each piece whole)
+            out.append("".join(p.lower() for p in pieces))
+            out.extend(p.lower() for p in pieces)
+        for piece in pieces:
+            segments = segment_identifier(piece)
+            if len(segments) > 1:
+                out.extend(segments)
+    return out
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct query terms in order (stopwords kept: the ranker weighs them down)."""
+    return list(dict.fromkeys(words(query)))
+
+
+SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh", "o")
+MIN_ROOT = 3
+MIN_INFLECTED = 5
+
+
+@lru_cache(maxsize=65536)
+def inflection_roots(word: str) -> frozenset[str]:
+    """The word plus the roots its inflectional suffix can be stripped to (-s/-es/-ies, -ing,
+    -ed, -tion/-sion). Two words are inflections of each other when their roots meet."""
+    roots = {word}
+    if len(word) < MIN_INFLECTED or not word.isalpha():
+        return frozenset(roots)
+
+    def add(root: str) -> None:
+        if len(root) >= MIN_ROOT:
+            roots.add(root)
+
+    if word.endswith("ies"):
+        add(word[:-3] + "y")
+    elif word.endswith("es"):
+        add(word[:-1])
+        if word[:-2].endswith(SIBILANT_ENDINGS):
+            add(word[:-2])
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        add(word[:-1])
+    stem = word[:-1] if word.endswith("s") and word[-2:-1] == "n" else word
+    if stem.endswith(("tion", "sion")):
+        base = stem[:-3]  # connection -> connect, compression -> compress
+        add(base)
+        if base.endswith("at"):  # validation -> validate, installation -> install
+            add(base + "e")
+            add(base[:-2])
+            add(base[:-2] + "e")
+    if word.endswith("ing"):
+        _add_verb_roots(word[:-3], add)
+    elif word.endswith("ied"):
+        add(word[:-3] + "y")
+    elif word.endswith("ed"):
+        _add_verb_roots(word[:-2], add)
+    return frozenset(roots)
+
+
+def _add_verb_roots(base: str, add: object) -> None:
+    assert callable(add)
+    add(base)
+    add(base + "e")  # exposing -> expose, queued -> queue
+    if len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "lsz":
+        add(base[:-1])  # running -> run, stopped -> stop
+
+
+def fold_lemma(word: str, lemma: str) -> str | None:
+    """A feed lemma is used only where suffix rules cannot reach it (went -> go, indices -> index)
+    or for -ly adverbs (commercially -> commercial); a plain truncation (modes -> mod) is not."""
+    if not lemma or lemma == word:
+        return None
+    if not word.startswith(lemma) or word.endswith("ly"):
+        return lemma
+    return None
