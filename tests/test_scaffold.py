@@ -1,0 +1,296 @@
+"""Behaviour of the offline scaffolders: names, emitted identifiers, types and markdown."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.scaffold import (
+    SCAFFOLD_CLIENT_DESCRIPTION,
+    SCAFFOLD_SERVICE_DESCRIPTION,
+    Method,
+    ScaffoldError,
+    complex_type_names,
+    normalize_service_name,
+    render_client_markdown,
+    render_service_markdown,
+    scaffold_client,
+    scaffold_service,
+)
+
+GET_USER = {
+    "name": "getUser",
+    "description": "Finds a user by id",
+    "params": [
+        {"name": "id", "type": "string", "description": "user identifier"},
+        {"name": "fields", "type": "string[]", "optional": True},
+    ],
+    "returns": "User",
+}
+
+
+def file_content(result: dict, path: str) -> str:
+    return next(file["content"] for file in result["files"] if file["path"] == path)
+
+
+def paths(result: dict) -> list[str]:
+    return [file["path"] for file in result["files"]]
+
+
+# --- names ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spelling", ["user", "User", "UserService", "user-service", "user_service", "userService", "user service"]
+)
+def test_every_common_spelling_names_the_same_service_class(spelling: str) -> None:
+    assert normalize_service_name(spelling) == "UserService"
+
+
+def test_acronyms_and_digits_survive_normalisation() -> None:
+    assert normalize_service_name("HTTPGateway") == "HTTPGatewayService"
+    assert normalize_service_name("s3 uploader") == "S3UploaderService"
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "2fa", "user.service", "user/service", "usér"])
+def test_invalid_service_names_are_rejected_with_what_is_allowed(bad: str) -> None:
+    with pytest.raises(ScaffoldError, match="letters, digits"):
+        normalize_service_name(bad)
+
+
+def test_a_name_that_is_only_the_suffix_is_rejected() -> None:
+    with pytest.raises(ScaffoldError, match="no word besides 'Service'"):
+        normalize_service_name("service")
+
+
+def test_scaffold_error_is_a_value_error() -> None:
+    assert issubclass(ScaffoldError, ValueError)
+
+
+# --- input models --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", ["get-user", "1st", "class", "get user"])
+def test_method_names_must_be_javascript_identifiers(bad: str) -> None:
+    with pytest.raises(ScaffoldError, match="Method name"):
+        scaffold_service("user", [{"name": bad}])
+
+
+def test_parameter_names_must_be_javascript_identifiers() -> None:
+    with pytest.raises(ScaffoldError, match="Parameter name 'user-id'"):
+        scaffold_service("user", [{"name": "get", "params": [{"name": "user-id"}]}])
+
+
+def test_method_named_like_a_framework_member_is_rejected() -> None:
+    with pytest.raises(ScaffoldError, match="already a member of IMQService"):
+        scaffold_service("user", [{"name": "start"}])
+
+
+def test_unknown_method_fields_are_rejected() -> None:
+    with pytest.raises(ScaffoldError, match="Extra inputs"):
+        scaffold_service("user", [{"name": "get", "return": "User"}])
+
+
+def test_type_that_could_close_the_doc_block_is_rejected() -> None:
+    with pytest.raises(ScaffoldError, match="not a plain TypeScript type"):
+        scaffold_service("user", [{"name": "get", "returns": "User */ evil"}])
+
+
+def test_required_parameter_after_optional_one_is_rejected() -> None:
+    params = [{"name": "a", "optional": True}, {"name": "b"}]
+    with pytest.raises(ScaffoldError, match="move optional parameters last"):
+        scaffold_service("user", [{"name": "get", "params": params}])
+
+
+def test_duplicate_method_names_are_rejected() -> None:
+    with pytest.raises(ScaffoldError, match="defined twice"):
+        scaffold_service("user", [{"name": "get"}, {"name": "get"}])
+
+
+def test_models_are_accepted_as_well_as_dicts() -> None:
+    result = scaffold_service("user", [Method(name="ping")])
+    assert "public async ping(): Promise<void>" in file_content(result, "src/UserService.ts")
+
+
+# --- scaffold_service ----------------------------------------------------------------
+
+
+def test_result_has_exactly_the_spec_shape() -> None:
+    result = scaffold_service("user", [GET_USER])
+    assert set(result) == {"service", "install", "files", "types", "cliAlternative"}
+    assert all(set(file) == {"path", "language", "content"} for file in result["files"])
+
+
+def test_service_file_extends_imqservice_and_exposes_each_method() -> None:
+    source = file_content(scaffold_service("user-service", [GET_USER]), "src/UserService.ts")
+    assert "import { IMQService, expose } from '@imqueue/rpc';" in source
+    assert "export class UserService extends IMQService {" in source
+    assert "    @expose()\n    public async getUser(id: string, fields?: string[]): Promise<User> {" in source
+
+
+def test_jsdoc_carries_typed_params_optional_brackets_and_promise_return() -> None:
+    source = file_content(scaffold_service("user", [GET_USER]), "src/UserService.ts")
+    assert "* Finds a user by id" in source
+    assert "* @param {string} id - user identifier" in source
+    assert "* @param {string[]} [fields]" in source
+    assert "* @return {Promise<User>}" in source
+
+
+def test_given_promise_return_type_is_not_wrapped_twice() -> None:
+    result = scaffold_service("user", [{"name": "all", "returns": "Promise<User[]>"}])
+    source = file_content(result, "src/UserService.ts")
+    assert "Promise<User[]> {" in source
+    assert "Promise<Promise" not in source
+
+
+def test_omitting_methods_yields_a_starter_with_one_exposed_method() -> None:
+    result = scaffold_service("user")
+    source = file_content(result, "src/UserService.ts")
+    assert source.count("    @expose()\n") == 1
+    assert "@return {Promise<string>}" in source
+    assert result["types"] == []
+
+
+def test_bootstrap_constructs_and_starts_the_service_with_js_import() -> None:
+    bootstrap = file_content(scaffold_service("user"), "src/index.ts")
+    assert "import { UserService } from './UserService.js';" in bootstrap
+    assert "const service = new UserService();" in bootstrap
+    assert "await service.start();" in bootstrap
+
+
+def test_every_relative_import_ends_in_js() -> None:
+    result = scaffold_service("user", [GET_USER])
+    for file in result["files"]:
+        for line in file["content"].splitlines():
+            if line.startswith("import") and "'./" in line:
+                assert ".js'" in line, line
+
+
+def test_tsconfig_requires_kept_comments_and_standard_decorators() -> None:
+    tsconfig = file_content(scaffold_service("user"), "tsconfig.json")
+    assert '"removeComments": false' in tsconfig
+    assert "REQUIRED" in tsconfig
+    # @imqueue 3.x targets standard (TC39) decorators; the legacy flag must stay off.
+    assert '"experimentalDecorators": false' in tsconfig
+
+
+@pytest.mark.parametrize(
+    ("returns", "expected"),
+    [("User[] | null", ["User"]), ("Promise<Array<Address>>", ["Address"]), ("readonly Tag[]", ["Tag"])],
+)
+def test_non_primitive_types_are_found_through_wrappers(returns: str, expected: list[str]) -> None:
+    result = scaffold_service("user", [{"name": "find", "returns": returns}])
+    assert result["types"] == expected
+    types_file = file_content(result, "src/types.ts")
+    assert "import { classType, property } from '@imqueue/rpc';" in types_file
+    assert f"@classType()\nexport class {expected[0]} {{" in types_file
+
+
+def test_service_file_imports_the_declared_types() -> None:
+    method = {"name": "tag", "params": [{"name": "tags", "type": "readonly Tag[]"}], "returns": "User | null"}
+    result = scaffold_service("user", [method])
+    source = file_content(result, "src/UserService.ts")
+    assert result["types"] == ["Tag", "User"]
+    assert "import './types.js';" in source
+    assert "import type { Tag, User } from './types.js';" in source
+
+
+def test_no_types_file_when_every_type_is_primitive() -> None:
+    method = {"name": "count", "params": [{"name": "since", "type": "Date | null"}], "returns": "number"}
+    result = scaffold_service("user", [method])
+    assert "src/types.ts" not in paths(result)
+    assert result["types"] == []
+    assert "types.js" not in file_content(result, "src/UserService.ts")
+
+
+def test_type_scan_skips_literals_keys_qualified_names_and_builtins() -> None:
+    assert complex_type_names("Record<string, Address>") == ["Address"]
+    assert complex_type_names("'a' | 'b'") == []
+    assert complex_type_names("{ id: string; owner?: Owner }") == ["Owner"]
+    assert complex_type_names("userService.User | Map<string, number>") == []
+
+
+def test_install_and_cli_alternative_point_at_the_real_tools() -> None:
+    result = scaffold_service("user")
+    assert result["install"].startswith("npm install @imqueue/rpc")
+    assert "imq service create user-service" in result["cliAlternative"]
+    assert "create_service" in result["cliAlternative"]
+
+
+def test_service_markdown_contains_every_file_content() -> None:
+    result = scaffold_service("user", [GET_USER])
+    markdown = render_service_markdown(result)
+    for file in result["files"]:
+        assert file["path"] in markdown
+        assert file["content"].rstrip() in markdown
+    assert result["install"] in markdown
+    assert result["cliAlternative"] in markdown
+
+
+def test_backticks_in_a_description_cannot_close_the_markdown_fence() -> None:
+    result = scaffold_service("user", [{"name": "get", "description": "Use ```code``` here"}])
+    assert "````typescript" in render_service_markdown(result)
+
+
+# --- scaffold_client -----------------------------------------------------------------
+
+
+def test_client_facts_follow_the_generator() -> None:
+    result = scaffold_client("user-service")
+    assert result["service"] == "UserService"
+    assert result["output"] == "./src/clients/UserService.ts"
+    assert result["generateCommand"] == "imq client generate UserService ./src/clients"
+    assert result["namespace"] == "userService"
+    assert result["client"] == "UserClient"
+
+
+def test_client_result_has_exactly_the_spec_shape() -> None:
+    result = scaffold_client("user")
+    assert set(result) == {"service", "client", "namespace", "generateCommand", "output", "example"}
+    assert result["example"]["language"] == "typescript"
+
+
+def test_client_example_starts_calls_and_destroys_in_finally() -> None:
+    example = scaffold_client("user-service", [GET_USER])["example"]["content"]
+    assert "import { userService } from './clients/UserService.js';" in example
+    assert "const client = new userService.UserClient();" in example
+    assert "await client.start();" in example
+    assert "await client.getUser('example')" in example
+    assert "} finally {\n    await client.destroy();\n}" in example
+    assert example.index("await client.start();") < example.index("try {")
+
+
+def test_client_markdown_says_generated_from_running_service_and_illustrative() -> None:
+    result = scaffold_client("user")
+    markdown = render_client_markdown(result)
+    assert result["generateCommand"] in markdown
+    assert result["example"]["content"].rstrip() in markdown
+    assert "running service" in markdown
+    assert "never drift" in markdown
+    assert "illustrative" in markdown
+    assert "generate_client" in markdown
+
+
+def test_client_rejects_bad_service_names() -> None:
+    with pytest.raises(ScaffoldError, match="must start with a letter"):
+        scaffold_client("9lives")
+
+
+# --- tool descriptions ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("description", "real_tool"),
+    [(SCAFFOLD_SERVICE_DESCRIPTION, "create_service"), (SCAFFOLD_CLIENT_DESCRIPTION, "generate_client")],
+)
+def test_descriptions_open_read_only_and_point_at_the_writing_tool(description: str, real_tool: str) -> None:
+    assert description.startswith("READ-ONLY: returns")
+    assert "writes nothing" in description
+    assert real_tool in description
+    assert len(description.split()) <= 80
+
+
+def test_comment_terminator_in_a_description_cannot_end_the_doc_block() -> None:
+    result = scaffold_service("user", [{"name": "get", "description": "Stops at */ here"}])
+    source = file_content(result, "src/UserService.ts")
+    assert "Stops at *\\/ here" in source
+    assert source.count("*/") == source.count("/**")
