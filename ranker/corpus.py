@@ -13,8 +13,9 @@ answers and sections); `member` is the bare member name for the per-name cap.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 SITES = {"org": "https://imqueue.org", "com": "https://imqueue.com"}
 TIERS = ("page", "symbol", "answer", "section")
@@ -67,17 +68,45 @@ class Document:
 WIRE_FIELDS = tuple(Document.__dataclass_fields__)
 
 
+class LazyDocuments(Sequence[Document]):
+    """Documents decoded from their wire rows on first access: loading a snapshot stays cheap,
+    and a query only pays for the records it touches."""
+
+    def __init__(self, rows: list[list[Any]]) -> None:
+        self._rows = rows
+        self._docs: list[Document | None] = [None] * len(rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Document: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Document]: ...
+    def __getitem__(self, index: int | slice) -> Document | list[Document]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        doc = self._docs[index]
+        if doc is None:
+            doc = self._docs[index] = Document.from_wire(self._rows[index])
+        return doc
+
+    def wire_rows(self) -> list[list[Any]]:
+        return self._rows
+
+
 @dataclass(slots=True)
 class Corpus:
     """Everything the ranker needs: the documents, the feed's lemma map, the section names."""
 
-    documents: list[Document]
+    documents: Sequence[Document]
     lemmas: dict[str, str] = field(default_factory=dict)
     section_names: list[str] = field(default_factory=list)
 
     def to_wire(self) -> dict[str, Any]:
         return {
-            "documents": [d.to_wire() for d in self.documents],
+            "documents": (self.documents.wire_rows() if isinstance(self.documents, LazyDocuments)
+                          else [d.to_wire() for d in self.documents]),
             "lemmas": self.lemmas,
             "section_names": self.section_names,
         }
@@ -85,7 +114,7 @@ class Corpus:
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Corpus:
         return cls(
-            documents=[Document.from_wire(r) for r in data["documents"]],
+            documents=LazyDocuments(data["documents"]),
             lemmas=dict(data["lemmas"]),
             section_names=list(data["section_names"]),
         )

@@ -12,6 +12,7 @@ import bisect
 import math
 from array import array
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import rules
@@ -55,7 +56,7 @@ class InvertedIndex:
     so a snapshot loads without rebuilding anything."""
 
     def __init__(self, corpus: Corpus, packed: dict[str, bytes], roots: dict[str, list[str]],
-                 phrases: dict[str, list[list[int]]]) -> None:
+                 phrases: dict[str, list[list[int]]], symbol_names: dict[str, list[int]]) -> None:
         self.documents = corpus.documents
         self.size = len(self.documents)
         self.lemmas = corpus.lemmas
@@ -63,10 +64,7 @@ class InvertedIndex:
         self.vocabulary = sorted(packed)
         self.roots = roots
         self.phrases = phrases
-        self.symbol_names: dict[str, list[int]] = defaultdict(list)  # bare member/symbol name -> ids
-        for doc_id, doc in enumerate(self.documents):
-            if doc.tier == "symbol":
-                self.symbol_names[phrase_key(doc.title.rsplit(".", 1)[-1]).replace(" ", "")].append(doc_id)
+        self.symbol_names = symbol_names  # bare member/symbol name -> ids
         self._decoded: dict[str, tuple[array[int], array[float]]] = {}
         self._deletions: dict[str, set[str]] | None = None
 
@@ -78,15 +76,21 @@ class InvertedIndex:
         for word in postings:
             for root in roots_of(word, corpus.lemmas):
                 roots[root].add(word)
+        names: dict[str, list[int]] = defaultdict(list)
+        for doc_id, doc in enumerate(corpus.documents):
+            if doc.tier == "symbol":
+                names[phrase_key(doc.title.rsplit(".", 1)[-1]).replace(" ", "")].append(doc_id)
         return cls(corpus, packed, {root: sorted(ws) for root, ws in sorted(roots.items())},
-                   curated_phrases(corpus.documents))
+                   curated_phrases(corpus.documents), dict(sorted(names.items())))
 
     def to_wire(self) -> dict[str, object]:
-        return {"postings": self.packed, "roots": self.roots, "phrases": self.phrases}
+        return {"postings": self.packed, "roots": self.roots, "phrases": self.phrases,
+                "symbol_names": self.symbol_names}
 
     @classmethod
     def from_wire(cls, corpus: Corpus, wire: dict[str, object]) -> InvertedIndex:
-        return cls(corpus, wire["postings"], wire["roots"], wire["phrases"])  # type: ignore[arg-type]
+        return cls(corpus, wire["postings"], wire["roots"], wire["phrases"],  # type: ignore[arg-type]
+                   wire["symbol_names"])  # type: ignore[arg-type]
 
     def row(self, word: str) -> tuple[array[int], array[float]]:
         decoded = self._decoded.get(word)
@@ -172,7 +176,7 @@ class InvertedIndex:
         return [w for d, _df, w in scored[:count] if d <= max(2, len(term) // 2)]
 
 
-def weighted_postings(documents: list[Document]) -> dict[str, dict[int, float]]:
+def weighted_postings(documents: Sequence[Document]) -> dict[str, dict[int, float]]:
     """word -> {doc id: sum over fields of field weight x count / length norm}."""
     field_terms: list[dict[str, Counter[str]]] = []
     lengths: dict[str, list[int]] = defaultdict(list)
@@ -198,7 +202,7 @@ def phrase_key(text: str) -> str:
     return " ".join(m.group().lower() for m in PLAIN_WORD.finditer(text))
 
 
-def curated_phrases(documents: list[Document]) -> dict[str, list[list[int]]]:
+def curated_phrases(documents: Sequence[Document]) -> dict[str, list[list[int]]]:
     """phrase -> [doc ids where it is a whole curated phrase, doc ids where it is a part (2+ words)]."""
     found: dict[str, tuple[set[int], set[int]]] = defaultdict(lambda: (set(), set()))
     for doc_id, doc in enumerate(documents):

@@ -330,7 +330,7 @@ def explain_hit(doc: Document, raw: float, coverage: float, matches: list[tuple[
     fields = {name: set(words(text)) for name, text in document_fields(doc).items()}
     for term, evidence, form in matches:
         where = [f"{name} (x{field_weight(doc, name):g})" for name, ws in fields.items() if form.word in ws]
-        lines.append(f"{term.term!r} -> {form.word!r} as {form.kind} (x{form.weight:.2f}) in "
+        lines.append(f"{term.term!r} -> {form.word!r} ({form.kind} x{form.weight:.2f}) in "
                      f"{', '.join(where) or '?'}; idf {term.idf:.2f}, weight {term.weight:.2f}, "
                      f"evidence {evidence:.2f} -> {term.weight * saturate(evidence):.2f}")
     lines.append(f"raw {raw:.3f} x coverage {coverage:.2f}^{rules.COVERAGE_POWER:g}")
