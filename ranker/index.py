@@ -56,7 +56,8 @@ class InvertedIndex:
     so a snapshot loads without rebuilding anything."""
 
     def __init__(self, corpus: Corpus, packed: dict[str, bytes], roots: dict[str, list[str]],
-                 phrases: dict[str, list[list[int]]], symbol_names: dict[str, list[int]]) -> None:
+                 phrases: dict[str, list[list[int]]], symbol_names: dict[str, list[int]],
+                 external: bytes, factor: bytes, url_order: bytes, answers: list[int]) -> None:
         self.documents = corpus.documents
         self.size = len(self.documents)
         self.lemmas = corpus.lemmas
@@ -67,6 +68,13 @@ class InvertedIndex:
         self.symbol_names = symbol_names  # bare member/symbol name -> ids
         self._decoded: dict[str, tuple[array[int], array[float]]] = {}
         self._deletions: dict[str, set[str]] | None = None
+        self._term_cache: dict[tuple[str, bool], tuple[list[Form], int]] = {}
+        self.external = array("b", external)  # per record: an imqueue.com record
+        self.factor = array("f")  # per record: tier x blog x deprecation multiplier
+        self.factor.frombytes(factor)
+        self.url_order = array("I")  # per record: its rank in URL order, the tie-break
+        self.url_order.frombytes(url_order)
+        self.answers = frozenset(answers)  # records written as answers to a question (g=2)
 
     @classmethod
     def build(cls, corpus: Corpus) -> InvertedIndex:
@@ -81,16 +89,23 @@ class InvertedIndex:
             if doc.tier == "symbol":
                 names[phrase_key(doc.title.rsplit(".", 1)[-1]).replace(" ", "")].append(doc_id)
         return cls(corpus, packed, {root: sorted(ws) for root, ws in sorted(roots.items())},
-                   curated_phrases(corpus.documents), dict(sorted(names.items())))
+                   curated_phrases(corpus.documents), dict(sorted(names.items())),
+                   bytes(doc.external for doc in corpus.documents),
+                   array("f", (record_multiplier(doc)[0] for doc in corpus.documents)).tobytes(),
+                   url_order(corpus.documents).tobytes(),
+                   [i for i, doc in enumerate(corpus.documents) if doc.tier == "answer"])
 
     def to_wire(self) -> dict[str, object]:
         return {"postings": self.packed, "roots": self.roots, "phrases": self.phrases,
-                "symbol_names": self.symbol_names}
+                "symbol_names": self.symbol_names, "external": self.external.tobytes(),
+                "factor": self.factor.tobytes(), "url_order": self.url_order.tobytes(),
+                "answers": sorted(self.answers)}
 
     @classmethod
     def from_wire(cls, corpus: Corpus, wire: dict[str, object]) -> InvertedIndex:
         return cls(corpus, wire["postings"], wire["roots"], wire["phrases"],  # type: ignore[arg-type]
-                   wire["symbol_names"])  # type: ignore[arg-type]
+                   wire["symbol_names"], wire["external"], wire["factor"],  # type: ignore[arg-type]
+                   wire["url_order"], wire["answers"])  # type: ignore[arg-type]
 
     def row(self, word: str) -> tuple[array[int], array[float]]:
         decoded = self._decoded.get(word)
@@ -101,6 +116,23 @@ class InvertedIndex:
             decoded = unpack_row(raw)
             self._decoded[word] = decoded
         return decoded
+
+    def term_forms(self, term: str, allow_typo: bool = True) -> tuple[list[Form], int]:
+        """The term's forms (typo forms only when nothing else matches) and how many records
+        any of them reaches. Cached: queries repeat their words."""
+        key = (term, allow_typo)
+        cached = self._term_cache.get(key)
+        if cached is None:
+            forms = self.forms(term)
+            if not forms and allow_typo:
+                forms = self.typo_forms(term)
+            reached: set[int] = set()
+            for form in forms:
+                reached.update(self.row(form.word)[0])
+            if len(self._term_cache) > 100_000:
+                self._term_cache.clear()
+            cached = self._term_cache[key] = (forms, len(reached))
+        return cached
 
     def document_frequency(self, word: str) -> int:
         raw = self.packed.get(word)
@@ -220,6 +252,28 @@ def curated_phrases(documents: Sequence[Document]) -> dict[str, list[list[int]]]
                 for start in range(len(tokens) - size + 1):
                     found[" ".join(tokens[start:start + size])][1].add(doc_id)
     return {k: [sorted(whole), sorted(part - whole)] for k, (whole, part) in sorted(found.items())}
+
+
+def record_multiplier(doc: Document) -> tuple[float, list[str]]:
+    """Tier, blog demotion and deprecation: the record's fixed multiplier and its explain notes."""
+    factor, notes = rules.TIER_WEIGHTS[doc.tier], []
+    if factor != 1.0:
+        notes.append(f"tier {doc.tier} x{factor:g}")
+    if doc.is_blog:
+        factor *= rules.BLOG_DEMOTION
+        notes.append(f"blog demotion x{rules.BLOG_DEMOTION:g}")
+    if doc.deprecated:
+        factor *= rules.DEPRECATED_DEMOTION
+        notes.append(f"deprecated x{rules.DEPRECATED_DEMOTION:g}")
+    return factor, notes
+
+
+def url_order(documents: Sequence[Document]) -> array[int]:
+    order = sorted(range(len(documents)), key=lambda i: (documents[i].path, documents[i].site))
+    ranks = array("I", [0] * len(documents))
+    for rank, doc_id in enumerate(order):
+        ranks[doc_id] = rank
+    return ranks
 
 
 def pack_row(row: dict[int, float]) -> bytes:

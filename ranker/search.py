@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from . import rules
 from .corpus import Document
-from .index import Form, InvertedIndex, phrase_key
+from .index import Form, InvertedIndex, phrase_key, record_multiplier
 from .text import RAW_TOKEN, STOPWORDS, query_terms, segment_identifier, words
 
 PACKAGE_PREFIX = re.compile(r"(?:^|\s)pkg:(\S+)")
@@ -99,14 +99,11 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
     compounds = compound_terms(query)
     has_content = any(t not in STOPWORDS for t in terms)
     for term in terms:
-        forms = index.forms(term)
-        if not forms and term not in compounds:  # an identifier's segments speak for it
-            forms = index.typo_forms(term)
-            if forms:
-                corrections[term] = forms[0].word
+        forms, df = index.term_forms(term, allow_typo=term not in compounds)
+        if forms and forms[0].kind == "typo":
+            corrections[term] = forms[0].word
         if not forms:
             continue
-        df = len(set().union(*(set(index.row(f.word)[0]) for f in forms)))
         idf = index.idf(df)
         template = has_content and term in STOPWORDS
         weight = idf ** rules.IDF_POWER * (rules.STOPWORD_WEIGHT if template else 1.0)
@@ -164,19 +161,6 @@ def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, floa
     return scores, matched_idf, matches
 
 
-def multiplier(doc: Document) -> tuple[float, list[str]]:
-    factor, notes = rules.TIER_WEIGHTS[doc.tier], []
-    if factor != 1.0:
-        notes.append(f"tier {doc.tier} x{factor:g}")
-    if doc.is_blog:
-        factor *= rules.BLOG_DEMOTION
-        notes.append(f"blog demotion x{rules.BLOG_DEMOTION:g}")
-    if doc.deprecated:
-        factor *= rules.DEPRECATED_DEMOTION
-        notes.append(f"deprecated x{rules.DEPRECATED_DEMOTION:g}")
-    return factor, notes
-
-
 def in_package(doc: Document, package: str) -> bool:
     if doc.package:
         return doc.package.lower() == package
@@ -208,21 +192,21 @@ def search(index: InvertedIndex, query: str, limit: int = 6, package: str | None
     if question and explain:
         notes.append(f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g}")
     candidates: list[tuple[float, int, float]] = []
+    answers = index.answers
     for doc_id, raw in scores.items():
-        doc = index.documents[doc_id]
-        if plan.package and not in_package(doc, plan.package):
+        if plan.package and not in_package(index.documents[doc_id], plan.package):
             continue
         coverage = matched_idf[doc_id] / total
         if coverage < floor:
             continue
-        factor, _ = multiplier(doc)
-        factor *= 1 + boosts.get(doc_id, 0.0)
-        if question and doc.tier == "answer":
+        factor = index.factor[doc_id] * (1 + boosts.get(doc_id, 0.0))
+        if question and doc_id in answers:
             factor *= 1 + rules.ANSWER_BOOST
         candidates.append((raw * coverage ** rules.COVERAGE_POWER * factor, doc_id, coverage))
     # Ties break on the URL, so the same query always gives the same order.
-    candidates.sort(key=lambda c: (-c[0], index.documents[c[1]].path, index.documents[c[1]].site))
-    ordered = cap(index, candidates)
+    order = index.url_order
+    candidates.sort(key=lambda c: (-c[0], order[c[1]]))
+    ordered = cap(index, candidates, limit)
     hits = []
     for score, doc_id, coverage, capped in ordered[:limit]:
         doc = index.documents[doc_id]
@@ -239,16 +223,22 @@ def search(index: InvertedIndex, query: str, limit: int = 6, package: str | None
     return SearchResponse(query, [], miss=guidance, corrected=plan.corrected, notes=notes)
 
 
-def cap(index: InvertedIndex, candidates: list[tuple[float, int, float]]) -> list[tuple[float, int, float, str]]:
+def cap(index: InvertedIndex, candidates: list[tuple[float, int, float]],
+        limit: int) -> list[tuple[float, int, float, str]]:
     """Relative floor, then the caps; local hits ahead of peer (imqueue.com) hits.
     A capped record is not dropped: it moves below every uncapped one."""
     out: dict[bool, tuple[list[tuple[float, int, float, str]], list[tuple[float, int, float, str]]]] = {
         False: ([], []), True: ([], [])}
     tops: dict[bool, float] = {}
+    peer_top = next((c[0] for c in candidates if index.external[c[1]]), None)
+    if peer_top is not None:
+        tops[True] = peer_top
     per_parent: dict[str, int] = defaultdict(int)
     per_member: dict[str, int] = defaultdict(int)
     seen: set[tuple[str, str]] = set()
     for score, doc_id, coverage in candidates:
+        if len(out[False][0]) >= limit and True in tops:
+            break  # the answer is already full of uncapped local hits, ranked before anything else
         doc = index.documents[doc_id]
         if (doc.site, doc.path) in seen:  # an answer and its prose section share one URL
             continue
@@ -334,7 +324,7 @@ def explain_hit(doc: Document, raw: float, coverage: float, matches: list[tuple[
                      f"{', '.join(where) or '?'}; idf {term.idf:.2f}, weight {term.weight:.2f}, "
                      f"evidence {evidence:.2f} -> {term.weight * saturate(evidence):.2f}")
     lines.append(f"raw {raw:.3f} x coverage {coverage:.2f}^{rules.COVERAGE_POWER:g}")
-    _factor, notes = multiplier(doc)
+    _factor, notes = record_multiplier(doc)
     lines.extend(notes)
     if boost:
         lines.append(f"curated phrase match x{1 + boost:g}")
