@@ -69,6 +69,8 @@ class InvertedIndex:
         self._decoded: dict[str, tuple[array[int], array[float]]] = {}
         self._deletions: dict[str, set[str]] | None = None
         self._term_cache: dict[tuple[str, bool], tuple[list[Form], int]] = {}
+        # forms -> (record ids, saturated evidence); filled by ranker.search
+        self.evidence_cache: dict[tuple[Form, ...], tuple[list[int], list[float]]] = {}
         self.external = array("b", external)  # per record: an imqueue.com record
         self.factor = array("f")  # per record: tier x blog x deprecation multiplier
         self.factor.frombytes(factor)

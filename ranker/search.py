@@ -147,18 +147,44 @@ def saturate(evidence: float) -> float:
     return evidence * (k + 1) / (evidence + k)
 
 
-def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, float], dict[int, float],
-                                                                   dict[int, list[tuple[TermPlan, float, Form]]]]:
-    scores: dict[int, float] = defaultdict(float)
-    matched_idf: dict[int, float] = defaultdict(float)
-    matches: dict[int, list[tuple[TermPlan, float, Form]]] = defaultdict(list)
+def saturated_row(index: InvertedIndex, term: TermPlan) -> tuple[list[int], list[float]]:
+    """Per record, the saturated evidence of the term's best form; cached on the index, since it
+    depends on the term alone (the query only scales it by the term's weight)."""
+    cached = index.evidence_cache.get(term.forms)
+    if cached is None:
+        evidence = term_evidence(index, term)
+        ids = sorted(evidence)
+        cached = (ids, [saturate(evidence[i][0]) for i in ids])
+        if len(index.evidence_cache) > 20_000:
+            index.evidence_cache.clear()
+        index.evidence_cache[term.forms] = cached
+    return cached
+
+
+def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, float], dict[int, float]]:
+    scores: dict[int, float] = {}
+    matched_idf: dict[int, float] = {}
     for term in plan.terms:
-        for doc_id, (evidence, form) in term_evidence(index, term).items():
-            scores[doc_id] += term.weight * saturate(evidence)
-            if not term.template:
-                matched_idf[doc_id] += term.idf
-            matches[doc_id].append((term, evidence, form))
-    return scores, matched_idf, matches
+        ids, evidence = saturated_row(index, term)
+        weight = term.weight
+        get = scores.get
+        for doc_id, value in zip(ids, evidence):
+            scores[doc_id] = get(doc_id, 0.0) + weight * value
+        if not term.template:
+            idf, got = term.idf, matched_idf.get
+            for doc_id in ids:
+                matched_idf[doc_id] = got(doc_id, 0.0) + idf
+    return scores, matched_idf
+
+
+def term_matches(index: InvertedIndex, plan: QueryPlan, doc_id: int) -> list[tuple[TermPlan, float, Form]]:
+    """For --explain: which form of each term reached the record, and its evidence."""
+    out = []
+    for term in plan.terms:
+        found = term_evidence(index, term).get(doc_id)
+        if found:
+            out.append((term, found[0], found[1]))
+    return out
 
 
 def in_package(doc: Document, package: str) -> bool:
@@ -186,7 +212,7 @@ def search(index: InvertedIndex, query: str, limit: int = 6, package: str | None
         notes.append(f"long query: coverage floor {floor:g}")
     if plan.package and explain:
         notes.append(f"package filter: {plan.package}")
-    scores, matched_idf, matches = score_records(index, plan)
+    scores, matched_idf = score_records(index, plan)
     boosts = phrase_boosts(index, query)
     question = is_question(query)
     if question and explain:
@@ -196,7 +222,7 @@ def search(index: InvertedIndex, query: str, limit: int = 6, package: str | None
     for doc_id, raw in scores.items():
         if plan.package and not in_package(index.documents[doc_id], plan.package):
             continue
-        coverage = matched_idf[doc_id] / total
+        coverage = matched_idf.get(doc_id, 0.0) / total
         if coverage < floor:
             continue
         factor = index.factor[doc_id] * (1 + boosts.get(doc_id, 0.0))
@@ -213,7 +239,7 @@ def search(index: InvertedIndex, query: str, limit: int = 6, package: str | None
         hit = to_hit(doc, score)
         if explain:
             hit.explanation = explain_hit(doc, raw=scores[doc_id], coverage=coverage,
-                                          matches=matches[doc_id], capped=capped,
+                                          matches=term_matches(index, plan, doc_id), capped=capped,
                                           boost=boosts.get(doc_id, 0.0))
         hits.append(hit)
     if hits:
