@@ -1,0 +1,106 @@
+"""The plain BM25 baseline the KPI README measures: rank-bm25's BM25Okapi over the same corpus.
+
+Documents: one per tier-1 record (title + summary + keywords) and one per prose section
+(heading + text), both sites; imqueue.com records are marked external. Tokens: lowercase
+alphanumeric words, nothing else (no stemming, no stopwords, no field weights). Results:
+ranked by score, zero scores dropped, 60 deep. A page and its intro section share a URL, so a
+URL can appear twice: that is what plain BM25 over these documents returns.
+
+This module imports neither ranker/ nor build_index/ at load time, so the speed benchmark's
+baseline child process measures rank-bm25 alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
+
+DEPTH = 60  # as deep as ranker.rules.BATCH_DEPTH: evaluate.py needs ranks past 50
+TIER_ONE = ("page", "symbol", "answer")
+PROSE = "section"
+WORD = re.compile(r"[^\W_]+")
+
+
+class CorpusDocument(Protocol):
+    """The fields of ranker.corpus.Document the baseline reads."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def site(self) -> str: ...
+    @property
+    def tier(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def keywords(self) -> str: ...
+    @property
+    def heading(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class BaselineDocument:
+    path: str
+    external: bool
+    text: str
+
+
+def tokenize(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def baseline_documents(documents: Iterable[CorpusDocument]) -> list[BaselineDocument]:
+    """Tier-1 records as title + summary + keywords, prose sections as heading + text."""
+    out = []
+    for doc in documents:
+        if doc.tier in TIER_ONE:
+            parts: Sequence[str] = (doc.title, doc.summary, doc.keywords)
+        elif doc.tier == PROSE:
+            parts = (doc.heading, doc.text)
+        else:
+            continue
+        text = " ".join(part for part in parts if part)
+        out.append(BaselineDocument(path=doc.path, external=doc.site == "com", text=text))
+    return out
+
+
+class Bm25Baseline:
+    def __init__(self, documents: Sequence[BaselineDocument]) -> None:
+        self.paths = [d.path for d in documents]
+        self.external = [d.external for d in documents]
+        self.bm25 = BM25Okapi([tokenize(d.text) for d in documents])
+
+    def scores(self, query: str) -> np.ndarray:
+        tokens = tokenize(query)
+        if not tokens:
+            return np.zeros(len(self.paths))
+        return np.asarray(self.bm25.get_scores(tokens), dtype=float)
+
+    def top(self, query: str, limit: int = DEPTH) -> list[tuple[str, bool, float]]:
+        """(path, external, score) best first, zero scores dropped."""
+        scores = self.scores(query)
+        # stable sort: equal scores keep corpus order, so runs are reproducible
+        best = np.argsort(-scores, kind="stable")[:limit]
+        return [(self.paths[i], self.external[i], float(scores[i])) for i in best if scores[i] > 0]
+
+    def top6_ids(self, query: str) -> list[int]:
+        """The latency benchmark's unit of work: get_scores + the six best document ids."""
+        scores = self.scores(query)
+        if len(scores) <= 6:
+            return [int(i) for i in np.argsort(-scores)]
+        best = np.argpartition(-scores, 6)[:6]
+        return [int(i) for i in best[np.argsort(-scores[best])]]
+
+    def batch_line(self, query: str) -> dict[str, Any]:
+        """One results line in the ../shared/kpi format, like ranker.cli.batch_line."""
+        return {"query": query,
+                "results": [{"u": u, "external": e, "score": round(s, 6)} for u, e, s in self.top(query)]}

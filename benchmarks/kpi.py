@@ -1,0 +1,296 @@
+"""Relevance KPI, ours vs the plain rank-bm25 baseline, scored by the shared kpi scripts.
+
+    python -m benchmarks.kpi [--out DIR] [--shared PATH] [--skip-artificial]
+                             [--check-floors] [--write-floors] [--floors FILE]
+
+Builds the index from <shared>/site, writes one results file per (side, query set) into --out,
+scores each with evaluate.py / ranking_cases.py, prints a side-by-side table with the
+acceptance bar, then one JSON line. --check-floors exits 1 when a dev-half figure of ours is
+more than one point below its floor in floors.json (above, for the never-returned ceiling).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import scoring
+from .baseline import Bm25Baseline, baseline_documents
+from .paths import REPO, kpi_dir, shared_dir, site_dir
+
+DEFAULT_OUT = REPO / "benchmarks" / "out"
+DEFAULT_FLOORS = REPO / "benchmarks" / "floors.json"
+SIDES = ("ours", "bm25")
+TOLERANCE = 1.0  # points a figure may sit below its floor before --check-floors fails
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    label: str
+    bar: float | None  # the acceptance bar; None = reported, no bar
+    ceiling: bool = False  # lower is better (the bar and the floor are maxima)
+    unit: str = "%"
+
+
+ROWS = (
+    Row("micro_p1", "micro P@1", 75),
+    Row("macro_p1", "macro P@1", 66),
+    Row("mrr", "MRR@target (micro)", 83),
+    Row("recall6", "recall@6 (micro)", 96),
+    Row("ndcg10", "nDCG@10 (micro)", None),
+    Row("question_p1", "question P@1", 60),
+    Row("intent_recall6", "intent recall@6", 100),
+    Row("must_reach_top6", "mustReach in top 6", 85),
+    Row("never_returned", "target never returned", 1.5, ceiling=True),
+    Row("cases_passed", "named cases passed", 45, unit=""),  # ok lines of ranking_cases.py
+    Row("artificial_accuracy", "generated-query accuracy", None),
+)
+FLOOR_KEYS = ("micro_p1", "macro_p1", "mrr", "recall6", "question_p1", "intent_recall6",
+              "must_reach_top6", "never_returned", "cases_passed")
+CEILINGS = {"never_returned"}
+
+
+def machine() -> dict[str, Any]:
+    return {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
+            "processor": platform.processor() or platform.machine()}
+
+
+def log(message: str) -> None:
+    print(f"[kpi] {message}", file=sys.stderr, flush=True)
+
+
+def write_results(path: Path, queries: list[str], line_for: Ranker) -> float:
+    """One results line per query; returns the seconds spent ranking (writing included)."""
+    start = time.perf_counter()
+    with path.open("w", encoding="utf-8") as handle:
+        for query in queries:
+            handle.write(json.dumps(line_for(query), ensure_ascii=False) + "\n")
+    return time.perf_counter() - start
+
+
+Ranker = Callable[[str], dict[str, Any]]  # query -> one results line
+
+
+def build_sides(shared: Path) -> tuple[dict[str, Ranker], dict[str, float]]:
+    from build_index import build
+    from ranker.cli import batch_line
+
+    start = time.perf_counter()
+    snapshot = build(mirror=site_dir(shared))
+    index = snapshot.index()
+    ours_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    baseline = Bm25Baseline(baseline_documents(snapshot.corpus.documents))
+    bm25_seconds = time.perf_counter() - start
+    sides: dict[str, Ranker] = {"ours": lambda query: batch_line(index, query), "bm25": baseline.batch_line}
+    return sides, {"ours": ours_seconds, "bm25": bm25_seconds}
+
+
+Figures = dict[str, dict[str, Any]]  # side -> figure name -> value
+
+
+def measure(shared: Path, out: Path, skip_artificial: bool) -> tuple[Figures, dict[str, Any]]:
+    kpi = kpi_dir(shared)
+    out.mkdir(parents=True, exist_ok=True)
+    scoring.emit_gold_queries(kpi, out / "queries-gold.jsonl")
+    scoring.emit_case_queries(kpi, out / "queries-cases.jsonl")
+    query_sets = {"gold": scoring.read_queries(out / "queries-gold.jsonl"),
+                  "cases": scoring.read_queries(out / "queries-cases.jsonl")}
+    if not skip_artificial:
+        query_sets["artificial"] = scoring.artificial_queries(kpi)
+
+    log(f"building both indexes from {site_dir(shared)}")
+    sides, build_seconds = build_sides(shared)
+    timings: dict[str, Any] = {"build": build_seconds, "rank": {},
+                               "queries": {name: len(queries) for name, queries in query_sets.items()}}
+    figures: Figures = {side: {} for side in SIDES}
+    for side in SIDES:
+        timings["rank"][side] = {}
+        for name, queries in query_sets.items():
+            results = out / f"{side}-{name}.jsonl"
+            seconds = write_results(results, queries, sides[side])
+            timings["rank"][side][name] = seconds
+            log(f"{side}: {len(queries)} {name} queries ranked in {seconds:.1f} s -> {results.name}")
+        figures[side].update(scoring.gold_figures(kpi, out / f"{side}-gold.jsonl", out / f"{side}-gold"))
+        figures[side].update(scoring.case_figures(kpi, out / f"{side}-cases.jsonl", out / f"{side}-cases"))
+        if not skip_artificial:
+            figures[side].update(scoring.artificial_figures(kpi, out / f"{side}-artificial.jsonl",
+                                                            out / f"{side}-artificial"))
+    return figures, timings
+
+
+# --- presentation -------------------------------------------------------------------------
+
+def show(value: Any, row: Row) -> str:
+    if value is None:
+        return "n/a"
+    if row.key == "cases_passed":
+        return str(value)
+    return f"{value:.1f}{row.unit}"
+
+
+def passes(value: Any, row: Row) -> bool | None:
+    if row.bar is None or value is None:
+        return None
+    return bool(value <= row.bar + 1e-9) if row.ceiling else bool(value >= row.bar - 1e-9)
+
+
+def bar_text(row: Row) -> str:
+    if row.bar is None:
+        return "–"
+    if row.ceiling:
+        return f"<={row.bar:g}"
+    return f">={row.bar:g}" if row.unit == "" else f"{row.bar:g}"
+
+
+def table(figures: dict[str, dict[str, Any]]) -> str:
+    ours, bm25 = figures["ours"], figures["bm25"]
+    lines = [f"{'figure (dev half, 617 labels)':<28} {'ours':>9} {'rank-bm25':>10} {'bar':>7}  pass",
+             "-" * 64]
+    for row in ROWS:
+        a, b = ours.get(row.key), bm25.get(row.key)
+        if row.key == "cases_passed":
+            a_text = f"{a}/{ours.get('cases_checked')}" if a is not None else "n/a"
+            b_text = f"{b}/{bm25.get('cases_checked')}" if b is not None else "n/a"
+        else:
+            a_text, b_text = show(a, row), show(b, row)
+        if row.key == "artificial_accuracy" and a is None:
+            a_text = b_text = "skipped"
+        verdict = passes(a, row)
+        mark = "" if verdict is None else ("yes" if verdict else "NO")
+        lines.append(f"{row.label:<28} {a_text:>9} {b_text:>10} {bar_text(row):>7}  {mark}")
+    notes = []
+    for side in SIDES:
+        f = figures[side]
+        extra = []
+        if f.get("must_reach"):
+            extra.append(f"mustReach {f['must_reach']}")
+        if f.get("cases_skipped"):
+            extra.append(f"{f['cases_skipped']} case(s) skipped")
+        if f.get("typo_accuracy") is not None:
+            extra.append(f"typo accuracy {f['typo_accuracy']:.1f}%, "
+                         f"generated macro {f['artificial_macro_accuracy']:.1f}%")
+        if extra:
+            notes.append(f"  {side}: " + "; ".join(extra))
+    return "\n".join(lines + ([""] + notes if notes else []))
+
+
+# --- floors -------------------------------------------------------------------------------
+
+def round_down(value: float) -> float:
+    return math.floor(value * 10 + 1e-9) / 10
+
+
+def round_up(value: float) -> float:
+    return math.ceil(value * 10 - 1e-9) / 10
+
+
+def floors_from(figures: dict[str, Any], margin: float) -> dict[str, float]:
+    """Floors at the measured figures minus `margin` (ceilings plus it), to 0.1 on the safe side."""
+    out: dict[str, float] = {}
+    for key in FLOOR_KEYS:
+        value = figures.get(key)
+        if value is None:
+            continue
+        if isinstance(value, int):  # a count (cases passed): whole cases
+            out[key] = value - math.ceil(margin)
+        else:
+            out[key] = round_up(value + margin) if key in CEILINGS else round_down(value - margin)
+    return out
+
+
+def check_floors(figures: dict[str, Any], floors: dict[str, float]) -> list[str]:
+    failures = []
+    for key, floor in floors.items():
+        if key.startswith("_"):
+            continue
+        value = figures.get(key)
+        if value is None:
+            failures.append(f"{key}: not measured this run (floor {floor})")
+        elif key in CEILINGS and value > floor + TOLERANCE + 1e-9:
+            failures.append(f"{key}: {value:.1f} is above its ceiling {floor} by more than {TOLERANCE:g}")
+        elif key not in CEILINGS and value < floor - TOLERANCE - 1e-9:
+            failures.append(f"{key}: {value:.1f} is below its floor {floor} by more than {TOLERANCE:g}")
+    return failures
+
+
+def write_floors(path: Path, floors: dict[str, float]) -> None:
+    body = {"_about": "dev-half floors for ours; --check-floors fails a figure more than 1 point below "
+                      "its floor (never_returned is a ceiling). Set to this run's figures with "
+                      "python -m benchmarks.kpi --write-floors.",
+            **floors}
+    path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+
+
+# --- main ---------------------------------------------------------------------------------
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.kpi", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                    help="results and reports (default benchmarks/out)")
+    ap.add_argument("--shared", help="the shared folder (default $IMQ_SHARED or ../shared)")
+    ap.add_argument("--floors", type=Path, default=DEFAULT_FLOORS,
+                    help="floors file (default benchmarks/floors.json)")
+    ap.add_argument("--check-floors", action="store_true",
+                    help="exit 1 when a dev-half figure is more than 1 point below its floor")
+    ap.add_argument("--write-floors", action="store_true",
+                    help="set the floors to this run's figures (rounded down to 0.1)")
+    ap.add_argument("--skip-artificial", action="store_true", help="skip the 10,499 generated queries")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    shared = shared_dir(args.shared)
+    start = time.perf_counter()
+    figures, timings = measure(shared, args.out.resolve(), args.skip_artificial)
+    timings["total"] = time.perf_counter() - start
+
+    print(f"KPI on {platform.node() or 'this machine'} — {machine()['platform']}, {machine()['cpus']} CPUs, "
+          f"Python {machine()['python']}; shared {shared}")
+    print(table(figures))
+    rank = timings["rank"]
+    print("\nranking time: " + "; ".join(
+        f"{side} " + ", ".join(f"{name} {secs:.1f} s" for name, secs in rank[side].items()) for side in SIDES)
+        + f"; whole run {timings['total']:.0f} s")
+    print(f"outputs: {args.out.resolve()}")
+
+    floor_failures: list[str] = []
+    if args.write_floors:
+        write_floors(args.floors, floors_from(figures["ours"], 0.0))
+        print(f"floors written to {args.floors}")
+    elif args.check_floors:
+        if not args.floors.exists():
+            print(f"benchmarks: no floors file at {args.floors}; run with --write-floors first",
+                  file=sys.stderr)
+            return 2
+        floors = json.loads(args.floors.read_text(encoding="utf-8"))
+        floor_failures = check_floors(figures["ours"], floors)
+        for failure in floor_failures:
+            print(f"FLOOR FAILED  {failure}")
+        if not floor_failures:
+            print(f"floors: all {sum(1 for k in floors if not k.startswith('_'))} dev-half figures hold "
+                  f"({args.floors.name}, tolerance {TOLERANCE:g} point)")
+
+    summary = {"benchmark": "kpi", "machine": machine(), "seconds": timings,
+               "bars": {r.key: r.bar for r in ROWS},
+               "ours": figures["ours"], "bm25": figures["bm25"],
+               "pass": {r.key: passes(figures["ours"].get(r.key), r) for r in ROWS if r.bar is not None},
+               "floors": {"checked": bool(args.check_floors), "failures": floor_failures}}
+    print(json.dumps(summary, ensure_ascii=False, sort_keys=False))
+    return 1 if floor_failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

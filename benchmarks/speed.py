@@ -1,0 +1,228 @@
+"""Speed, ours vs the plain rank-bm25 baseline, each side in its own process.
+
+    python -m benchmarks.speed [--shared PATH]             # both sides, a table and one JSON line
+    python -m benchmarks.speed --side ours|bm25 [--json]   # one side (what the parent spawns)
+
+Per side: build from <shared>/site (ours: build + save_snapshot to a temp file; bm25: tokenise
+the corpus + construct BM25Okapi), load (ours: load_snapshot + .index(); bm25: pickle.load;
+median of 5), per-query latency p50/p95/p99 over the 10,000 generated `main` queries at limit 6
+(ours: index.search; bm25: get_scores + the top six), and the process's peak RSS. The sides run
+one after the other in separate processes so neither's memory or warm caches count for the
+other. The baseline child gets its document texts from the parent as JSON, so it never imports
+our ranker. Absolute times drift on shared machines: read the two columns against each other.
+Nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import pickle
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .paths import REPO, kpi_dir, shared_dir, site_dir
+
+SIDES = ("ours", "bm25")
+LOADS = 5
+LIMIT = 6
+
+
+def machine() -> dict[str, Any]:
+    return {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
+            "processor": platform.processor() or platform.machine()}
+
+
+def peak_rss_bytes() -> int:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)  # Linux reports KiB, macOS bytes
+
+
+def percentile(ordered: list[float], fraction: float) -> float:
+    """Nearest-rank percentile of an ascending list."""
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def latency(samples_ns: list[int]) -> dict[str, float]:
+    ordered = sorted(ns / 1e6 for ns in samples_ns)
+    return {"n": len(ordered), "p50_ms": percentile(ordered, 0.50), "p95_ms": percentile(ordered, 0.95),
+            "p99_ms": percentile(ordered, 0.99), "mean_ms": statistics.fmean(ordered),
+            "max_ms": ordered[-1], "total_s": sum(ordered) / 1000}
+
+
+def main_queries(shared: Path) -> list[str]:
+    data = json.loads((kpi_dir(shared) / "artificial-queries.json").read_text(encoding="utf-8"))
+    return [case["query"] for case in data["main"]]
+
+
+def timed_queries(queries: list[str], run: Any) -> list[int]:
+    samples = []
+    for query in queries:
+        start = time.perf_counter_ns()
+        run(query)
+        samples.append(time.perf_counter_ns() - start)
+    return samples
+
+
+# --- one side per process -----------------------------------------------------------------
+
+def measure_ours(shared: Path, scratch: Path) -> dict[str, Any]:
+    start = time.perf_counter()
+    from build_index import build, load_snapshot, save_snapshot
+    imported = time.perf_counter() - start
+
+    path = scratch / "snapshot.msgpack"
+    start = time.perf_counter()
+    save_snapshot(build(mirror=site_dir(shared)), path)
+    built = time.perf_counter() - start
+
+    loads, index = [], None
+    for _ in range(LOADS):
+        start = time.perf_counter()
+        index = load_snapshot(path).index()
+        loads.append(time.perf_counter() - start)
+    assert index is not None
+    samples = timed_queries(main_queries(shared), lambda q: index.search(q, limit=LIMIT))
+    return {"import_s": imported, "build_s": built, "snapshot_bytes": path.stat().st_size,
+            "load_s": statistics.median(loads), "loads_s": loads, "query": latency(samples)}
+
+
+def measure_bm25(shared: Path, scratch: Path, docs_file: Path | None) -> dict[str, Any]:
+    start = time.perf_counter()
+    from .baseline import BaselineDocument, Bm25Baseline
+    imported = time.perf_counter() - start
+
+    if docs_file is None:  # run alone: read the corpus here (its memory then counts for this side)
+        docs = export_baseline_documents(shared)
+    else:
+        docs = [BaselineDocument(**d) for d in json.loads(docs_file.read_text(encoding="utf-8"))]
+
+    start = time.perf_counter()
+    baseline = Bm25Baseline(docs)
+    built = time.perf_counter() - start
+
+    path = scratch / "bm25.pickle"
+    start = time.perf_counter()
+    with path.open("wb") as handle:
+        pickle.dump(baseline, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    saved = time.perf_counter() - start
+
+    loads = []
+    for _ in range(LOADS):
+        start = time.perf_counter()
+        with path.open("rb") as handle:
+            baseline = pickle.load(handle)
+        loads.append(time.perf_counter() - start)
+    samples = timed_queries(main_queries(shared), baseline.top6_ids)
+    return {"import_s": imported, "build_s": built, "save_s": saved, "snapshot_bytes": path.stat().st_size,
+            "load_s": statistics.median(loads), "loads_s": loads, "query": latency(samples),
+            "documents": len(docs)}
+
+
+def export_baseline_documents(shared: Path) -> list[Any]:
+    from build_index import build
+
+    from .baseline import baseline_documents
+    return baseline_documents(build(mirror=site_dir(shared)).corpus.documents)
+
+
+def run_side(side: str, shared: Path, docs_file: Path | None) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix=f"imq-speed-{side}-") as scratch:
+        if side == "ours":
+            figures = measure_ours(shared, Path(scratch))
+        else:
+            figures = measure_bm25(shared, Path(scratch), docs_file)
+    figures["peak_rss_bytes"] = peak_rss_bytes()
+    figures["side"] = side
+    return figures
+
+
+# --- the parent: both sides, side by side -------------------------------------------------
+
+def spawn(side: str, shared: Path, docs_file: Path) -> dict[str, Any]:
+    command = [sys.executable, "-m", "benchmarks.speed", "--side", side, "--json", "--shared", str(shared)]
+    if side == "bm25":
+        command += ["--docs", str(docs_file)]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"benchmarks.speed: the {side} child exited {done.returncode}:\n"
+                         f"{done.stderr.strip()}")
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise SystemExit(f"benchmarks.speed: the {side} child printed no JSON line:\n{done.stdout}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
+    q = figures["query"]
+    return [
+        ("build (s)", f"{figures['build_s']:.3f}"),
+        ("snapshot size (MB)", f"{figures['snapshot_bytes'] / 1e6:.2f}"),
+        (f"load, median of {LOADS} (ms)", f"{figures['load_s'] * 1000:.1f}"),
+        ("query p50 (ms)", f"{q['p50_ms']:.3f}"),
+        ("query p95 (ms)", f"{q['p95_ms']:.3f}"),
+        ("query p99 (ms)", f"{q['p99_ms']:.3f}"),
+        ("query mean (ms)", f"{q['mean_ms']:.3f}"),
+        (f"{q['n']} queries (s)", f"{q['total_s']:.2f}"),
+        ("peak RSS (MB)", f"{figures['peak_rss_bytes'] / 2**20:.0f}"),
+    ]
+
+
+def table(results: dict[str, dict[str, Any]]) -> str:
+    ours, bm25 = rows(results["ours"]), rows(results["bm25"])
+    lines = [f"{'':<26} {'ours':>10} {'rank-bm25':>10}", "-" * 48]
+    lines += [f"{label:<26} {a:>10} {b:>10}" for (label, a), (_l, b) in zip(ours, bm25, strict=True)]
+    return "\n".join(lines)
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shared", help="the shared folder (default $IMQ_SHARED or ../shared)")
+    ap.add_argument("--side", choices=SIDES, help="measure one side in this process")
+    ap.add_argument("--json", action="store_true", help="with --side: print only the JSON line")
+    ap.add_argument("--docs", type=Path, help=argparse.SUPPRESS)  # the parent's baseline documents
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    shared = shared_dir(args.shared)
+    if args.side:
+        figures = run_side(args.side, shared, args.docs)
+        if not args.json:
+            print("\n".join(f"{label:<26} {value:>10}" for label, value in rows(figures)))
+        print(json.dumps(figures))
+        return 0
+
+    with tempfile.TemporaryDirectory(prefix="imq-speed-") as scratch:
+        docs_file = Path(scratch) / "bm25-documents.json"
+        docs = export_baseline_documents(shared)
+        docs_file.write_text(json.dumps([d.__dict__ for d in docs], ensure_ascii=False), encoding="utf-8")
+        results = {}
+        for side in SIDES:  # one after the other: two children at once would share the two cores
+            print(f"[speed] measuring {side} in a child process", file=sys.stderr, flush=True)
+            results[side] = spawn(side, shared, docs_file)
+
+    info = machine()
+    print(f"speed on {platform.node() or 'this machine'} — {info['platform']}, {info['cpus']} CPUs "
+          f"({info['processor']}), Python {info['python']}")
+    print(table(results))
+    print("build: ours = feeds -> corpus -> index -> msgpack file; rank-bm25 = tokenise + BM25Okapi "
+          "(its corpus read not counted). Peak RSS is each child's whole run.")
+    print(json.dumps({"benchmark": "speed", "machine": info, **results}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
