@@ -25,7 +25,9 @@ STOPWORDS = frozenset(
     "it its this that these those with by from as at how what why when where which who can could "
     "should would will shall may might must there their them they he she his her so if then than "
     "into about any some all not no yes get got have has had just also use using used want need "
-    "make way vs".split()
+    "make way vs before after across through under among each every several actually really "
+    "very much most another such own else ever even still yet already again thing things "
+    "something anything everything someone anyone lot lots kind sort goes going give gives".split()
 )
 
 
