@@ -67,6 +67,7 @@ STOPWORD_WEIGHT = 0.1
 # hold the whole query: multipliers on the record's score.
 PHRASE_EXACT_BOOST = 0.6
 PHRASE_PART_BOOST = 0.25
+PHRASE_CONTENT_BOOST = 0.3  # the query's non-template words equal a curated phrase
 
 # A question-shaped query (how/what/why/can/does..., or a trailing ?) favours the records
 # written as answers to questions (g=2 answers).

@@ -315,6 +315,11 @@ def phrase_boosts(index: InvertedIndex, query: str) -> dict[int, float]:
         offer(exact, rules.PHRASE_EXACT_BOOST)
         if len(tokens) >= 2:
             offer(part, rules.PHRASE_PART_BOOST)
+    content = [t for t in tokens if t not in STOPWORDS]
+    if content and len(content) < len(tokens):  # "what is imqueue" also names the phrase "imqueue"
+        entry = index.phrases.get(" ".join(content))
+        if entry:
+            offer(entry[0], rules.PHRASE_CONTENT_BOOST)
     for size in range(len(tokens) - 1, 1, -1):
         for start in range(len(tokens) - size + 1):
             entry = index.phrases.get(" ".join(tokens[start:start + size]))
