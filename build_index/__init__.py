@@ -14,6 +14,16 @@ from .snapshot import Snapshot, SnapshotError, default_snapshot_path, load_snaps
 from .sources import BuildError, FeedUnavailable, HttpSource, MirrorSource, source_from
 
 __all__ = [
-    "FEEDS", "BuildError", "FeedUnavailable", "HttpSource", "MirrorSource", "Snapshot", "SnapshotError",
-    "build", "default_snapshot_path", "load_snapshot", "save_snapshot", "source_from",
+    "FEEDS",
+    "BuildError",
+    "FeedUnavailable",
+    "HttpSource",
+    "MirrorSource",
+    "Snapshot",
+    "SnapshotError",
+    "build",
+    "default_snapshot_path",
+    "load_snapshot",
+    "save_snapshot",
+    "source_from",
 ]

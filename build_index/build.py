@@ -63,24 +63,40 @@ def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snap
     com_sections, com_links = feeds.parse_llms(text_of("imqueue.com", "/llms.txt"))
     curated = {**com_links, **org_links}
 
-    documents = feeds.tier_one("https://imqueue.org/search-index.json",
-                               json_of("imqueue.org", "/search-index.json"), "org", curated)
-    prose, lemmas = feeds.tier_two("https://imqueue.org/search-text.json",
-                                   json_of("imqueue.org", "/search-text.json"), "org")
+    documents = feeds.tier_one(
+        "https://imqueue.org/search-index.json", json_of("imqueue.org", "/search-index.json"), "org", curated
+    )
+    prose, lemmas = feeds.tier_two(
+        "https://imqueue.org/search-text.json", json_of("imqueue.org", "/search-text.json"), "org"
+    )
     documents += prose
-    documents += feeds.tier_one("https://imqueue.org/search-peer-index.json",
-                                json_of("imqueue.org", "/search-peer-index.json"), "com", curated)
-    peer_prose, peer_lemmas = feeds.tier_two("https://imqueue.org/search-peer-text.json",
-                                             json_of("imqueue.org", "/search-peer-text.json"), "com")
+    documents += feeds.tier_one(
+        "https://imqueue.org/search-peer-index.json",
+        json_of("imqueue.org", "/search-peer-index.json"),
+        "com",
+        curated,
+    )
+    peer_prose, peer_lemmas = feeds.tier_two(
+        "https://imqueue.org/search-peer-text.json", json_of("imqueue.org", "/search-peer-text.json"), "com"
+    )
     documents += peer_prose
-    documents = with_blog_facts(documents, feeds.blog_facts(
-        "https://imqueue.org/blog/search-index.json", json_of("imqueue.org", "/blog/search-index.json")))
+    documents = with_blog_facts(
+        documents,
+        feeds.blog_facts(
+            "https://imqueue.org/blog/search-index.json", json_of("imqueue.org", "/blog/search-index.json")
+        ),
+    )
 
     status = json_of("imqueue.org", "/status.json")
-    feeds.expect("https://imqueue.org/status.json", isinstance(status, dict) and "packages" in status,
-                 "no `packages` list")
+    feeds.expect(
+        "https://imqueue.org/status.json",
+        isinstance(status, dict) and "packages" in status,
+        "no `packages` list",
+    )
     sections = {
-        host: feeds.section_ranges(f"https://{host}/search-sections.json", json_of(host, "/search-sections.json"))
+        host: feeds.section_ranges(
+            f"https://{host}/search-sections.json", json_of(host, "/search-sections.json")
+        )
         for host in ("imqueue.org", "imqueue.com")
     }
     corpus = Corpus(
@@ -101,7 +117,9 @@ def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snap
     return Snapshot(header=header, corpus=corpus, sections=sections, status=status)
 
 
-def with_blog_facts(documents: list[Document], facts: dict[str, tuple[tuple[str, ...], str]]) -> list[Document]:
+def with_blog_facts(
+    documents: list[Document], facts: dict[str, tuple[tuple[str, ...], str]]
+) -> list[Document]:
     """Blog topics and dates attach to the post's page record (and its answers and sections)."""
     out = []
     for doc in documents:

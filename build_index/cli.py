@@ -35,10 +35,19 @@ def parse_origins(values: list[str]) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="imq-build-index", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--from", dest="source", metavar="DIR|URL",
-                    help="a site mirror folder (holding imqueue.org/ and imqueue.com/) or a base URL")
-    ap.add_argument("--origin", action="append", default=[], metavar="HOST=URL",
-                    help="read HOST's feeds from URL instead of the live site (repeatable)")
+    ap.add_argument(
+        "--from",
+        dest="source",
+        metavar="DIR|URL",
+        help="a site mirror folder (holding imqueue.org/ and imqueue.com/) or a base URL",
+    )
+    ap.add_argument(
+        "--origin",
+        action="append",
+        default=[],
+        metavar="HOST=URL",
+        help="read HOST's feeds from URL instead of the live site (repeatable)",
+    )
     ap.add_argument("--out", type=Path, help=f"snapshot path (default {default_snapshot_path()})")
     ap.add_argument("--quiet", action="store_true", help="no progress and no summary line")
     args = ap.parse_args(argv)
@@ -66,8 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         counts = ", ".join(f"{k} {v}" for k, v in snapshot.header["counts"].items())
         seconds = time.perf_counter() - started
-        sys.stderr.write(f"wrote {out}: {len(snapshot.corpus.documents)} records ({counts}), "
-                         f"{size / 1024:.0f} kB in {seconds:.2f} s\n")
+        sys.stderr.write(
+            f"wrote {out}: {len(snapshot.corpus.documents)} records ({counts}), "
+            f"{size / 1024:.0f} kB in {seconds:.2f} s\n"
+        )
     return 0
 
 

@@ -109,8 +109,8 @@ def tier_one(name: str, feed: Any, site: str, curated: dict[str, CuratedLink]) -
     page_titles = {r["u"]: r["t"] for r in records if isinstance(r, dict) and r.get("g") == 0}
     for record in records:
         expect(name, isinstance(record, dict) and "u" in record and "t" in record, "a record lacks `u`/`t`")
-        tier = TIER_OF_GROUP.get(record.get("g"))
-        expect(name, tier is not None, f"record {record.get('u')!r} has unknown group {record.get('g')!r}")
+        tier = TIER_OF_GROUP.get(record.get("g"), "")
+        expect(name, bool(tier), f"record {record.get('u')!r} has unknown group {record.get('g')!r}")
         path, title, kind = str(record["u"]), str(record["t"]), str(record.get("k", ""))
         link = curated.get(canonical(site, page_of(path)))
         package = str(record.get("p", ""))
@@ -122,12 +122,23 @@ def tier_one(name: str, feed: Any, site: str, curated: dict[str, CuratedLink]) -
             section = kind or page_titles.get(page_of(path), "")
         else:
             section = link.section if link else kind
-        docs.append(Document(
-            path=path, site=site, tier=tier, title=title, kind=kind, summary=str(record.get("s", "")),
-            keywords=str(record.get("w", "")), package=package, section=section, parent=parent,
-            member=member, deprecated=bool(record.get("d")),
-            curated=link.description if link and tier == "page" and page_of(path) == path else "",
-        ))
+        docs.append(
+            Document(
+                path=path,
+                site=site,
+                tier=tier,
+                title=title,
+                kind=kind,
+                summary=str(record.get("s", "")),
+                keywords=str(record.get("w", "")),
+                package=package,
+                section=section,
+                parent=parent,
+                member=member,
+                deprecated=bool(record.get("d")),
+                curated=link.description if link and tier == "page" and page_of(path) == path else "",
+            )
+        )
     return docs
 
 
@@ -143,10 +154,20 @@ def tier_two(name: str, feed: Any, site: str) -> tuple[list[Document], dict[str,
         expect(name, isinstance(page_index, int) and 0 <= page_index < len(pages), "bad page index")
         page_url, page_title, page_kind = pages[page_index]
         path = page_url + (f"#{anchor}" if anchor else "")
-        docs.append(Document(
-            path=path, site=site, tier="section", title=heading or page_title, kind=page_kind,
-            section=page_title, parent=page_url, heading=heading, text=str(text), emphasis=str(emphasis),
-        ))
+        docs.append(
+            Document(
+                path=path,
+                site=site,
+                tier="section",
+                title=heading or page_title,
+                kind=page_kind,
+                section=page_title,
+                parent=page_url,
+                heading=heading,
+                text=str(text),
+                emphasis=str(emphasis),
+            )
+        )
     return docs, {str(k): str(v) for k, v in lemmas.items()}
 
 
@@ -163,7 +184,9 @@ def section_ranges(name: str, feed: Any) -> dict[str, dict[str, list[int]]]:
     check_version(name, feed)
     pages = feed.get("pages")
     expect(name, isinstance(pages, dict), "`pages` is not an object")
-    return {str(p): {str(a): [int(r[0]), int(r[1])] for a, r in anchors.items()} for p, anchors in pages.items()}
+    return {
+        str(p): {str(a): [int(r[0]), int(r[1])] for a, r in anchors.items()} for p, anchors in pages.items()
+    }
 
 
 def canonical(site: str, path: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 
 from ranker import Index
 from ranker.corpus import Corpus
@@ -55,8 +55,14 @@ def default_snapshot_path() -> Path:
 
 def encode(snapshot: Snapshot) -> bytes:
     body = msgpack.packb(
-        {"corpus": snapshot.corpus.to_wire(), "sections": snapshot.sections, "status": snapshot.status,
-         "index": snapshot.index_wire if snapshot.index_wire is not None else Index(snapshot.corpus).to_wire()},
+        {
+            "corpus": snapshot.corpus.to_wire(),
+            "sections": snapshot.sections,
+            "status": snapshot.status,
+            "index": snapshot.index_wire
+            if snapshot.index_wire is not None
+            else Index(snapshot.corpus).to_wire(),
+        },
         use_bin_type=True,
     )
     header = {**snapshot.header, "format": FORMAT_VERSION, "body_sha256": hashlib.sha256(body).hexdigest()}
@@ -71,7 +77,9 @@ def save_snapshot(snapshot: Snapshot, path: Path) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(prefix=".snapshot-", suffix=".tmp", dir=path.parent)
     except OSError as error:
-        raise SnapshotError(f"{path}: cannot write there ({error.strerror}); pass --out with a writable path")
+        raise SnapshotError(
+            f"{path}: cannot write there ({error.strerror}); pass --out with a writable path"
+        ) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -116,5 +124,10 @@ def decode(path: Path, raw: bytes, fix: str) -> Snapshot:
     if hashlib.sha256(body).hexdigest() != header.get("body_sha256"):
         raise SnapshotError(f"{path}: checksum mismatch (the file is damaged); {fix}")
     data = msgpack.unpackb(body, raw=False)
-    return Snapshot(header=header, corpus=Corpus.from_wire(data["corpus"]), sections=data["sections"],
-                    status=data["status"], index_wire=data.get("index"))
+    return Snapshot(
+        header=header,
+        corpus=Corpus.from_wire(data["corpus"]),
+        sections=data["sections"],
+        status=data["status"],
+        index_wire=data.get("index"),
+    )

@@ -36,12 +36,19 @@ class Index:
     def to_wire(self) -> dict[str, Any]:
         return self.inverted.to_wire()
 
-    def search(self, query: str, limit: int = 6, package: str | None = None,
-               explain: bool = False) -> SearchResponse:
+    def search(
+        self, query: str, limit: int = 6, package: str | None = None, explain: bool = False
+    ) -> SearchResponse:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
-        return search(self.inverted, query, limit=limit, package=package, explain=explain,
-                      sections=self.corpus.section_names)
+        return search(
+            self.inverted,
+            query,
+            limit=limit,
+            package=package,
+            explain=explain,
+            sections=self.corpus.section_names,
+        )
 
 
 def load(path: str | Path) -> Index:

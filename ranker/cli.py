@@ -29,17 +29,28 @@ def parser() -> argparse.ArgumentParser:
         prog="imq-search",
         description="Search the @imqueue docs corpus with the same ranker the MCP server uses.",
     )
-    ap.add_argument("query", nargs="?", help="the search query, e.g. \"expose a method\"")
+    ap.add_argument("query", nargs="?", help='the search query, e.g. "expose a method"')
     ap.add_argument("--limit", type=int, default=6, help="results to show (1-200, default 6)")
     ap.add_argument("--package", help="only this package's records: rpc or @imqueue/rpc")
-    ap.add_argument("--explain", action="store_true",
-                    help="per result: matched terms, fields, forms, IDF, caps and demotions")
+    ap.add_argument(
+        "--explain",
+        action="store_true",
+        help="per result: matched terms, fields, forms, IDF, caps and demotions",
+    )
     ap.add_argument("--json", action="store_true", help="print the response as JSON")
     ap.add_argument("--snapshot", type=Path, help="snapshot file (default: the user cache snapshot)")
-    ap.add_argument("--from", dest="source", metavar="DIR|URL",
-                    help="build the corpus in memory from a site mirror folder or a base URL")
-    ap.add_argument("--batch", type=Path, metavar="FILE",
-                    help="JSON lines {\"query\": ...}: write one results line per query to stdout")
+    ap.add_argument(
+        "--from",
+        dest="source",
+        metavar="DIR|URL",
+        help="build the corpus in memory from a site mirror folder or a base URL",
+    )
+    ap.add_argument(
+        "--batch",
+        type=Path,
+        metavar="FILE",
+        help='JSON lines {"query": ...}: write one results line per query to stdout',
+    )
     return ap
 
 
@@ -70,7 +81,7 @@ def run_batch(index: Index, path: Path, out: TextIO) -> int:
             if not isinstance(query, str):
                 raise TypeError
         except (json.JSONDecodeError, KeyError, TypeError):
-            raise UsageError(f"{path}:{number}: expected a JSON line like {{\"query\": \"...\"}}") from None
+            raise UsageError(f'{path}:{number}: expected a JSON line like {{"query": "..."}}') from None
         out.write(json.dumps(batch_line(index, query, item.get("package")), ensure_ascii=False) + "\n")
     return EXIT_RESULTS
 
@@ -79,7 +90,9 @@ def batch_line(index: Index, query: str, package: str | None = None) -> dict[str
     response = index.search(query, limit=rules.BATCH_DEPTH, package=package)
     line: dict[str, Any] = {
         "query": query,
-        "results": [{"u": h.path, "external": h.external, "score": round(h.score, 6)} for h in response.results],
+        "results": [
+            {"u": h.path, "external": h.external, "score": round(h.score, 6)} for h in response.results
+        ],
     }
     if response.corrected:
         line["corrected"] = response.corrected
@@ -113,8 +126,11 @@ def print_miss(response: SearchResponse, out: TextIO) -> None:
 
 
 def response_json(response: SearchResponse) -> dict[str, Any]:
-    data: dict[str, Any] = {"query": response.query, "count": len(response.results),
-                            "results": [h.as_dict() for h in response.results]}
+    data: dict[str, Any] = {
+        "query": response.query,
+        "count": len(response.results),
+        "results": [h.as_dict() for h in response.results],
+    }
     if response.corrected:
         data["corrected"] = response.corrected
     if response.miss:
@@ -127,7 +143,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         if args.batch is None and args.query is None:
-            raise UsageError("give a query, e.g. imq-search \"expose a method\", or --batch FILE")
+            raise UsageError('give a query, e.g. imq-search "expose a method", or --batch FILE')
         if args.batch is not None and args.query is not None:
             raise UsageError("give a query or --batch FILE, not both")
         if not 1 <= args.limit <= 200:

@@ -105,8 +105,11 @@ class Corpus:
 
     def to_wire(self) -> dict[str, Any]:
         return {
-            "documents": (self.documents.wire_rows() if isinstance(self.documents, LazyDocuments)
-                          else [d.to_wire() for d in self.documents]),
+            "documents": (
+                self.documents.wire_rows()
+                if isinstance(self.documents, LazyDocuments)
+                else [d.to_wire() for d in self.documents]
+            ),
             "lemmas": self.lemmas,
             "section_names": self.section_names,
         }

@@ -14,6 +14,7 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from . import rules
 from .corpus import Corpus, Document
@@ -55,9 +56,18 @@ class InvertedIndex:
     """Postings per word as two packed arrays (document ids, weights), decoded on first use,
     so a snapshot loads without rebuilding anything."""
 
-    def __init__(self, corpus: Corpus, packed: dict[str, bytes], roots: dict[str, list[str]],
-                 phrases: dict[str, list[list[int]]], symbol_names: dict[str, list[int]],
-                 external: bytes, factor: bytes, url_order: bytes, answers: list[int]) -> None:
+    def __init__(
+        self,
+        corpus: Corpus,
+        packed: dict[str, bytes],
+        roots: dict[str, list[str]],
+        phrases: dict[str, list[list[int]]],
+        symbol_names: dict[str, list[int]],
+        external: bytes,
+        factor: bytes,
+        url_order: bytes,
+        answers: list[int],
+    ) -> None:
         self.documents = corpus.documents
         self.size = len(self.documents)
         self.lemmas = corpus.lemmas
@@ -90,24 +100,34 @@ class InvertedIndex:
         for doc_id, doc in enumerate(corpus.documents):
             if doc.tier == "symbol":
                 names[phrase_key(doc.title.rsplit(".", 1)[-1]).replace(" ", "")].append(doc_id)
-        return cls(corpus, packed, {root: sorted(ws) for root, ws in sorted(roots.items())},
-                   curated_phrases(corpus.documents), dict(sorted(names.items())),
-                   bytes(doc.external for doc in corpus.documents),
-                   array("f", (record_multiplier(doc)[0] for doc in corpus.documents)).tobytes(),
-                   url_order(corpus.documents).tobytes(),
-                   [i for i, doc in enumerate(corpus.documents) if doc.tier == "answer"])
+        return cls(
+            corpus,
+            packed,
+            {root: sorted(ws) for root, ws in sorted(roots.items())},
+            curated_phrases(corpus.documents),
+            dict(sorted(names.items())),
+            bytes(doc.external for doc in corpus.documents),
+            array("f", (record_multiplier(doc)[0] for doc in corpus.documents)).tobytes(),
+            url_order(corpus.documents).tobytes(),
+            [i for i, doc in enumerate(corpus.documents) if doc.tier == "answer"],
+        )
 
-    def to_wire(self) -> dict[str, object]:
-        return {"postings": self.packed, "roots": self.roots, "phrases": self.phrases,
-                "symbol_names": self.symbol_names, "external": self.external.tobytes(),
-                "factor": self.factor.tobytes(), "url_order": self.url_order.tobytes(),
-                "answers": sorted(self.answers)}
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "postings": self.packed,
+            "roots": self.roots,
+            "phrases": self.phrases,
+            "symbol_names": self.symbol_names,
+            "external": self.external.tobytes(),
+            "factor": self.factor.tobytes(),
+            "url_order": self.url_order.tobytes(),
+            "answers": sorted(self.answers),
+        }
 
     @classmethod
-    def from_wire(cls, corpus: Corpus, wire: dict[str, object]) -> InvertedIndex:
-        return cls(corpus, wire["postings"], wire["roots"], wire["phrases"],  # type: ignore[arg-type]
-                   wire["symbol_names"], wire["external"], wire["factor"],  # type: ignore[arg-type]
-                   wire["url_order"], wire["answers"])  # type: ignore[arg-type]
+    def from_wire(cls, corpus: Corpus, wire: dict[str, Any]) -> InvertedIndex:
+        return cls(corpus, wire["postings"], wire["roots"], wire["phrases"], wire["symbol_names"],
+                   wire["external"], wire["factor"], wire["url_order"], wire["answers"])
 
     def row(self, word: str) -> tuple[array[int], array[float]]:
         decoded = self._decoded.get(word)
@@ -180,8 +200,10 @@ class InvertedIndex:
         if not close:
             return []
         best = min(edit_distance(term, w) for w in close)
-        close = sorted((w for w in close if edit_distance(term, w) == best),
-                       key=lambda w: (-self.document_frequency(w), w))
+        close = sorted(
+            (w for w in close if edit_distance(term, w) == best),
+            key=lambda w: (-self.document_frequency(w), w),
+        )
         return [Form(close[0], "typo", rules.TYPO_WEIGHT)]
 
     def deletions(self) -> dict[str, set[str]]:
@@ -252,7 +274,7 @@ def curated_phrases(documents: Sequence[Document]) -> dict[str, list[list[int]]]
                 found[" ".join(content)][0].add(doc_id)
             for size in range(2, len(tokens)):
                 for start in range(len(tokens) - size + 1):
-                    found[" ".join(tokens[start:start + size])][1].add(doc_id)
+                    found[" ".join(tokens[start : start + size])][1].add(doc_id)
     return {k: [sorted(whole), sorted(part - whole)] for k, (whole, part) in sorted(found.items())}
 
 
@@ -301,7 +323,7 @@ def deletion_variants(word: str, distance: int) -> set[str]:
     variants = {word}
     frontier = {word}
     for _ in range(distance):
-        frontier = {w[:i] + w[i + 1:] for w in frontier for i in range(len(w))}
+        frontier = {w[:i] + w[i + 1 :] for w in frontier for i in range(len(w))}
         variants |= frontier
     return variants
 

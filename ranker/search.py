@@ -1,9 +1,9 @@
 """Query -> ranked hits: term weights, per-record scores, multipliers, caps, and guidance on a miss.
 
-    plan_query      terms, their forms and IDF (stopwords dropped, typos corrected when needed)
-    score_records   sum over terms of idf^p x saturated evidence, times coverage^c
-    apply_multipliers  tier, blog demotion, deprecation
-    rank            sort, relative floor, per-parent and per-member caps, local before peer
+plan_query      terms, their forms and IDF (stopwords dropped, typos corrected when needed)
+score_records   sum over terms of idf^p x saturated evidence, times coverage^c
+apply_multipliers  tier, blog demotion, deprecation
+rank            sort, relative floor, per-parent and per-member caps, local before peer
 """
 
 from __future__ import annotations
@@ -58,9 +58,15 @@ class Hit:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "url": self.url, "title": self.title, "section": self.section, "description": self.description,
-            "kind": self.kind, "symbol": self.symbol, "external": self.external,
-            "score": round(self.score, 4), "package": self.package,
+            "url": self.url,
+            "title": self.title,
+            "section": self.section,
+            "description": self.description,
+            "kind": self.kind,
+            "symbol": self.symbol,
+            "external": self.external,
+            "score": round(self.score, 4),
+            "package": self.package,
         }
 
 
@@ -106,7 +112,7 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
             continue
         idf = index.idf(df)
         template = has_content and term in STOPWORDS
-        weight = idf ** rules.IDF_POWER * (rules.STOPWORD_WEIGHT if template else 1.0)
+        weight = idf**rules.IDF_POWER * (rules.STOPWORD_WEIGHT if template else 1.0)
         plans.append(TermPlan(term, idf, weight, tuple(forms), template))
     corrected = None
     if corrections:
@@ -168,7 +174,7 @@ def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, floa
         ids, evidence = saturated_row(index, term)
         weight = term.weight
         get = scores.get
-        for doc_id, value in zip(ids, evidence):
+        for doc_id, value in zip(ids, evidence, strict=True):
             scores[doc_id] = get(doc_id, 0.0) + weight * value
         if not term.template:
             idf, got = term.idf, matched_idf.get
@@ -194,15 +200,27 @@ def in_package(doc: Document, package: str) -> bool:
     return doc.path.startswith(f"/api/{short}/")
 
 
-def search(index: InvertedIndex, query: str, limit: int = 6, package: str | None = None,
-           explain: bool = False, sections: list[str] | None = None) -> SearchResponse:
+def search(
+    index: InvertedIndex,
+    query: str,
+    limit: int = 6,
+    package: str | None = None,
+    explain: bool = False,
+    sections: list[str] | None = None,
+) -> SearchResponse:
     """The one search function: imq-search and the MCP server's search_docs both call it."""
     if not query or not query.strip():
         return SearchResponse(query=query, results=[])
     plan = plan_query(index, query, package)
-    notes = [f"term {t.term!r}: idf {t.idf:.2f}, weight {t.weight:.2f}, forms "
-             + ", ".join(f"{f.word} ({f.kind} x{f.weight:.2f})" for f in t.forms[:6])
-             for t in plan.terms] if explain else []
+    notes = (
+        [
+            f"term {t.term!r}: idf {t.idf:.2f}, weight {t.weight:.2f}, forms "
+            + ", ".join(f"{f.word} ({f.kind} x{f.weight:.2f})" for f in t.forms[:6])
+            for t in plan.terms
+        ]
+        if explain
+        else []
+    )
     if plan.corrected and explain:
         notes.append(f"typo correction: {plan.corrected!r}")
     total = plan.total_weight or 1.0
@@ -228,7 +246,7 @@ def search(index: InvertedIndex, query: str, limit: int = 6, package: str | None
         factor = index.factor[doc_id] * (1 + boosts.get(doc_id, 0.0))
         if question and doc_id in answers:
             factor *= 1 + rules.ANSWER_BOOST
-        candidates.append((raw * coverage ** rules.COVERAGE_POWER * factor, doc_id, coverage))
+        candidates.append((raw * coverage**rules.COVERAGE_POWER * factor, doc_id, coverage))
     # Ties break on the URL, so the same query always gives the same order.
     order = index.url_order
     candidates.sort(key=lambda c: (-c[0], order[c[1]]))
@@ -238,23 +256,30 @@ def search(index: InvertedIndex, query: str, limit: int = 6, package: str | None
         doc = index.documents[doc_id]
         hit = to_hit(doc, score)
         if explain:
-            hit.explanation = explain_hit(doc, raw=scores[doc_id], coverage=coverage,
-                                          matches=term_matches(index, plan, doc_id), capped=capped,
-                                          boost=boosts.get(doc_id, 0.0))
+            hit.explanation = explain_hit(
+                doc,
+                raw=scores[doc_id],
+                coverage=coverage,
+                matches=term_matches(index, plan, doc_id),
+                capped=capped,
+                boost=boosts.get(doc_id, 0.0),
+            )
         hits.append(hit)
     if hits:
         return SearchResponse(query, hits, corrected=plan.corrected, notes=notes)
-    guidance = Guidance(sections=list(sections or []),
-                        nearest_terms=nearest_terms(index, query))
+    guidance = Guidance(sections=list(sections or []), nearest_terms=nearest_terms(index, query))
     return SearchResponse(query, [], miss=guidance, corrected=plan.corrected, notes=notes)
 
 
-def cap(index: InvertedIndex, candidates: list[tuple[float, int, float]],
-        limit: int) -> list[tuple[float, int, float, str]]:
+def cap(
+    index: InvertedIndex, candidates: list[tuple[float, int, float]], limit: int
+) -> list[tuple[float, int, float, str]]:
     """Relative floor, then the caps; local hits ahead of peer (imqueue.com) hits.
     A capped record is not dropped: it moves below every uncapped one."""
     out: dict[bool, tuple[list[tuple[float, int, float, str]], list[tuple[float, int, float, str]]]] = {
-        False: ([], []), True: ([], [])}
+        False: ([], []),
+        True: ([], []),
+    }
     tops: dict[bool, float] = {}
     peer_top = next((c[0] for c in candidates if index.external[c[1]]), None)
     if peer_top is not None:
@@ -322,7 +347,7 @@ def phrase_boosts(index: InvertedIndex, query: str) -> dict[int, float]:
             offer(entry[0], rules.PHRASE_CONTENT_BOOST)
     for size in range(len(tokens) - 1, 1, -1):
         for start in range(len(tokens) - size + 1):
-            entry = index.phrases.get(" ".join(tokens[start:start + size]))
+            entry = index.phrases.get(" ".join(tokens[start : start + size]))
             if entry:
                 offer(entry[0], rules.PHRASE_PART_BOOST * size / len(tokens))
     return boosts
@@ -330,9 +355,19 @@ def phrase_boosts(index: InvertedIndex, query: str) -> dict[int, float]:
 
 def to_hit(doc: Document, score: float) -> Hit:
     description = doc.summary or doc.curated or first_sentence(doc.text)
-    return Hit(url=doc.url, path=doc.path, title=doc.title, section=doc.section, description=description,
-               kind=doc.kind, tier=doc.tier, symbol=doc.tier == "symbol", external=doc.external,
-               score=score, package=doc.package or None)
+    return Hit(
+        url=doc.url,
+        path=doc.path,
+        title=doc.title,
+        section=doc.section,
+        description=description,
+        kind=doc.kind,
+        tier=doc.tier,
+        symbol=doc.tier == "symbol",
+        external=doc.external,
+        score=score,
+        package=doc.package or None,
+    )
 
 
 def first_sentence(text: str, limit: int = 220) -> str:
@@ -343,17 +378,25 @@ def first_sentence(text: str, limit: int = 220) -> str:
     return cut + "…"
 
 
-def explain_hit(doc: Document, raw: float, coverage: float, matches: list[tuple[TermPlan, float, Form]],
-                capped: str, boost: float) -> list[str]:
+def explain_hit(
+    doc: Document,
+    raw: float,
+    coverage: float,
+    matches: list[tuple[TermPlan, float, Form]],
+    capped: str,
+    boost: float,
+) -> list[str]:
     lines = []
     from .index import document_fields, field_weight  # local: only --explain needs it
 
     fields = {name: set(words(text)) for name, text in document_fields(doc).items()}
     for term, evidence, form in matches:
         where = [f"{name} (x{field_weight(doc, name):g})" for name, ws in fields.items() if form.word in ws]
-        lines.append(f"{term.term!r} -> {form.word!r} ({form.kind} x{form.weight:.2f}) in "
-                     f"{', '.join(where) or '?'}; idf {term.idf:.2f}, weight {term.weight:.2f}, "
-                     f"evidence {evidence:.2f} -> {term.weight * saturate(evidence):.2f}")
+        lines.append(
+            f"{term.term!r} -> {form.word!r} ({form.kind} x{form.weight:.2f}) in "
+            f"{', '.join(where) or '?'}; idf {term.idf:.2f}, weight {term.weight:.2f}, "
+            f"evidence {evidence:.2f} -> {term.weight * saturate(evidence):.2f}"
+        )
     lines.append(f"raw {raw:.3f} x coverage {coverage:.2f}^{rules.COVERAGE_POWER:g}")
     _factor, notes = record_multiplier(doc)
     lines.extend(notes)
