@@ -106,9 +106,10 @@ def tier_one(name: str, feed: Any, site: str, curated: dict[str, CuratedLink]) -
     records = feed.get("records")
     expect(name, isinstance(records, list), "`records` is not a list")
     docs = []
-    page_titles = {r["u"]: r["t"] for r in records if isinstance(r, dict) and r.get("g") == 0}
     for record in records:
         expect(name, isinstance(record, dict) and "u" in record and "t" in record, "a record lacks `u`/`t`")
+    page_titles = {r["u"]: r["t"] for r in records if r.get("g") == 0}
+    for record in records:
         tier = TIER_OF_GROUP.get(record.get("g"), "")
         expect(name, bool(tier), f"record {record.get('u')!r} has unknown group {record.get('g')!r}")
         path, title, kind = str(record["u"]), str(record["t"]), str(record.get("k", ""))
@@ -152,7 +153,9 @@ def tier_two(name: str, feed: Any, site: str) -> tuple[list[Document], dict[str,
         expect(name, isinstance(row, list) and len(row) == 5, "a section is not a 5-tuple")
         page_index, anchor, heading, text, emphasis = row
         expect(name, isinstance(page_index, int) and 0 <= page_index < len(pages), "bad page index")
-        page_url, page_title, page_kind = pages[page_index]
+        page_row = pages[page_index]
+        expect(name, isinstance(page_row, list) and len(page_row) == 3, "a page is not a [url, title, kind] row")
+        page_url, page_title, page_kind = page_row
         path = page_url + (f"#{anchor}" if anchor else "")
         docs.append(
             Document(
@@ -184,6 +187,11 @@ def section_ranges(name: str, feed: Any) -> dict[str, dict[str, list[int]]]:
     check_version(name, feed)
     pages = feed.get("pages")
     expect(name, isinstance(pages, dict), "`pages` is not an object")
+    for anchors in pages.values():
+        expect(name, isinstance(anchors, dict), "a page's anchors are not an object")
+        for line_range in anchors.values():
+            expect(name, isinstance(line_range, list) and len(line_range) == 2
+                   and all(isinstance(n, int) for n in line_range), "a line range is not [start, end]")
     return {
         str(p): {str(a): [int(r[0]), int(r[1])] for a, r in anchors.items()} for p, anchors in pages.items()
     }

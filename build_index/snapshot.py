@@ -21,7 +21,7 @@ from ranker.corpus import Corpus
 
 from .sources import BuildError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # bump whenever the corpus or index wire form changes
 
 
 class SnapshotError(BuildError):
@@ -40,7 +40,13 @@ class Snapshot:
         """The ready-to-search index: stored postings when present, else built now."""
         if self.index_wire is None:
             self.index_wire = Index(self.corpus).to_wire()
-        return Index.from_wire(self.corpus, self.index_wire)
+        try:
+            return Index.from_wire(self.corpus, self.index_wire)
+        except (KeyError, TypeError, ValueError):
+            raise SnapshotError(
+                "the snapshot's index was written by another version of imqueue-mcp; "
+                "rebuild it with `imq-build-index` (or `imq-build-index --from DIR` offline)"
+            ) from None
 
     @property
     def fetched_at(self) -> str:

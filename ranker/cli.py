@@ -72,6 +72,8 @@ def run_batch(index: Index, path: Path, out: TextIO) -> int:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as error:
         raise UsageError(f"{path}: cannot read ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text; write one JSON object per line, UTF-8 encoded") from None
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue

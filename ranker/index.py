@@ -67,6 +67,7 @@ class InvertedIndex:
         factor: bytes,
         url_order: bytes,
         answers: list[int],
+        packages: list[str],
     ) -> None:
         self.documents = corpus.documents
         self.size = len(self.documents)
@@ -87,6 +88,7 @@ class InvertedIndex:
         self.url_order = array("I")  # per record: its rank in URL order, the tie-break
         self.url_order.frombytes(url_order)
         self.answers = frozenset(answers)  # records written as answers to a question (g=2)
+        self.packages = packages  # every package a record belongs to, for the filter's check
 
     @classmethod
     def build(cls, corpus: Corpus) -> InvertedIndex:
@@ -110,6 +112,7 @@ class InvertedIndex:
             array("f", (record_multiplier(doc)[0] for doc in corpus.documents)).tobytes(),
             url_order(corpus.documents).tobytes(),
             [i for i, doc in enumerate(corpus.documents) if doc.tier == "answer"],
+            sorted({doc.package.lower() for doc in corpus.documents if doc.package}),
         )
 
     def to_wire(self) -> dict[str, Any]:
@@ -122,12 +125,13 @@ class InvertedIndex:
             "factor": self.factor.tobytes(),
             "url_order": self.url_order.tobytes(),
             "answers": sorted(self.answers),
+            "packages": self.packages,
         }
 
     @classmethod
     def from_wire(cls, corpus: Corpus, wire: dict[str, Any]) -> InvertedIndex:
         return cls(corpus, wire["postings"], wire["roots"], wire["phrases"], wire["symbol_names"],
-                   wire["external"], wire["factor"], wire["url_order"], wire["answers"])
+                   wire["external"], wire["factor"], wire["url_order"], wire["answers"], wire["packages"])
 
     def row(self, word: str) -> tuple[array[int], array[float]]:
         decoded = self._decoded.get(word)

@@ -210,8 +210,11 @@ def search(
 ) -> SearchResponse:
     """The one search function: imq-search and the MCP server's search_docs both call it."""
     if not query or not query.strip():
-        return SearchResponse(query=query, results=[])
+        return SearchResponse(query=query, results=[], miss=Guidance(list(sections or []), []))
     plan = plan_query(index, query, package)
+    if plan.package and plan.package not in index.packages:
+        raise ValueError(f"unknown package {plan.package!r}; the filter takes one of: "
+                         + ", ".join(p.removeprefix("@imqueue/") for p in index.packages))
     notes = (
         [
             f"term {t.term!r}: idf {t.idf:.2f}, weight {t.weight:.2f}, forms "
@@ -241,7 +244,7 @@ def search(
         if plan.package and not in_package(index.documents[doc_id], plan.package):
             continue
         coverage = matched_idf.get(doc_id, 0.0) / total
-        if coverage < floor:
+        if coverage < floor or (content_terms and coverage == 0.0):  # template words alone say nothing
             continue
         factor = index.factor[doc_id] * (1 + boosts.get(doc_id, 0.0))
         if question and doc_id in answers:

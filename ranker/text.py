@@ -47,6 +47,8 @@ def words(text: str) -> list[str]:
         whole = raw.lower()
         out.append(whole)
         pieces = [p for p in re.split(r"[._\-/]+", raw) if p]
+        if re.search(r"[./]", raw) and re.search(r"[-_]", raw):  # @imqueue/pg-prisma -> pg-prisma
+            out.extend(p.lower() for p in re.split(r"[./]+", raw) if p and re.search(r"[-_]", p))
         if len(pieces) > 1:  # RedisQueue.send -> redisqueue, send (each piece whole)
             out.append("".join(p.lower() for p in pieces))
             out.extend(p.lower() for p in pieces)
