@@ -154,7 +154,9 @@ def tier_two(name: str, feed: Any, site: str) -> tuple[list[Document], dict[str,
         page_index, anchor, heading, text, emphasis = row
         expect(name, isinstance(page_index, int) and 0 <= page_index < len(pages), "bad page index")
         page_row = pages[page_index]
-        expect(name, isinstance(page_row, list) and len(page_row) == 3, "a page is not a [url, title, kind] row")
+        expect(
+            name, isinstance(page_row, list) and len(page_row) == 3, "a page is not a [url, title, kind] row"
+        )
         page_url, page_title, page_kind = page_row
         path = page_url + (f"#{anchor}" if anchor else "")
         docs.append(
@@ -190,8 +192,13 @@ def section_ranges(name: str, feed: Any) -> dict[str, dict[str, list[int]]]:
     for anchors in pages.values():
         expect(name, isinstance(anchors, dict), "a page's anchors are not an object")
         for line_range in anchors.values():
-            expect(name, isinstance(line_range, list) and len(line_range) == 2
-                   and all(isinstance(n, int) for n in line_range), "a line range is not [start, end]")
+            expect(
+                name,
+                isinstance(line_range, list)
+                and len(line_range) == 2
+                and all(isinstance(n, int) for n in line_range),
+                "a line range is not [start, end]",
+            )
     return {
         str(p): {str(a): [int(r[0]), int(r[1])] for a, r in anchors.items()} for p, anchors in pages.items()
     }
