@@ -17,7 +17,8 @@ from typing import Any
 
 from .corpus import Corpus, Document
 from .index import InvertedIndex
-from .search import Guidance, Hit, SearchResponse, normalize_package, search
+from . import search as ranking
+from .search import Guidance, Hit, SearchResponse, normalize_package
 
 __all__ = ["Corpus", "Document", "Guidance", "Hit", "Index", "SearchResponse", "load", "normalize_package"]
 

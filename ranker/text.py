@@ -1,6 +1,7 @@
 """Text -> terms: words, identifier segments, inflection roots. Pure string functions.
 
-    words("Use RedisQueue.send()")   -> ["use", "redisqueue.send", "redisqueue", "redis", "queue", "send"]
+    words("Use RedisQueue.send()")   -> ["use", "redisqueue.send", "redisqueuesend", "redisqueue", "send",
+                                         "redis", "queue"]
     segment_identifier("MigrateDownOptions") -> ["migrate", "down", "options"]
     inflection_roots("retries")      -> {"retries", "retry"}
 

@@ -1,0 +1,743 @@
+"""Each ranking rule, proven on a tiny hand-written corpus: the behaviour holds with the rule, and
+flips when the rule is neutralised.
+
+The pattern: build `index_of(...)` (fixtures/corpus_tiny.py) over a few literal records, assert
+the behaviour with the real constant, then `monkeypatch` that constant in `ranker.rules` to its
+neutral value, rebuild the index (field weights are read at build time) and assert the
+behaviour is gone. Rules that have no constant (segmentation, inflection roots, whole-word
+matching, no synonyms, typo correction only for unmatched terms and never for identifier
+compounds) are neutralised by patching in the behaviour they exclude. Local-before-peer and
+URL tie-breaks are proven within one response (a better-scored peer hit still listed after; a
+reversed corpus giving the same order). Nothing here reads ../shared.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from fixtures.corpus_tiny import answer, index_of, page, section, symbol
+from ranker import Index, SearchResponse, normalize_package, rules
+from ranker import index as index_module
+from ranker.index import Form, InvertedIndex
+from ranker.text import RAW_TOKEN
+
+# `ranker.search` the attribute is the search function (re-exported by ranker/__init__), so the
+# module is taken from the import system.
+search_module = importlib.import_module("ranker.search")
+
+
+def paths(response: SearchResponse) -> list[str]:
+    return [hit.path for hit in response.results]
+
+
+def ranked(index: Index, query: str, **options: object) -> list[str]:
+    return paths(index.search(query, limit=20, **options))  # type: ignore[arg-type]
+
+
+def score_of(response: SearchResponse, path: str) -> float:
+    return next(hit.score for hit in response.results if hit.path == path)
+
+
+def above(order: list[str], first: str, second: str) -> bool:
+    return order.index(first) < order.index(second)
+
+
+# --- IDF -----------------------------------------------------------------------------------
+
+
+def idf_corpus() -> Index:
+    """`imqueue` is on every page (says little); `retry` on two (says a lot). /imqueue/ has the
+    stronger evidence for its word (title + keywords), /retry/ for the rarer one."""
+    return index_of(
+        page("/imqueue/", "imqueue", keywords="imqueue", text="retry"),
+        page("/retry/", "Retry", text="imqueue"),
+        page("/start/", "Getting started", summary="imqueue basics"),
+        page("/clients/", "Clients", summary="an imqueue client"),
+        page("/deploy/", "Deploy", summary="imqueue on kubernetes"),
+    )
+
+
+def test_rare_term_outweighs_common_term(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ranked(idf_corpus(), "imqueue retry")[0] == "/retry/"
+
+    monkeypatch.setattr(rules, "IDF_POWER", 0)  # every term counts the same
+    assert ranked(idf_corpus(), "imqueue retry")[0] == "/imqueue/"
+
+
+# --- identifier segmentation ---------------------------------------------------------------
+
+
+def segmented_corpus() -> Index:
+    return index_of(
+        symbol("MigrateDownOptions", "@imqueue/pg-prisma", kind="interface"),
+        symbol("RedisQueue.send", "@imqueue/core"),
+        page("/guide/", "Guide", text="start here"),
+    )
+
+
+def unsegmented_words(text: str) -> list[str]:
+    return [match.group().lower() for match in RAW_TOKEN.finditer(text)]
+
+
+@pytest.mark.parametrize(
+    ("query", "title"),
+    [("down", "MigrateDownOptions"), ("options", "MigrateDownOptions"),
+     ("send", "RedisQueue.send"), ("redis", "RedisQueue.send")],
+)
+def test_identifier_segments_find_the_symbol(monkeypatch: pytest.MonkeyPatch, query: str, title: str) -> None:
+    response = segmented_corpus().search(query)
+    assert [hit.title for hit in response.results][:1] == [title]
+
+    monkeypatch.setattr(index_module, "words", unsegmented_words)  # index whole tokens only
+    response = segmented_corpus().search(query)
+    assert title not in [hit.title for hit in response.results]
+
+
+def test_whole_dotted_name_finds_its_symbol() -> None:
+    assert segmented_corpus().search("RedisQueue.send").results[0].title == "RedisQueue.send"
+
+
+# --- prefixes ------------------------------------------------------------------------------
+
+
+def prefix_corpus() -> Index:
+    """/watch/ has `watch` as a whole word in a two-word title; /watcher/ has `watcher` alone (a
+    shorter title, so more evidence per word)."""
+    return index_of(
+        page("/watch/", "Watch events"),
+        page("/watcher/", "Watcher"),
+        page("/other/", "Queue lifecycle"),
+    )
+
+
+def test_prefix_of_segment_scores_below_whole_segment(monkeypatch: pytest.MonkeyPatch) -> None:
+    order = ranked(prefix_corpus(), "watch")
+    assert order[:2] == ["/watch/", "/watcher/"]  # the prefix still matches, below the whole word
+
+    monkeypatch.setattr(rules, "PREFIX_WEIGHT", 1.0)  # a prefix as good as the word (but its length)
+    assert ranked(prefix_corpus(), "watch")[0] == "/watcher/"
+
+
+def test_prefix_matches_a_segment_inside_an_identifier() -> None:
+    index = index_of(symbol("ConfigWatcher", "@imqueue/core", kind="class"), page("/x/", "Other"))
+    assert index.search("watch").results[0].title == "ConfigWatcher"
+
+
+def test_fragment_under_four_characters_matches_nothing_by_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus = (page("/queue/", "Queue"), page("/other/", "Broker"))
+    assert ranked(index_of(*corpus), "que") == []
+    assert ranked(index_of(*corpus), "queu") == ["/queue/"]  # four characters do
+
+    monkeypatch.setattr(rules, "MIN_PREFIX", 1)
+    assert ranked(index_of(*corpus), "que") == ["/queue/"]
+
+
+# --- no match in the middle of a word ------------------------------------------------------
+
+
+def infix_corpus() -> Index:
+    return index_of(
+        page("/migrate/", "Migrate", summary="description of the migration tool"),
+        symbol("RateLimiter", "@imqueue/rpc", kind="class"),
+        page("/network/", "Network", summary="bind to an IP address"),
+    )
+
+
+def with_infix_matching(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the rule excludes: a term also reaching every word it sits inside."""
+    real_forms = InvertedIndex.forms
+
+    def forms(self: InvertedIndex, term: str) -> list[Form]:
+        found = real_forms(self, term)
+        reached = {form.word for form in found}
+        return found + [Form(word, "infix", rules.PREFIX_WEIGHT) for word in self.vocabulary
+                        if term in word and word not in reached]
+
+    monkeypatch.setattr(InvertedIndex, "forms", forms)
+
+
+@pytest.mark.parametrize(("query", "wanted", "inside"),
+                         [("rate", "/api/rpc/latest/rpc.ratelimiter/", "/migrate/"),
+                          ("ip", "/network/", "/migrate/")])
+def test_term_never_matches_the_middle_of_a_longer_word(
+        monkeypatch: pytest.MonkeyPatch, query: str, wanted: str, inside: str) -> None:
+    order = ranked(infix_corpus(), query)
+    assert order == [wanted]  # `rate` is not in migrate, `ip` not in description
+
+    with_infix_matching(monkeypatch)
+    assert inside in ranked(infix_corpus(), query)
+
+
+# --- inflections ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "written"),
+    [("retries", "retrying"), ("retrying", "retries"), ("queued", "queues"), ("validation", "validated"),
+     ("compression", "compressed"), ("exposing", "exposes"), ("libraries", "library"), ("boxes", "box")],
+)
+def test_inflections_match_form_to_form(monkeypatch: pytest.MonkeyPatch, query: str, written: str) -> None:
+    corpus = (page("/hit/", written.capitalize()), page("/other/", "Broker"))
+    response = index_of(*corpus).search(query, explain=True)
+    assert paths(response) == ["/hit/"]
+    assert response.corrected is None  # reached as an inflection, not as a typo
+    assert any(line.startswith(f"{query!r} -> {written!r} (inflection x")
+               for line in response.results[0].explanation)
+
+    monkeypatch.setattr(index_module, "inflection_roots", lambda word: frozenset({word}))
+    response = index_of(*corpus).search(query)
+    assert response.results == [] or response.corrected == written  # at best a typo guess (queued)
+
+
+def test_inflection_scores_below_the_word_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Same shape (the words sit in summaries: no curated title phrase in play); the inflected
+    # record sorts first by URL, so only the discount puts it second.
+    corpus = (page("/a-retry/", "Calls", summary="retry"), page("/b-retries/", "Calls", summary="retries"),
+              page("/other/", "Broker"))
+    assert ranked(index_of(*corpus), "retries")[:2] == ["/b-retries/", "/a-retry/"]
+
+    monkeypatch.setattr(rules, "INFLECTION_WEIGHT", 1.0)
+    assert ranked(index_of(*corpus), "retries")[:2] == ["/a-retry/", "/b-retries/"]
+
+
+# --- no synonyms ---------------------------------------------------------------------------
+
+
+def test_a_synonym_does_not_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus = (page("/remove/", "Remove a service"), page("/other/", "Broker"))
+    response = index_of(*corpus).search("delete")
+    assert response.results == [] and response.miss is not None
+
+    real_forms = InvertedIndex.forms  # what the rule excludes: a synonym map
+    synonyms = {"delete": "remove"}
+
+    def forms(self: InvertedIndex, term: str) -> list[Form]:
+        found = real_forms(self, term)
+        return found + ([Form(synonyms[term], "synonym", 1.0)] if term in synonyms else [])
+
+    monkeypatch.setattr(InvertedIndex, "forms", forms)
+    assert ranked(index_of(*corpus), "delete") == ["/remove/"]
+
+
+# --- a symbol's summary, a symbol's package -----------------------------------------------
+
+
+def summary_corpus() -> Index:
+    return index_of(
+        symbol("Pinger.beat", "@imqueue/core", summary="Sends a heartbeat"),
+        page("/guide/heartbeat/", "Heartbeat"),
+        page("/guide/liveness/", "Liveness", summary="The service sends a heartbeat every second"),
+        page("/guide/other/", "Broker"),
+    )
+
+
+def test_symbol_matched_on_summary_alone_ranks_below_title_match() -> None:
+    order = ranked(summary_corpus(), "heartbeat")
+    assert "/api/core/latest/core.pinger.beat/" in order  # found by its summary alone
+    assert order[0] == "/guide/heartbeat/"
+
+
+def test_symbol_summary_counts_below_a_page_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    symbol_path = "/api/core/latest/core.pinger.beat/"
+    assert above(ranked(summary_corpus(), "heartbeat"), "/guide/liveness/", symbol_path)
+
+    monkeypatch.setattr(rules, "SYMBOL_SUMMARY_WEIGHT", rules.FIELD_WEIGHTS["summary"])
+    assert above(ranked(summary_corpus(), "heartbeat"), symbol_path, "/guide/liveness/")
+
+
+def package_corpus() -> Index:
+    return index_of(
+        symbol("IMQService", "@imqueue/rpc", kind="class", summary="Base class of a service"),
+        symbol("IMQClient", "@imqueue/rpc", kind="class", summary="Base class of a client"),
+        symbol("RedisQueue", "@imqueue/core", kind="class", summary="The message queue"),
+        page("/guide/start/", "Getting started", text="install imqueue and its rpc layer, then a service"),
+    )
+
+
+@pytest.mark.parametrize("query", ["rpc", "@imqueue/rpc"])
+def test_package_style_query_finds_its_symbols(monkeypatch: pytest.MonkeyPatch, query: str) -> None:
+    rpc_symbols = {"/api/rpc/latest/rpc.imqservice/", "/api/rpc/latest/rpc.imqclient/"}
+    top = package_corpus().search(query, limit=20).results[:2]
+    assert {hit.path for hit in top} == rpc_symbols and all(hit.score > 0 for hit in top)
+
+    monkeypatch.setitem(rules.FIELD_WEIGHTS, "package", 0.0)
+    response = package_corpus().search(query, limit=20)
+    assert all(hit.score == 0.0 for hit in response.results if hit.path in rpc_symbols)
+
+
+def filter_corpus() -> Index:
+    return index_of(
+        symbol("IMQClient.send", "@imqueue/rpc"),
+        symbol("RedisQueue.send", "@imqueue/core"),
+        page("/api/rpc/", "rpc", summary="how to send a call"),  # not a symbol: in by its path
+        page("/guide/send/", "Send", summary="send a message"),
+    )
+
+
+@pytest.mark.parametrize(("query", "package"),
+                         [("send", "rpc"), ("send", "@imqueue/rpc"), ("send", "RPC "),
+                          ("pkg:rpc send", None), ("send pkg:@imqueue/rpc", None)])
+def test_package_filter_accepts_short_or_scoped_name(query: str, package: str | None) -> None:
+    response = filter_corpus().search(query, limit=10, package=package)
+    assert sorted(paths(response)) == ["/api/rpc/", "/api/rpc/latest/rpc.imqclient.send/"]
+    # without the filter the other package's record is there
+    assert "/api/core/latest/core.redisqueue.send/" in ranked(filter_corpus(), "send")
+
+
+def test_package_names_normalise_to_the_scope() -> None:
+    assert normalize_package("rpc") == normalize_package("@imqueue/rpc") == "@imqueue/rpc"
+    assert normalize_package(" Core ") == "@imqueue/core"
+    with pytest.raises(ValueError):
+        normalize_package("  ")
+
+
+# --- blog demotion -------------------------------------------------------------------------
+
+
+def test_doc_page_wins_a_near_tie_with_a_blog_post(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The post has slightly the better match (shorter prose), and sorts first by URL.
+    post_text = "a retry " + "word " * 18
+    page_text = "a retry " + "word " * 22
+
+    def corpus() -> Index:
+        return index_of(page("/blog/retries/", "Retries", text=post_text),
+                        page("/guide/retries/", "Retries", text=page_text))
+
+    assert ranked(corpus(), "retry") == ["/guide/retries/", "/blog/retries/"]
+
+    monkeypatch.setattr(rules, "BLOG_DEMOTION", 1.0)
+    assert ranked(corpus(), "retry") == ["/blog/retries/", "/guide/retries/"]
+
+
+def test_decisively_better_blog_post_still_leads(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:
+        return index_of(page("/blog/retries/", "Retry strategies", keywords="retry"),
+                        page("/guide/calls/", "Calls", text="a call may retry once"))
+
+    assert ranked(corpus(), "retry")[0] == "/blog/retries/"  # a multiplier, not a wall
+
+    monkeypatch.setattr(rules, "BLOG_DEMOTION", 0.0)  # a wall would bury it
+    assert ranked(corpus(), "retry")[0] == "/guide/calls/"
+
+
+# --- caps ----------------------------------------------------------------------------------
+
+
+def parent_corpus() -> Index:
+    return index_of(
+        symbol("Broker.publish", "@imqueue/core"),
+        symbol("Broker.publishMany", "@imqueue/core"),
+        symbol("Broker.publishLater", "@imqueue/core"),
+        page("/guide/events/", "Events", text="services publish events"),
+    )
+
+
+def test_third_member_of_a_parent_moves_below_uncapped_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    response = parent_corpus().search("publish", limit=10, explain=True)
+    order = paths(response)
+    assert order[2] == "/guide/events/"
+    last = response.results[3]
+    assert last.path.startswith("/api/core/latest/core.broker.")
+    assert last.score > score_of(response, "/guide/events/")  # it outscored the page, yet sits below
+    assert any("per-parent cap (2 from Broker)" in line for line in last.explanation)
+
+    monkeypatch.setattr(rules, "PER_PARENT_CAP", 10**6)
+    assert ranked(parent_corpus(), "publish")[-1] == "/guide/events/"
+
+
+def member_corpus() -> Index:
+    return index_of(
+        symbol("RedisQueue.send", "@imqueue/core"),
+        symbol("ClusteredRedisQueue.send", "@imqueue/core"),
+        symbol("IMQClient.send", "@imqueue/rpc"),
+        page("/guide/messages/", "Messages", text="a client can send messages"),
+    )
+
+
+def test_third_member_of_the_same_name_moves_below_uncapped_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    response = member_corpus().search("send", limit=10, explain=True)
+    assert paths(response)[2] == "/guide/messages/"
+    last = response.results[3]
+    assert last.title.endswith(".send")
+    assert last.score > score_of(response, "/guide/messages/")
+    assert any("per-member cap (2 named send)" in line for line in last.explanation)
+
+    monkeypatch.setattr(rules, "PER_MEMBER_CAP", 10**6)
+    assert ranked(member_corpus(), "send")[-1] == "/guide/messages/"
+
+
+# --- long and question-shaped queries ------------------------------------------------------
+
+
+def template_corpus() -> Index:
+    """/call/ shares the question's template (how do I ... a) and one subject word; /expose/
+    has both subject words and no template."""
+    return index_of(
+        page("/call/", "How do I call a method"),
+        page("/expose/", "Expose", summary="publish a method"),
+        page("/other/", "Broker"),
+        page("/other2/", "Queue"),
+    )
+
+
+def test_template_words_weigh_less_than_subject_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ranked(template_corpus(), "how do I expose a method")[0] == "/expose/"
+
+    monkeypatch.setattr(rules, "STOPWORD_WEIGHT", 1.0)
+    assert ranked(template_corpus(), "how do I expose a method")[0] == "/call/"
+
+
+def test_a_lone_stopword_query_is_not_weighed_down() -> None:
+    index = index_of(page("/how/", "How it works"), page("/other/", "Broker"))
+    plan = search_module.plan_query(index.inverted, "how", None)
+    assert [(t.term, t.template) for t in plan.terms] == [("how", False)]
+
+
+def coverage_corpus() -> Index:
+    return index_of(
+        page("/failover/", "Redis cluster failover"),
+        page("/timeout/", "Timeout", keywords="timeout"),
+        page("/redis/", "Redis"),
+        page("/cluster/", "Cluster"),
+        page("/other/", "Broker"),
+    )
+
+
+def test_long_query_drops_records_under_the_coverage_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    query = "redis cluster failover timeout"  # four content terms: a long query
+    order = ranked(coverage_corpus(), query)
+    assert order[0] == "/failover/"
+    assert "/timeout/" not in order  # one word of four
+
+    monkeypatch.setattr(rules, "COVERAGE_FLOOR", 0.0)
+    assert "/timeout/" in ranked(coverage_corpus(), query)
+
+
+def test_short_query_has_no_coverage_floor() -> None:
+    assert "/timeout/" in ranked(coverage_corpus(), "failover timeout")
+
+
+def test_whole_question_favours_an_answer_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Same content; the page sorts first by URL, so only the answer boost lifts the answer.
+    def corpus() -> Index:
+        return index_of(page("/guide/retries/", "Retries", summary="retry a failed call"),
+                        answer("/reference/faq/#retries", "Retries", summary="retry a failed call"))
+
+    question = "how do I retry a failed call?"
+    assert ranked(corpus(), question) == ["/reference/faq/#retries", "/guide/retries/"]
+    assert ranked(corpus(), "retry failed call") == ["/guide/retries/", "/reference/faq/#retries"]
+
+    monkeypatch.setattr(rules, "ANSWER_BOOST", 0)
+    assert ranked(corpus(), question) == ["/guide/retries/", "/reference/faq/#retries"]
+
+
+@pytest.mark.parametrize(("query", "question"),
+                         [("how do I retry", True), ("retry?", True), ("can it retry", True),
+                          ("retry a call", False), ("how retry", False)])
+def test_question_shape(query: str, question: bool) -> None:
+    assert search_module.is_question(query) is question
+
+
+# --- curated phrases, symbol names ---------------------------------------------------------
+
+
+def phrase_corpus() -> Index:
+    """/brokers/ carries `message queue` as a curated keyword; /queue-messages/ has both words,
+    more of them, but never as that phrase."""
+    return index_of(
+        page("/brokers/", "Brokers", keywords="message queue, broker"),
+        page("/queue-messages/", "Queue message", summary="a message queue"),
+        page("/tuning/", "Message queue tuning guide"),
+        page("/other/", "Workers"),
+    )
+
+
+def test_query_equal_to_a_curated_phrase_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert above(ranked(phrase_corpus(), "message queue"), "/brokers/", "/queue-messages/")
+
+    monkeypatch.setattr(rules, "PHRASE_EXACT_BOOST", 0)
+    assert above(ranked(phrase_corpus(), "message queue"), "/queue-messages/", "/brokers/")
+
+
+def test_query_inside_a_curated_phrase_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:  # same words, same lengths; /a-.../ sorts first by URL
+        return index_of(page("/a-queue-message/", "Queue message tuning"),
+                        page("/b-message-queue/", "Message queue tuning"),
+                        page("/other/", "Workers"))
+
+    boosts = search_module.phrase_boosts(corpus().inverted, "message queue")
+    assert boosts == {1: rules.PHRASE_PART_BOOST}  # the query sits inside one title only
+    assert ranked(corpus(), "message queue") == ["/b-message-queue/", "/a-queue-message/"]
+
+    monkeypatch.setattr(rules, "PHRASE_PART_BOOST", 0)
+    assert ranked(corpus(), "message queue") == ["/a-queue-message/", "/b-message-queue/"]
+
+
+def test_curated_phrase_inside_a_longer_query_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    query = "tune a message queue"
+    boosts = search_module.phrase_boosts(phrase_corpus().inverted, query)
+    assert boosts[0] == pytest.approx(rules.PHRASE_PART_BOOST * 2 / 4)  # /brokers/: 2 of 4 words
+
+    monkeypatch.setattr(rules, "PHRASE_PART_BOOST", 0)
+    assert 0 not in search_module.phrase_boosts(phrase_corpus().inverted, query)
+
+
+def test_question_whose_subject_words_are_a_curated_phrase_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:  # /b-scaling/ curates `scale workers`; /a-workers/ has the words, more strongly
+        return index_of(page("/a-workers/", "Workers", keywords="scale"),
+                        page("/b-scaling/", "Deploy", keywords="scale workers"),
+                        page("/other/", "Broker"))
+
+    query = "how can I scale my workers"  # the words are not adjacent: only the content boost applies
+    assert ranked(corpus(), query)[0] == "/b-scaling/"
+
+    monkeypatch.setattr(rules, "PHRASE_CONTENT_BOOST", 0)
+    assert ranked(corpus(), query)[0] == "/a-workers/"
+
+
+def symbol_name_corpus() -> Index:
+    return index_of(
+        symbol("Logger", "@imqueue/async-logger", kind="class", summary="Writes log lines to transports"),
+        page("/guide/logging/", "Transports", summary="where the logger writes"),
+        page("/other/", "Broker"),
+    )
+
+
+def test_symbol_named_by_a_query_word_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    logger = "/api/async-logger/latest/async-logger.logger/"
+    assert ranked(symbol_name_corpus(), "logger transports")[0] == logger
+
+    monkeypatch.setattr(rules, "SYMBOL_NAME_BOOST", 0)
+    assert ranked(symbol_name_corpus(), "logger transports")[0] == "/guide/logging/"
+
+
+# --- typo correction -----------------------------------------------------------------------
+
+
+def typo_corpus() -> Index:
+    return index_of(
+        symbol("ConnectionPool", "@imqueue/pg", kind="class", summary="A pool of connections"),
+        page("/guide/connection/", "Connection", summary="open a connection"),
+        page("/guide/routing/", "Router", summary="where calls go"),
+        page("/guide/routes/", "Route table"),
+        page("/other/", "Broker"),
+    )
+
+
+def test_typo_reaching_nothing_is_corrected_and_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    response = typo_corpus().search("conection")
+    assert response.corrected == "connection"
+    assert paths(response)[0] == "/guide/connection/"
+
+    monkeypatch.setattr(rules, "MIN_TYPO", 10**6)  # no typo correction
+    response = typo_corpus().search("conection")
+    assert response.results == [] and response.corrected is None
+
+
+def test_typo_match_counts_below_the_word_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    def score(query: str) -> float:  # the word in a summary: no curated phrase, no other form
+        index = index_of(page("/guide/pools/", "Pools", summary="one connection each"),
+                         page("/other/", "Broker"))
+        return score_of(index.search(query), "/guide/pools/")
+
+    assert score("conection") < score("connection")
+
+    monkeypatch.setattr(rules, "TYPO_WEIGHT", 1.0)
+    assert score("conection") == score("connection")
+
+
+def test_term_that_matches_is_never_corrected(monkeypatch: pytest.MonkeyPatch) -> None:
+    response = typo_corpus().search("router")  # `route` is one edit away, and ignored
+    assert response.corrected is None
+    assert paths(response) == ["/guide/routing/"]
+
+    real_term_forms = InvertedIndex.term_forms  # what the rule excludes: typo forms for every term
+
+    def term_forms(self: InvertedIndex, term: str, allow_typo: bool = True) -> tuple[list[Form], int]:
+        forms, _reached = real_term_forms(self, term, allow_typo)
+        forms = forms + (self.typo_forms(term) if allow_typo else [])
+        return forms, len({doc_id for form in forms for doc_id in self.row(form.word)[0]})
+
+    monkeypatch.setattr(InvertedIndex, "term_forms", term_forms)
+    assert "/guide/routes/" in ranked(typo_corpus(), "router")
+
+
+def test_identifier_compound_is_not_typo_corrected(monkeypatch: pytest.MonkeyPatch) -> None:
+    response = typo_corpus().search("ConnectionPoll")  # its segment `connection` speaks for it
+    assert response.corrected is None
+
+    monkeypatch.setattr(search_module, "compound_terms", lambda query: set())
+    assert typo_corpus().search("ConnectionPoll").corrected == "connectionpool"
+
+
+def test_short_word_is_not_typo_corrected() -> None:
+    index = index_of(page("/cars/", "Cars"), page("/other/", "Broker"))
+    response = index.search("cqrs")  # four letters: too often a real word of its own
+    assert response.results == [] and response.corrected is None
+
+
+# --- imqueue.org before imqueue.com --------------------------------------------------------
+
+
+def test_local_hits_rank_ahead_of_peer_hits() -> None:
+    index = index_of(
+        page("/pricing/retries/", "Retry", site="com", keywords="retry"),
+        page("/guide/calls/", "Calls", text="a call may retry once"),
+    )
+    response = index.search("retry", explain=True)
+    assert [(hit.path, hit.external) for hit in response.results] == [
+        ("/guide/calls/", False), ("/pricing/retries/", True)]
+    assert response.results[1].score > response.results[0].score  # better, and still after
+    assert response.results[1].url == "https://imqueue.com/pricing/retries/"
+    assert "imqueue.com record: ranked after imqueue.org records" in response.results[1].explanation
+
+
+def peer_corpus() -> Index:
+    return index_of(
+        page("/guide/retries/", "Retry", keywords="retry"),
+        page("/guide/calls/", "Calls", text="some long prose where a call may retry once after a pause"),
+        page("/support/retries/", "Retry", site="com", keywords="retry"),
+    )
+
+
+def test_weak_local_hits_give_way_to_strong_peer_hits(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ranked(peer_corpus(), "retry") == ["/guide/retries/", "/support/retries/"]
+
+    monkeypatch.setattr(rules, "PEER_CUT", 0.0)
+    assert ranked(peer_corpus(), "retry") == ["/guide/retries/", "/guide/calls/", "/support/retries/"]
+
+
+# --- misses, empty queries, ties -----------------------------------------------------------
+
+
+def test_miss_returns_section_names_and_nearest_terms() -> None:
+    index = index_of(page("/guide/retry/", "Retry"), page("/guide/broker/", "Broker"),
+                     sections=["Guides", "API reference"])
+    response = index.search("rety")
+    assert response.results == []
+    assert response.miss is not None
+    assert response.miss.sections == ["Guides", "API reference"]
+    assert "retry" in response.miss.nearest_terms
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\t\n"])
+def test_empty_or_whitespace_query_returns_nothing(query: str) -> None:
+    response = index_of(page("/guide/retry/", "Retry")).search(query, explain=True)
+    assert response.results == [] and response.corrected is None
+    assert response.miss is None or response.miss.nearest_terms == []
+
+
+def test_limit_below_one_is_refused() -> None:
+    with pytest.raises(ValueError):
+        index_of(page("/guide/retry/", "Retry")).search("retry", limit=0)
+
+
+def test_equal_scores_order_by_url_whatever_the_corpus_order() -> None:
+    twins = [page("/guide/b-retry/", "Retry"), page("/guide/a-retry/", "Retry"), page("/guide/c/", "Broker")]
+    forward = index_of(*twins)
+    first = forward.search("retry")
+    assert first.results[0].score == first.results[1].score
+    assert paths(first) == ["/guide/a-retry/", "/guide/b-retry/"]
+    assert paths(forward.search("retry")) == paths(first)  # same query twice, same order
+    assert ranked(index_of(*reversed(twins)), "retry") == paths(first)  # not insertion order
+
+
+# --- --explain -----------------------------------------------------------------------------
+
+
+def test_explain_lines_for_matches_demotions_and_caps() -> None:
+    index = index_of(
+        page("/blog/retries/", "Retries", text="retry"),
+        symbol("Broker.retry", "@imqueue/core", deprecated=True),
+        symbol("Broker.retryLater", "@imqueue/core"),
+        symbol("Broker.retryAll", "@imqueue/core"),
+        section("/guide/calls/#retry", "Retry", text="a call may retry", parent="/guide/calls/"),
+    )
+    response = index.search("retry", limit=10, explain=True)
+    lines = {hit.path: hit.explanation for hit in response.results}
+    blog = lines["/blog/retries/"]
+    # a match line per term: the form that reached the record, the field, the evidence
+    assert any(line.startswith("'retry' -> 'retries' (inflection x0.85) in title (x3); idf ")
+               for line in blog)
+    assert any(line.startswith("'retry' -> 'retry' (as written x1.00) in title (x3)")
+               for line in lines["/guide/calls/#retry"])
+    assert any(line.startswith("raw ") and "coverage" in line for line in blog)
+    assert f"blog demotion x{rules.BLOG_DEMOTION:g}" in blog
+    assert f"deprecated x{rules.DEPRECATED_DEMOTION:g}" in lines["/api/core/latest/core.broker.retry/"]
+    assert "tier section x0.8" in lines["/guide/calls/#retry"]
+    capped = [path for path, explanation in lines.items()
+              if any(line.startswith("moved below uncapped results: per-parent cap") for line in explanation)]
+    assert len(capped) == 1
+    assert any(note.startswith("term 'retry': idf") for note in response.notes)
+
+
+def test_explain_notes_for_the_query() -> None:
+    index = index_of(
+        symbol("IMQClient.send", "@imqueue/rpc", summary="send a message to a service"),
+        answer("/api/faq/#send", "How do I send a message to a service?", summary="send it"),
+        page("/guide/connection/", "Connection"),
+    )
+    notes = index.search("how do I send a message to a service pkg:rpc", explain=True).notes
+    assert "package filter: @imqueue/rpc" in notes
+    assert f"long query: coverage floor {rules.COVERAGE_FLOOR:g}" in notes
+    assert f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g}" in notes
+    assert "typo correction: 'connection'" in index.search("conection", explain=True).notes
+    phrase = index.search("how do I send a message to a service?", explain=True)
+    assert any(line.startswith("curated phrase match x") for line in phrase.results[0].explanation)
+
+
+def test_no_explanation_unless_asked() -> None:
+    response = index_of(page("/blog/retries/", "Retries")).search("retry")
+    assert response.notes == [] and response.results[0].explanation == []
+
+
+# --- the other multipliers and floors ------------------------------------------------------
+
+
+def test_deprecated_symbol_sinks(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:  # the deprecated one sorts first by URL
+        return index_of(symbol("Alpha.connect", "@imqueue/core", deprecated=True),
+                        symbol("Beta.connect", "@imqueue/core"))
+
+    assert ranked(corpus(), "connect")[0] == "/api/core/latest/core.beta.connect/"
+
+    monkeypatch.setattr(rules, "DEPRECATED_DEMOTION", 1.0)
+    assert ranked(corpus(), "connect")[0] == "/api/core/latest/core.alpha.connect/"
+
+
+def test_prose_section_loses_a_tie_to_a_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:  # the section sorts first by URL (and prose sections hold no curated phrase)
+        return index_of(section("/a/#retries", "Notes", text="retry", parent="/a/"),
+                        page("/b/retries/", "Notes", text="retry"))
+
+    assert ranked(corpus(), "retry") == ["/b/retries/", "/a/#retries"]
+
+    monkeypatch.setitem(rules.TIER_WEIGHTS, "section", 1.0)
+    assert ranked(corpus(), "retry") == ["/a/#retries", "/b/retries/"]
+
+
+def test_results_far_below_the_top_are_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:  # the others match only `imqueue`, in a summary: a few % of /retry/
+        return index_of(page("/retry/", "Retry", keywords="retry", text="imqueue"),
+                        page("/start/", "Getting started", summary="imqueue basics for new users of it"),
+                        page("/clients/", "Clients", summary="an imqueue client"),
+                        page("/deploy/", "Deploy", summary="imqueue on kubernetes"))
+
+    assert ranked(corpus(), "imqueue retry") == ["/retry/"]
+
+    monkeypatch.setattr(rules, "RELATIVE_FLOOR", 0.0)
+    assert ranked(corpus(), "imqueue retry") == ["/retry/", "/clients/", "/deploy/", "/start/"]
+
+
+def test_matching_every_term_beats_one_term_matched_strongly(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:
+        return index_of(page("/both/", "Notes", text="queue timeout"),
+                        page("/one/", "Timeout", keywords="timeout"),
+                        page("/other/", "Broker"), page("/other2/", "Workers"))
+
+    assert ranked(corpus(), "queue timeout")[0] == "/both/"
+
+    monkeypatch.setattr(rules, "COVERAGE_POWER", 0)
+    assert ranked(corpus(), "queue timeout")[0] == "/one/"

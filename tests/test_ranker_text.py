@@ -1,0 +1,158 @@
+"""ranker.text on literal strings: identifier segments, terms, inflection roots, feed lemmas.
+
+These are the pieces the ranking rules stand on (tests/test_ranker_rules.py proves the rules
+themselves on tiny corpora)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ranker.text import STOPWORDS, fold_lemma, inflection_roots, query_terms, segment_identifier, words
+
+# --- segment_identifier -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("identifier", "segments"),
+    [
+        ("MigrateDownOptions", ["migrate", "down", "options"]),  # PascalCase
+        ("watcherCheckDelay", ["watcher", "check", "delay"]),  # camelCase
+        ("RedisQueue.send", ["redis", "queue", "send"]),  # dotted member
+        ("IMQ_CLI_HOME", ["imq", "cli", "home"]),  # SCREAMING_SNAKE
+        ("pg-prisma", ["pg", "prisma"]),  # kebab-case
+        ("imqueue/rpc", ["imqueue", "rpc"]),  # a scoped package path
+        ("IMQService", ["imq", "service"]),  # an acronym run before a capitalised word
+        ("parseJSONBody", ["parse", "json", "body"]),  # an acronym in the middle
+        ("v2Beta", ["v", "2", "beta"]),  # digits are their own segment
+        ("queue", ["queue"]),  # a plain word is one segment
+    ],
+)
+def test_identifier_splits_into_lowercase_segments(identifier: str, segments: list[str]) -> None:
+    assert segment_identifier(identifier) == segments
+
+
+def test_segments_of_an_empty_string_are_none() -> None:
+    assert segment_identifier("") == []
+
+
+# --- words ---------------------------------------------------------------------------------
+
+
+def test_words_keep_the_whole_identifier_and_add_its_segments() -> None:
+    terms = words("MigrateDownOptions")
+    assert terms[0] == "migratedownoptions"
+    assert {"migrate", "down", "options"} <= set(terms)
+
+
+def test_words_of_a_dotted_member_keep_each_part_whole_and_split() -> None:
+    terms = words("Use RedisQueue.send()")
+    assert terms[:2] == ["use", "redisqueue.send"]  # each raw token first, as written (lowercased)
+    # the dotted token joined, each dotted part whole, and the camel segments of each part
+    assert {"redisqueuesend", "redisqueue", "send", "redis", "queue"} <= set(terms)
+    assert "(" not in "".join(terms) and ")" not in "".join(terms)
+
+
+def test_words_of_snake_and_kebab_identifiers() -> None:
+    assert set(words("IMQ_CLI_HOME")) == {"imq_cli_home", "imqclihome", "imq", "cli", "home"}
+    assert set(words("pg-prisma")) == {"pg-prisma", "pgprisma", "pg", "prisma"}
+
+
+def test_words_of_a_scoped_package_drop_the_at_sign() -> None:
+    assert words("@imqueue/rpc") == ["imqueue/rpc", "imqueuerpc", "imqueue", "rpc"]
+
+
+def test_words_of_plain_prose_are_lowercased_tokens_only() -> None:
+    assert words("Start the Service, then Stop it.") == ["start", "the", "service", "then", "stop", "it"]
+
+
+def test_words_of_punctuation_alone_are_none() -> None:
+    assert words("  -- ... ?! ") == []
+
+
+def test_query_terms_are_distinct_in_order_with_stopwords_kept() -> None:
+    assert query_terms("how to retry Retry RETRY") == ["how", "to", "retry"]
+    assert "how" in STOPWORDS and "to" in STOPWORDS and "retry" not in STOPWORDS
+
+
+# --- inflection_roots ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "root"),
+    [
+        ("services", "service"),  # -s
+        ("boxes", "box"),  # -es after a sibilant
+        ("matches", "match"),  # -es after ch
+        ("processes", "process"),  # -es after s
+        ("retries", "retry"),  # -ies
+        ("libraries", "library"),
+        ("retrying", "retry"),  # -ing
+        ("exposing", "expose"),  # -ing with the silent e restored
+        ("running", "run"),  # -ing with the doubled consonant undone
+        ("queued", "queue"),  # -ed with the e restored
+        ("stopped", "stop"),  # -ed with the doubled consonant undone
+        ("copied", "copy"),  # -ied
+        ("connection", "connect"),  # -tion
+        ("connections", "connect"),  # -tions
+        ("compression", "compress"),  # -sion
+        ("validation", "validate"),  # -ation -> -ate
+        ("installation", "install"),  # -ation -> bare stem
+    ],
+)
+def test_inflection_strips_to_the_root(word: str, root: str) -> None:
+    roots = inflection_roots(word)
+    assert word in roots and root in roots
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "bus",  # shorter than five letters: never stripped
+        "class",  # -ss is not a plural
+        "status",  # -us is not a plural
+        "analysis",  # -is is not a plural
+        "address",
+        "v2ses",  # not alphabetic: left alone
+        "queue",  # no inflectional suffix
+    ],
+)
+def test_words_without_an_inflection_are_their_own_only_root(word: str) -> None:
+    assert inflection_roots(word) == frozenset({word})
+
+
+def test_calling_keeps_its_double_l() -> None:
+    roots = inflection_roots("calling")
+    assert "call" in roots and "cal" not in roots
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [("retries", "retrying"), ("connecting", "connections"), ("validated", "validation"),
+     ("exposing", "exposes"), ("queued", "queues")],
+)
+def test_two_inflections_of_one_word_share_a_root(one: str, other: str) -> None:
+    assert inflection_roots(one) & inflection_roots(other)
+
+
+def test_unrelated_words_share_no_root() -> None:
+    assert not inflection_roots("migrate") & inflection_roots("rate")
+    assert not inflection_roots("description") & inflection_roots("script")
+
+
+# --- fold_lemma ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "lemma", "folded"),
+    [
+        ("went", "go", "go"),  # irregular: suffix rules cannot reach it
+        ("indices", "index", "index"),  # irregular plural
+        ("commercially", "commercial", "commercial"),  # an -ly adverb
+        ("modes", "mod", None),  # a plain truncation is not a lemma
+        ("retries", "retr", None),
+        ("queue", "queue", None),  # the word itself
+        ("queue", "", None),  # no lemma
+    ],
+)
+def test_feed_lemma_folds_only_where_suffix_rules_cannot(word: str, lemma: str, folded: str | None) -> None:
+    assert fold_lemma(word, lemma) == folded
