@@ -42,7 +42,7 @@ class Index:
     ) -> SearchResponse:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
-        return search(
+        return ranking.search(
             self.inverted,
             query,
             limit=limit,
