@@ -239,21 +239,29 @@ def search(
     if question and explain:
         notes.append(f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g}")
     candidates: list[tuple[float, int, float]] = []
+    below_floor: list[tuple[float, int, float]] = []
     answers = index.answers
     for doc_id, raw in scores.items():
         if plan.package and not in_package(index.documents[doc_id], plan.package):
             continue
         coverage = matched_idf.get(doc_id, 0.0) / total
-        if coverage < floor or (content_terms and coverage == 0.0):  # template words alone say nothing
+        if content_terms and coverage == 0.0:  # template words alone say nothing
             continue
         factor = index.factor[doc_id] * (1 + boosts.get(doc_id, 0.0))
         if question and doc_id in answers:
             factor *= 1 + rules.ANSWER_BOOST
-        candidates.append((raw * coverage**rules.COVERAGE_POWER * factor, doc_id, coverage))
+        scored = (raw * coverage**rules.COVERAGE_POWER * factor, doc_id, coverage)
+        (candidates if coverage >= floor else below_floor).append(scored)
     # Ties break on the URL, so the same query always gives the same order.
     order = index.url_order
     candidates.sort(key=lambda c: (-c[0], order[c[1]]))
     ordered = cap(index, candidates, limit)
+    if len(ordered) < limit and below_floor and not plan.package:
+        # Records under the coverage floor never outrank one above it; they only fill a deep list.
+        seen = {index.documents[c[1]].path for c in ordered}
+        below_floor.sort(key=lambda c: (-c[0], order[c[1]]))
+        ordered += [(*c, "under the coverage floor") for c in below_floor
+                    if index.documents[c[1]].path not in seen and not index.external[c[1]]]
     hits = []
     for score, doc_id, coverage, capped in ordered[:limit]:
         doc = index.documents[doc_id]
