@@ -13,7 +13,7 @@ from ranker.corpus import Corpus, Document
 
 from . import feeds
 from .snapshot import Snapshot
-from .sources import Source, source_from
+from .sources import FeedUnavailable, Source, source_from
 
 # (host, path): every feed the corpus is built from, in reading order.
 FEEDS = (
@@ -37,8 +37,11 @@ def build(
     mirror: Path | str | None = None,
     source: Source | None = None,
     progress: Progress | None = None,
+    optional: frozenset[str] = frozenset(),
 ) -> Snapshot:
-    """Read every feed and return the snapshot. Raises BuildError with a one-line fix."""
+    """Read every feed and return the snapshot. Raises BuildError with a one-line fix.
+    Feeds whose path is in `optional` (e.g. "/status.json" for the server's live corpus, which
+    reads package facts at call time anyway) may be missing: the snapshot then lacks them."""
     if source is None:
         source = source_from(str(mirror) if mirror is not None else None, origins)
     raw: dict[tuple[str, str], bytes] = {}
@@ -46,7 +49,11 @@ def build(
         for step, (host, path) in enumerate(FEEDS, 1):
             if progress:
                 progress(step, len(FEEDS), host + path)
-            raw[(host, path)] = source.read(host, path)
+            try:
+                raw[(host, path)] = source.read(host, path)
+            except FeedUnavailable:
+                if path not in optional:
+                    raise
     finally:
         source.close()
     return assemble(raw, source.describe())
@@ -87,12 +94,13 @@ def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snap
         ),
     )
 
-    status = json_of("imqueue.org", "/status.json")
-    feeds.expect(
-        "https://imqueue.org/status.json",
-        isinstance(status, dict) and "packages" in status,
-        "no `packages` list",
-    )
+    status = json_of("imqueue.org", "/status.json") if ("imqueue.org", "/status.json") in raw else None
+    if status is not None:
+        feeds.expect(
+            "https://imqueue.org/status.json",
+            isinstance(status, dict) and "packages" in status,
+            "no `packages` list",
+        )
     sections = {
         host: feeds.section_ranges(
             f"https://{host}/search-sections.json", json_of(host, "/search-sections.json")

@@ -564,3 +564,12 @@ def test_the_ranker_loader_reports_the_same_snapshot_error(tmp_path: Path) -> No
 
     with pytest.raises(SnapshotError, match="imq-build-index"):
         ranker.load(tmp_path / "absent.msgpack")
+
+
+def test_a_feed_named_optional_may_be_missing_and_the_snapshot_then_lacks_it(tmp_path: Path) -> None:
+    site = site_copy(tmp_path)
+    (site / "imqueue.org" / "status.json").unlink()
+    snapshot = build(mirror=site, optional=frozenset({"/status.json"}))
+    assert snapshot.status is None and len(snapshot.corpus.documents) > 0
+    with pytest.raises(BuildError, match="status.json"):
+        build(mirror=site)

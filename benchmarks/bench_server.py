@@ -1,0 +1,461 @@
+"""Server benchmarks, each side by side with a bare baseline in the same run.
+
+    cold start      spawn -> initialize answer: imqueue-mcp (stdio) beside a bare SDK server
+                    with one trivial tool, alternating runs (target ratio <= 1.3)
+    search latency  search_docs round trips over stdio (raw JSON-RPC on pipes), p50 / p99,
+                    after the first call has built the corpus
+    hosted load     calls/s with 8 concurrent clients: imqueue-mcp --http (tools/call
+                    search_docs) beside a bare Starlette JSON endpoint, same uvicorn settings
+
+Docs are served from ../shared/site on loopback (read at run time). Prints a readable
+table, then one JSON line. It measures and never asserts: shared machines drift, which is
+why every figure has its baseline next to it.
+
+    .venv/bin/python benchmarks/bench_server.py [--runs 15] [--queries 300] [--seconds 5] [--workers 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import http.server
+import importlib.util
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+SITE = REPO.parent / "shared" / "site"
+PYTHON = sys.executable
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+BARE_SDK_SERVER = """\
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("bare")
+
+
+@server.tool()
+def ping() -> str:
+    \"\"\"Answer pong.\"\"\"
+    return "pong"
+
+
+server.run()
+"""
+
+BARE_STARLETTE_APP = """\
+import json
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+
+async def endpoint(request: Request) -> JSONResponse:
+    message = json.loads(await request.body())
+    return JSONResponse({"jsonrpc": "2.0", "id": message.get("id"), "result": {"content": []}})
+
+
+app = Starlette(routes=[Route("/mcp", endpoint, methods=["POST"])])
+"""
+
+QUERIES = [
+    "how do I expose a method",
+    "generate a typed client",
+    "delayed job retry",
+    "redis connection options",
+    "IMQService",
+    "cache a method result",
+    "opentelemetry tracing",
+    "pg-prisma",
+    "validate arguments",
+    "graceful shutdown",
+    "logger",
+    "imq ctl start",
+    "commercial licence",
+    "node version",
+    "lock decorator",
+    "publish subscribe events",
+    "MigrateDownOptions",
+    "rate limit",
+    "scale workers",
+    "how to test a service",
+]
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def site_origins() -> Iterator[dict[str, str]]:
+    servers = []
+    origins = {}
+    for host in ("imqueue.org", "imqueue.com"):
+        httpd = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(SITE / host))
+        )
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        servers.append(httpd)
+        origins[host] = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        yield origins
+    finally:
+        for httpd in servers:
+            httpd.shutdown()
+            httpd.server_close()
+
+
+def origin_args(origins: dict[str, str]) -> list[str]:
+    return [arg for host, url in origins.items() for arg in ("--origin", f"{host}={url}")]
+
+
+def environment(home: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "IMQ_CLI_HOME": str(home / "imq"),
+    }
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+# --- cold start ------------------------------------------------------------------------
+
+
+def time_to_initialize(command: list[str], env: dict[str, str], cwd: Path) -> float:
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(line(INITIALIZE))
+    process.stdin.flush()
+    answer = process.stdout.readline()
+    elapsed = time.perf_counter() - started
+    process.stdin.close()
+    process.wait(30)
+    if json.loads(answer).get("id") != 1:
+        raise RuntimeError(f"unexpected first frame: {answer[:200]!r}")
+    return elapsed
+
+
+def bench_cold_start(runs: int, home: Path) -> dict[str, Any]:
+    bare_script = home / "bare_sdk_server.py"
+    bare_script.write_text(BARE_SDK_SERVER)
+    env = environment(home)
+    commands = {
+        "imqueue-mcp": [PYTHON, "-m", "server", "--offline"],
+        "bare SDK server": [PYTHON, str(bare_script)],
+    }
+    for command in commands.values():  # warm the OS file cache once, untimed
+        time_to_initialize(command, env, home)
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, command in commands.items():  # alternating, so drift hits both alike
+            samples[name].append(time_to_initialize(command, env, home))
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    return {
+        "runs": runs,
+        "ours_median_ms": medians["imqueue-mcp"] * 1000,
+        "bare_median_ms": medians["bare SDK server"] * 1000,
+        "ours_p90_ms": percentile(samples["imqueue-mcp"], 0.9) * 1000,
+        "bare_p90_ms": percentile(samples["bare SDK server"], 0.9) * 1000,
+        "ratio": medians["imqueue-mcp"] / medians["bare SDK server"],
+    }
+
+
+# --- search round trips over stdio -----------------------------------------------------
+
+
+def bench_search(queries: int, origins: dict[str, str], home: Path) -> dict[str, Any]:
+    process = subprocess.Popen(
+        [PYTHON, "-m", "server", *origin_args(origins)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=environment(home),
+        cwd=home,
+    )
+    assert process.stdin is not None and process.stdout is not None
+
+    def call(request_id: int, query: str) -> dict[str, Any]:
+        message = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "search_docs", "arguments": {"query": query}},
+        }
+        process.stdin.write(line(message))  # type: ignore[union-attr]
+        process.stdin.flush()  # type: ignore[union-attr]
+        while True:
+            frame = json.loads(process.stdout.readline())  # type: ignore[union-attr]
+            if frame.get("id") == request_id:
+                return dict(frame)
+
+    try:
+        process.stdin.write(line(INITIALIZE))
+        process.stdin.flush()
+        process.stdout.readline()
+        process.stdin.write(line(INITIALIZED))
+        started = time.perf_counter()
+        first = call(2, QUERIES[0])
+        first_ms = (time.perf_counter() - started) * 1000
+        if first["result"].get("isError"):
+            raise RuntimeError(first["result"]["content"][0]["text"])
+        samples = []
+        for number in range(queries):
+            started = time.perf_counter()
+            call(3 + number, QUERIES[number % len(QUERIES)])
+            samples.append(time.perf_counter() - started)
+    finally:
+        process.stdin.close()
+        process.wait(30)
+    return {
+        "queries": queries,
+        "first_call_ms": first_ms,
+        "p50_ms": percentile(samples, 0.5) * 1000,
+        "p99_ms": percentile(samples, 0.99) * 1000,
+        "mean_ms": statistics.fmean(samples) * 1000,
+    }
+
+
+# --- hosted throughput -----------------------------------------------------------------
+
+
+@contextmanager
+def running(command: list[str], env: dict[str, str], cwd: Path, url: str) -> Iterator[None]:
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "ping"}, timeout=1)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError(f"{command[:4]} did not start") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(15)
+
+
+async def load(url: str, body: dict[str, Any], clients: int, seconds: float) -> dict[str, Any]:
+    headers = {
+        "Accept": "application/json",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    payload = json.dumps(body).encode()
+    latencies: list[float] = []
+    errors = 0
+    stop_at = time.perf_counter() + seconds
+
+    async def client_loop(client: httpx.AsyncClient) -> None:
+        nonlocal errors
+        while time.perf_counter() < stop_at:
+            started = time.perf_counter()
+            response = await client.post(url, content=payload, headers=headers)
+            if response.status_code != 200 or "error" in response.json():
+                errors += 1
+            latencies.append(time.perf_counter() - started)
+
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+        await client.post(url, content=payload, headers=headers)  # warm: builds our corpus
+        started = time.perf_counter()
+        await asyncio.gather(*(client_loop(client) for _ in range(clients)))
+        elapsed = time.perf_counter() - started
+    return {
+        "calls": len(latencies),
+        "calls_per_second": len(latencies) / elapsed,
+        "p50_ms": percentile(latencies, 0.5) * 1000,
+        "p99_ms": percentile(latencies, 0.99) * 1000,
+        "errors": errors,
+    }
+
+
+def bench_hosted(
+    seconds: float, workers: int, clients: int, origins: dict[str, str], home: Path
+) -> dict[str, Any]:
+    env = environment(home)
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    (home / "bare_starlette.py").write_text(BARE_STARLETTE_APP)
+    search = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "search_docs", "arguments": {"query": "how do I expose a method"}},
+    }
+    results = {}
+    port = free_port()
+    ours = [
+        PYTHON,
+        "-m",
+        "server",
+        "--http",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        *origin_args(origins),
+    ]
+    with running(ours, env, home, f"http://127.0.0.1:{port}/mcp"):
+        results["imqueue-mcp search_docs"] = asyncio.run(
+            load(f"http://127.0.0.1:{port}/mcp", search, clients, seconds)
+        )
+    port = free_port()
+    bare = [
+        PYTHON,
+        "-m",
+        "uvicorn",
+        "--app-dir",
+        str(home),
+        "bare_starlette:app",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--loop",
+        loop,
+        "--log-level",
+        "warning",
+    ]
+    with running(bare, env, home, f"http://127.0.0.1:{port}/mcp"):
+        results["bare Starlette endpoint"] = asyncio.run(
+            load(f"http://127.0.0.1:{port}/mcp", search, clients, seconds)
+        )
+    return {"clients": clients, "workers": workers, "seconds": seconds, "loop": loop, "results": results}
+
+
+# --- report ----------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+    }
+
+
+def report(figures: dict[str, Any]) -> None:
+    host = figures["machine"]
+    print(
+        f"Machine: {host['platform']}, {host['cpus']} CPUs, Python {host['python']}, "
+        f"load average {host['load_average']:.2f}"
+    )
+    cold = figures["cold_start"]
+    print(f"\nCold start, spawn -> initialize answer ({cold['runs']} alternating runs)")
+    print(f"  {'':<20}{'median ms':>12}{'p90 ms':>10}")
+    print(f"  {'imqueue-mcp':<20}{cold['ours_median_ms']:>12.0f}{cold['ours_p90_ms']:>10.0f}")
+    print(f"  {'bare SDK server':<20}{cold['bare_median_ms']:>12.0f}{cold['bare_p90_ms']:>10.0f}")
+    print(f"  ratio {cold['ratio']:.2f} (target <= 1.3)")
+    search = figures["search"]
+    print(
+        f"\nsearch_docs over stdio ({search['queries']} round trips; first call, which builds the corpus: "
+        f"{search['first_call_ms']:.0f} ms)"
+    )
+    print(
+        f"  p50 {search['p50_ms']:.2f} ms   p99 {search['p99_ms']:.2f} ms   mean {search['mean_ms']:.2f} ms"
+    )
+    hosted = figures["hosted"]
+    print(
+        f"\nHosted, {hosted['clients']} concurrent clients, {hosted['workers']} worker(s), "
+        f"{hosted['loop']}, {hosted['seconds']:g} s each"
+    )
+    print(f"  {'':<28}{'calls/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}")
+    for name, row in hosted["results"].items():
+        print(
+            f"  {name:<28}{row['calls_per_second']:>10.0f}{row['p50_ms']:>10.1f}{row['p99_ms']:>10.1f}"
+            f"{row['errors']:>8}"
+        )
+    print()
+    print(json.dumps(figures, sort_keys=True))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=15, help="cold-start runs per server")
+    parser.add_argument("--queries", type=int, default=300, help="search_docs round trips")
+    parser.add_argument("--seconds", type=float, default=5.0, help="load duration per HTTP server")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent HTTP clients")
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn workers for both HTTP servers")
+    args = parser.parse_args(argv)
+    if not SITE.is_dir():
+        sys.exit(f"bench_server: the site mirror is not at {SITE}; clone next to ../shared")
+    with tempfile.TemporaryDirectory(prefix="bench-server-") as temp, site_origins() as origins:
+        home = Path(temp)
+        figures = {
+            "benchmark": "server",
+            "machine": machine(),
+            "cold_start": bench_cold_start(args.runs, home),
+            "search": bench_search(args.queries, origins, home),
+            "hosted": bench_hosted(args.seconds, args.workers, args.clients, origins, home),
+        }
+    report(figures)
+
+
+if __name__ == "__main__":
+    main()

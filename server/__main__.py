@@ -1,0 +1,128 @@
+"""`imqueue-mcp` (also `python -m server`): read the configuration, then serve one transport.
+
+    imqueue-mcp [--http [--host H] [--port P] [--workers N]] [--snapshot PATH] [--offline]
+                [--origin imqueue.org=URL] [--origin imqueue.com=URL]
+                [--allow-host HOST] [--allow-origin ORIGIN]
+
+stdio is the default. Bad configuration is reported before any transport opens, as one
+line on stderr, with exit status 2. Nothing but protocol is ever written to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import NoReturn
+
+from .config import Config, ConfigError, build_config
+
+EXIT_BAD_CONFIG = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but an error is one line on stderr (no usage block) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_CONFIG, f"imqueue-mcp: error: {message} (see imqueue-mcp --help)\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="imqueue-mcp",
+        description="MCP server for the @imqueue framework: docs search, page reads, package facts, "
+        "scaffolding and (locally) an imq CLI bridge. Serves stdio unless --http is given.",
+    )
+    p.add_argument(
+        "--http", action="store_true", help="serve the hosted read-only tools over Streamable HTTP"
+    )
+    p.add_argument("--host", default=None, help="HTTP bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="HTTP port (default 8000)")
+    p.add_argument("--workers", type=int, default=None, help="HTTP worker processes (default 1)")
+    p.add_argument("--snapshot", metavar="PATH", help="docs snapshot file [env IMQUEUE_MCP_SNAPSHOT]")
+    p.add_argument(
+        "--offline", action="store_true", help="never contact the network [env IMQUEUE_MCP_OFFLINE=1]"
+    )
+    p.add_argument(
+        "--origin",
+        action="append",
+        default=[],
+        metavar="HOST=URL",
+        help="read HOST (imqueue.org or imqueue.com) from URL; repeatable "
+        "[env IMQUEUE_MCP_ORIGINS, comma-separated]",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="an extra Host header value the HTTP endpoint accepts; repeatable",
+    )
+    p.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="an extra browser Origin the HTTP endpoint accepts; repeatable",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    try:
+        config = build_config(
+            snapshot=args.snapshot,
+            offline=args.offline,
+            origins=args.origin,
+            allow_hosts=args.allow_host,
+            allow_origins=args.allow_origin,
+        )
+        http_only = [
+            flag
+            for flag, value in (("--host", args.host), ("--port", args.port), ("--workers", args.workers))
+            if value is not None
+        ]
+        if http_only and not args.http:
+            raise ConfigError(f"{http_only[0]} applies only with --http")
+        if args.port is not None and not 0 <= args.port <= 65535:
+            raise ConfigError(f"--port {args.port} is not a port number (0-65535)")
+        if args.workers is not None and args.workers < 1:
+            raise ConfigError(f"--workers {args.workers} must be at least 1")
+        log_level = os.environ.get("IMQUEUE_MCP_LOG_LEVEL", "WARNING").upper()
+        if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ConfigError(f"IMQUEUE_MCP_LOG_LEVEL={log_level!r} is not DEBUG, INFO, WARNING or ERROR")
+    except ConfigError as error:
+        sys.stderr.write(f"imqueue-mcp: error: {error}\n")
+        sys.exit(EXIT_BAD_CONFIG)
+
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=log_level,
+        format="imqueue-mcp %(levelname)s %(name)s: %(message)s",
+    )
+    if args.http:
+        from .http import run_http
+
+        port = 8000 if args.port is None else args.port
+        run_http(config, host=args.host or "127.0.0.1", port=port, workers=args.workers or 1)
+    else:
+        serve_stdio(config)
+
+
+def serve_stdio(config: Config) -> None:
+    import anyio
+
+    from .app import create_server
+    from .stdio import serve_stdio as serve
+
+    server, _ = create_server(config, hosted=False)
+    try:
+        anyio.run(serve, server)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

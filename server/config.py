@@ -1,0 +1,166 @@
+"""Server configuration: one frozen value built from flags and environment variables.
+
+Every setting has a flag and an environment variable, read the same way by both
+transports, so a hosted worker process (which only sees the environment) and the
+command line agree:
+
+    --snapshot PATH          IMQUEUE_MCP_SNAPSHOT          snapshot file (default: user cache)
+    --offline                IMQUEUE_MCP_OFFLINE=1         never contact the network
+    --origin HOST=URL        IMQUEUE_MCP_ORIGINS           fetch HOST's files from URL instead
+    --allow-host H           IMQUEUE_MCP_ALLOWED_HOSTS     extra Host values (hosted mode)
+    --allow-origin O         IMQUEUE_MCP_ALLOWED_ORIGINS   extra browser Origins (hosted mode)
+
+Flags win over the environment. Anything malformed raises `ConfigError`, whose message
+is the single line `__main__` prints before exiting with status 2.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+CANONICAL_HOSTS = ("imqueue.org", "imqueue.com")
+LIVE_ORIGINS = {host: f"https://{host}" for host in CANONICAL_HOSTS}
+
+ENV_SNAPSHOT = "IMQUEUE_MCP_SNAPSHOT"
+ENV_OFFLINE = "IMQUEUE_MCP_OFFLINE"
+ENV_ORIGINS = "IMQUEUE_MCP_ORIGINS"
+ENV_ALLOWED_HOSTS = "IMQUEUE_MCP_ALLOWED_HOSTS"
+ENV_ALLOWED_ORIGINS = "IMQUEUE_MCP_ALLOWED_ORIGINS"
+
+# Host headers and browser Origins the hosted endpoint accepts out of the box: the loopback
+# names (a local --http run) and the project's own domains. Anything else is added with
+# --allow-host / --allow-origin; protection against DNS rebinding is never switched off.
+DEFAULT_ALLOWED_HOSTS = (
+    "127.0.0.1",
+    "127.0.0.1:*",
+    "localhost",
+    "localhost:*",
+    "[::1]",
+    "[::1]:*",
+    "mcp.imqueue.org",
+)
+DEFAULT_ALLOWED_ORIGINS = (
+    "http://127.0.0.1",
+    "http://127.0.0.1:*",
+    "http://localhost",
+    "http://localhost:*",
+    "http://[::1]:*",
+    "https://imqueue.org",
+    "https://imqueue.com",
+    "https://mcp.imqueue.org",
+)
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
+
+
+class ConfigError(ValueError):
+    """Bad configuration; the message is one line naming the value and the accepted form."""
+
+
+@dataclass(frozen=True)
+class Config:
+    snapshot: Path | None = None  # None: build_index's default path, resolved when first needed
+    offline: bool = False
+    origins: Mapping[str, str] = field(default_factory=lambda: dict(LIVE_ORIGINS))
+    allowed_hosts: tuple[str, ...] = DEFAULT_ALLOWED_HOSTS
+    allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS
+
+    @property
+    def origin_overrides(self) -> dict[str, str]:
+        """Only the origins that differ from the live sites (what build_index needs to know)."""
+        return {host: url for host, url in self.origins.items() if LIVE_ORIGINS[host] != url}
+
+    def to_environment(self) -> dict[str, str]:
+        """The same configuration as environment variables, for hosted worker processes."""
+        env = {
+            ENV_OFFLINE: "1" if self.offline else "0",
+            ENV_ORIGINS: ",".join(f"{host}={url}" for host, url in self.origin_overrides.items()),
+            ENV_ALLOWED_HOSTS: ",".join(self.allowed_hosts),
+            ENV_ALLOWED_ORIGINS: ",".join(self.allowed_origins),
+        }
+        if self.snapshot is not None:
+            env[ENV_SNAPSHOT] = str(self.snapshot)
+        return env
+
+
+def parse_origin(text: str) -> tuple[str, str]:
+    """'imqueue.org=http://127.0.0.1:8101' -> ('imqueue.org', 'http://127.0.0.1:8101')."""
+    host, separator, url = text.strip().partition("=")
+    host, url = host.strip().lower(), url.strip().rstrip("/")
+    parts = urlsplit(url) if separator else None
+    if (
+        host not in CANONICAL_HOSTS
+        or parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.netloc
+        or parts.query
+        or parts.fragment
+    ):
+        raise ConfigError(
+            f"origin {text!r} is not HOST=URL with HOST one of {', '.join(CANONICAL_HOSTS)} and an "
+            "http(s) URL, e.g. imqueue.org=http://127.0.0.1:8101"
+        )
+    return host, url
+
+
+def parse_flag(name: str, text: str | None) -> bool:
+    value = (text or "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ConfigError(f"{name}={text!r} is not a boolean; use 1 or 0")
+
+
+def _split(text: str | None) -> list[str]:
+    return [item.strip() for item in (text or "").split(",") if item.strip()]
+
+
+def _snapshot_path(text: str) -> Path:
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise ConfigError(f"snapshot {text!r} is a directory; pass the snapshot file itself")
+    return path
+
+
+def build_config(
+    *,
+    snapshot: str | None = None,
+    offline: bool = False,
+    origins: Iterable[str] = (),
+    allow_hosts: Iterable[str] = (),
+    allow_origins: Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Merge flag values over the environment into a Config; raises ConfigError."""
+    env = os.environ if env is None else env
+    merged = dict(LIVE_ORIGINS)
+    for item in _split(env.get(ENV_ORIGINS)):
+        host, url = parse_origin(item)
+        merged[host] = url
+    for item in origins:
+        host, url = parse_origin(item)
+        merged[host] = url
+    snapshot_text = snapshot or env.get(ENV_SNAPSHOT) or None
+    return Config(
+        snapshot=_snapshot_path(snapshot_text) if snapshot_text else None,
+        offline=offline or parse_flag(ENV_OFFLINE, env.get(ENV_OFFLINE)),
+        origins=merged,
+        allowed_hosts=_unique((*DEFAULT_ALLOWED_HOSTS, *_split(env.get(ENV_ALLOWED_HOSTS)), *allow_hosts)),
+        allowed_origins=_unique(
+            (*DEFAULT_ALLOWED_ORIGINS, *_split(env.get(ENV_ALLOWED_ORIGINS)), *allow_origins)
+        ),
+    )
+
+
+def config_from_environment(env: Mapping[str, str] | None = None) -> Config:
+    return build_config(env=env)
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(item.strip() for item in items if item.strip()))

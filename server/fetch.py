@@ -1,0 +1,183 @@
+"""Fetching from the two @imqueue sites, and the host lock that keeps it to them.
+
+Two steps, kept apart so each can be read on its own:
+
+    parse_doc_url(text) -> DocUrl     the host lock: only https://imqueue.org/... and
+                                      https://imqueue.com/..., refused with a reason otherwise
+    Fetcher.get(host, path)           one GET through the configured origin for that host
+
+URLs shown to agents stay canonical (https://imqueue.org/...) whichever origin served
+them. A redirect is followed only while it stays on the same origin (or names the same
+canonical host); anything else is refused, never followed.
+
+Exception tree:
+
+    FetchError          the site could not be read; the message says why and what to do
+    ├── OfflineError    the server runs with --offline, so nothing was fetched
+    DocUrlError         (a ValueError) the URL is not on imqueue.org / imqueue.com
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+from .config import CANONICAL_HOSTS
+
+if TYPE_CHECKING:
+    import httpx
+
+TIMEOUT_SECONDS = 5.0
+MAX_REDIRECTS = 3
+MAX_BODY_BYTES = 16 * 1024 * 1024  # far above any real page; a bound, not a feature
+
+
+class DocUrlError(ValueError):
+    """The URL is outside the host lock; the message names it and the accepted form."""
+
+
+class FetchError(Exception):
+    """A site could not be read; the message names the URL and the next step."""
+
+
+class OfflineError(FetchError):
+    pass
+
+
+@dataclass(frozen=True)
+class DocUrl:
+    host: str  # one of CANONICAL_HOSTS
+    path: str  # absolute, normalised, no query
+    fragment: str = ""
+
+    @property
+    def canonical(self) -> str:
+        return f"https://{self.host}{self.path}" + (f"#{self.fragment}" if self.fragment else "")
+
+
+def parse_doc_url(text: str) -> DocUrl:
+    """Apply the host lock to a URL an agent passed in.
+
+    Accepted: https://imqueue.org/... and https://imqueue.com/... exactly (port 443 at most).
+    http:// on those hosts is accepted and read as https (only the canonical name is used;
+    nothing is ever fetched over plain http from it). A bare "imqueue.org/path" gets https://.
+    Refused: any other host, subdomains and look-alikes, userinfo, other schemes, ".." paths.
+    """
+    raw = text.strip()
+    if not raw or any(ord(char) < 0x21 or char in "\\\x7f" for char in raw):
+        raise DocUrlError(
+            f"{text!r} is not a URL; pass an https://imqueue.org/... or https://imqueue.com/... URL "
+            "(search_docs returns them)"
+        )
+    if (
+        raw.lower().startswith(tuple(f"{host}/" for host in CANONICAL_HOSTS))
+        or raw.lower() in CANONICAL_HOSTS
+    ):
+        raw = "https://" + raw
+    parts = urlsplit(raw)
+    refusal = (
+        f"{text!r} is not on imqueue.org or imqueue.com; get_doc reads only those two sites "
+        "(https://imqueue.org/... or https://imqueue.com/...). Use search_docs to find a page."
+    )
+    if parts.scheme.lower() not in ("https", "http") or "@" in parts.netloc:
+        raise DocUrlError(refusal)
+    try:
+        port = parts.port
+    except ValueError:
+        raise DocUrlError(refusal) from None
+    host = (parts.hostname or "").lower()
+    if host not in CANONICAL_HOSTS or port not in (None, 443, 80):
+        raise DocUrlError(refusal)
+    path = parts.path or "/"
+    if ".." in path.split("/"):
+        raise DocUrlError(f"{text!r}: a path with '..' segments is refused; pass the page's own URL")
+    normalised = posixpath.normpath(path) + ("/" if path.endswith("/") and path != "/" else "")
+    if normalised.startswith("//"):
+        normalised = "/" + normalised.lstrip("/")
+    return DocUrl(host=host, path=normalised, fragment=parts.fragment)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    url: str  # canonical
+    status: int
+    body: bytes
+    content_type: str
+
+
+class Fetcher:
+    """GETs canonical (host, path) pairs through the configured origins.
+
+    httpx is imported on first use, so a server that never fetches never pays for it.
+    """
+
+    def __init__(self, origins: dict[str, str], *, offline: bool = False, timeout: float = TIMEOUT_SECONDS):
+        self.origins = {host: url.rstrip("/") for host, url in origins.items()}
+        self.offline = offline
+        self.timeout = timeout
+        self._client: httpx.AsyncClient | None = None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            import httpx
+
+            from . import server_version
+
+            self._client = httpx.AsyncClient(
+                timeout=self.timeout,
+                follow_redirects=False,
+                headers={"User-Agent": f"imqueue-mcp/{server_version()}"},
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def get(self, host: str, path: str) -> Fetched:
+        """One GET of https://host/path through its origin. Non-2xx statuses are returned, not raised."""
+        import httpx
+
+        canonical = f"https://{host}{path}"
+        if self.offline:
+            raise OfflineError(
+                f"{canonical} was not fetched: the server runs with --offline (IMQUEUE_MCP_OFFLINE=1). "
+                "Restart it without --offline to read pages."
+            )
+        origin = self.origins[host]
+        target = origin + path
+        for _ in range(MAX_REDIRECTS + 1):
+            try:
+                response = await self._http().get(target)
+                body = response.content
+            except httpx.TimeoutException:
+                raise FetchError(
+                    f"{canonical}: no answer within {self.timeout:g} s; try again later"
+                ) from None
+            except httpx.HTTPError as error:
+                raise FetchError(
+                    f"{canonical}: unreachable ({type(error).__name__}); check the network and try again"
+                ) from None
+            if response.is_redirect:
+                target = self._redirect_target(host, target, response.headers.get("location", ""), canonical)
+                continue
+            if len(body) > MAX_BODY_BYTES:
+                raise FetchError(f"{canonical}: the body is over {MAX_BODY_BYTES} bytes; refusing to read it")
+            return Fetched(canonical, response.status_code, body, response.headers.get("content-type", ""))
+        raise FetchError(f"{canonical}: more than {MAX_REDIRECTS} redirects; not followed further")
+
+    def _redirect_target(self, host: str, current: str, location: str, canonical: str) -> str:
+        """Where to go next, if the redirect stays on this host; refuse otherwise."""
+        origin = self.origins[host]
+        resolved = urljoin(current, location)
+        here, there = urlsplit(origin), urlsplit(resolved)
+        if (there.scheme, there.netloc) == (here.scheme, here.netloc):
+            return resolved
+        if there.scheme == "https" and there.netloc.lower() == host:
+            return origin + (there.path or "/")
+        raise FetchError(
+            f"{canonical} redirects to {resolved}, which is not {host}; the redirect was not followed"
+        )

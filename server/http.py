@@ -1,0 +1,209 @@
+"""The hosted endpoint: Streamable HTTP at POST /mcp, stateless, JSON responses.
+
+Only the seven read-only tools are registered here (the CLI bridge acts on the machine the
+server runs on, which for a hosted server is nobody's). The HTTP surface, in full:
+
+    POST    /mcp   MCP JSON-RPC (both protocol revisions the SDK speaks)
+    OPTIONS /mcp   204, CORS preflight          OPTIONS /   204
+    GET, HEAD /    200, a short plain-text landing
+    any other method on /mcp   405, Allow: POST, OPTIONS   (GET would otherwise open an SSE
+                               stream that never ends in stateless mode)
+    any other path             404
+
+In front of all of it, for every path: the Host header must be allowed (421 otherwise) and
+a browser Origin, when present, must be allowed (403 otherwise); a request without Origin
+is fine. Bodies over MAX_BODY_BYTES get 413. A client that accepts only application/json
+(or sends no Accept) is served: every answer here is JSON, so the Accept header is
+completed rather than refused with 406.
+
+`create_app` is an app factory: `uvicorn --factory server.http:create_app` works, and
+`imqueue-mcp --http --workers N` starts N such processes. Worker processes read their
+configuration from the same environment variables as the command line (config.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from . import server_version
+from .app import create_server
+from .config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment
+from .tools import TITLES
+
+ENDPOINT = "/mcp"
+MAX_BODY_BYTES = 1_000_000
+ALLOWED_METHODS = {ENDPOINT: "POST, OPTIONS", "/": "GET, HEAD, OPTIONS"}
+CORS_MAX_AGE = "86400"
+CORS_HEADERS = (
+    "Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Last-Event-ID"
+)
+CORS_EXPOSE = "Mcp-Session-Id, Mcp-Protocol-Version"
+HOSTED_TOOLS = (
+    "search_docs",
+    "get_doc",
+    "list_packages",
+    "package_status",
+    "scaffold_service",
+    "scaffold_client",
+    "local_install_guide",
+)
+
+
+def landing_text() -> str:
+    tools = "\n".join(f"  {name:<20} {TITLES[name]}" for name in HOSTED_TOOLS)
+    return (
+        f"imqueue-mcp {server_version()}: the @imqueue MCP server, hosted and read-only.\n\n"
+        f"MCP endpoint: POST {ENDPOINT} (Streamable HTTP, stateless, JSON responses).\n"
+        f"Tools:\n{tools}\n\n"
+        "Docs: https://imqueue.org/mcp/\n"
+        "Run it locally, with the imq CLI tools as well: uvx imqueue-mcp\n"
+    )
+
+
+async def landing(request: Request) -> Response:
+    return PlainTextResponse(landing_text())
+
+
+class McpEndpoint:
+    """POST goes to the SDK's session manager; every other method is refused with 405."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager):
+        self.manager = manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            refusal = PlainTextResponse(
+                "Method Not Allowed: send MCP JSON-RPC with POST "
+                "(stateless Streamable HTTP, no SSE stream).\n",
+                status_code=405,
+                headers={"Allow": ALLOWED_METHODS[ENDPOINT]},
+            )
+            await refusal(scope, receive, send)
+            return
+        await self.manager.handle_request(with_json_accepted(scope), receive, send)
+
+
+def with_json_accepted(scope: Scope) -> Scope:
+    """The scope, with application/json added to an Accept header that lacks it."""
+    values = [value for key, value in scope["headers"] if key == b"accept"]
+    accept = b", ".join(values).strip()
+    types = {part.split(b";")[0].strip().lower() for part in accept.split(b",")}
+    if types & {b"application/json", b"application/*", b"*/*"}:
+        return scope
+    completed = accept + b", application/json" if accept else b"application/json"
+    headers = [(key, value) for key, value in scope["headers"] if key != b"accept"]
+    return {**scope, "headers": [*headers, (b"accept", completed)]}
+
+
+class Guard:
+    """Host and Origin checks for every path, CORS preflight and CORS response headers."""
+
+    def __init__(self, app: ASGIApp, security: TransportSecuritySettings):
+        self.app = app
+        self.checks = TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        refusal = await self.checks.validate_request(request)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        origin = request.headers.get("origin")
+        allowed = ALLOWED_METHODS.get(scope["path"])
+        if scope["method"] == "OPTIONS" and allowed is not None:
+            headers = {
+                "Allow": allowed,
+                "Access-Control-Allow-Methods": allowed,
+                "Access-Control-Allow-Headers": request.headers.get("access-control-request-headers")
+                or CORS_HEADERS,
+                "Access-Control-Max-Age": CORS_MAX_AGE,
+            }
+            if origin:
+                headers |= {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+            await Response(status_code=204, headers=headers)(scope, receive, send)
+            return
+        if not origin:
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (b"access-control-allow-origin", origin.encode("latin-1")),
+                    (b"access-control-expose-headers", CORS_EXPOSE.encode()),
+                    (b"vary", b"Origin"),
+                ]
+            await send(message)
+
+        await self.app(scope, receive, send_with_cors)
+
+
+def create_app(config: Config | None = None) -> ASGIApp:
+    """The hosted ASGI app. Without a config, read it from the environment (worker processes)."""
+    config = config or config_from_environment()
+    server, services = create_server(config, hosted=True)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(config.allowed_hosts),
+        allowed_origins=list(config.allowed_origins),
+    )
+    # Called for its session manager; the SDK's own routes are replaced by the table above.
+    server.streamable_http_app(
+        stateless_http=True,
+        json_response=True,
+        transport_security=security,
+        max_request_body_size=MAX_BODY_BYTES,
+    )
+    manager = server.session_manager
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # A mounted sub-app's lifespan never runs, so the manager is entered here.
+        async with manager.run():
+            try:
+                yield
+            finally:
+                await services.fetcher.aclose()
+
+    routes = [Route("/", landing, methods=["GET", "HEAD"]), Route(ENDPOINT, McpEndpoint(manager))]
+    return Guard(Starlette(routes=routes, lifespan=lifespan), security)
+
+
+def run_http(config: Config, *, host: str, port: int, workers: int) -> None:
+    import uvicorn
+
+    if host not in ("127.0.0.1", "localhost", "::1") and config.allowed_hosts == DEFAULT_ALLOWED_HOSTS:
+        logging.getLogger(__name__).warning(
+            "serving on %s, but only these Host headers are accepted: %s; add yours with --allow-host",
+            host,
+            ", ".join(config.allowed_hosts),
+        )
+    os.environ.update(config.to_environment())  # what each worker's create_app() reads
+    options: dict[str, Any] = {
+        "factory": True,
+        "host": host,
+        "port": port,
+        "workers": workers,
+        "loop": "uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
+        "log_level": "warning",
+        "server_header": False,
+        "timeout_graceful_shutdown": 5,
+    }
+    uvicorn.run("server.http:create_app", **options)

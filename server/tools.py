@@ -1,0 +1,409 @@
+"""The tools: names, titles, SPEC §3a annotations, descriptions, schemas, and thin bodies.
+
+Each body calls one function of the module that owns the behaviour (search, docs, status,
+scaffold, cli_bridge) and turns the answer into a CallToolResult: structuredContent plus
+its text rendering for the six shared tools, text alone for the rest, isError with a
+one-or-two-sentence message when something expected went wrong.
+
+    local_tools(services)   the fourteen stdio tools
+    hosted_tools(services)  the seven read-only tools of the hosted endpoint
+
+Annotations are one table, HINTS, so a change of judgement is one visible line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from . import docs, scaffold, search, status
+from .catalogue import CatalogueError, render_packages_markdown, render_status_markdown
+from .config import Config
+from .corpus import CorpusKeeper, CorpusUnavailable
+from .fetch import DocUrlError, Fetcher, FetchError
+from .instructions import LOCAL_INSTALL_GUIDE
+from .scaffold import Method, ScaffoldError
+from .schemas import ClientScaffold, DocResult, PackageList, PackageStatus, SearchResult, ServiceScaffold
+from .strict import strict_tool
+
+
+@dataclass
+class Services:
+    """What the tool bodies share for the life of the server."""
+
+    config: Config
+    fetcher: Fetcher
+    corpus: CorpusKeeper
+    sections: docs.SectionRanges
+
+    @classmethod
+    def from_config(cls, config: Config) -> Services:
+        fetcher = Fetcher(dict(config.origins), offline=config.offline)
+        return cls(config, fetcher, CorpusKeeper(config), docs.SectionRanges(fetcher))
+
+
+def hints(read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=open_world,
+    )
+
+
+# SPEC §3a, row for row: (readOnly, destructive, idempotent, openWorld).
+HINTS: dict[str, ToolAnnotations] = {
+    "search_docs": hints(True, False, True, True),
+    "get_doc": hints(True, False, True, True),
+    "list_packages": hints(True, False, True, True),
+    "package_status": hints(True, False, True, True),
+    "scaffold_service": hints(True, False, True, False),
+    "scaffold_client": hints(True, False, True, False),
+    "local_install_guide": hints(True, False, True, False),
+    "cli_status": hints(True, False, True, False),
+    "cli_help": hints(True, False, True, False),
+    "create_service": hints(False, False, False, True),
+    "generate_client": hints(False, False, True, True),
+    "cli_install": hints(False, True, True, True),
+    "fleet": hints(False, True, False, False),
+    "config": hints(False, True, False, False),
+    "logs": hints(False, True, False, False),
+}
+
+TITLES = {
+    "search_docs": "Search the @imqueue docs",
+    "get_doc": "Read an @imqueue docs page",
+    "list_packages": "List @imqueue packages",
+    "package_status": "@imqueue package versions and licences",
+    "scaffold_service": "Scaffold an @imqueue service (returns text)",
+    "scaffold_client": "Scaffold an @imqueue client (returns text)",
+    "local_install_guide": "How to run this server locally",
+    "cli_status": "imq CLI status",
+    "cli_help": "imq CLI help",
+    "create_service": "Create an @imqueue service project (imq service create)",
+    "generate_client": "Generate a service client (imq client generate)",
+    "cli_install": "Install the imq CLI (npm install -g @imqueue/cli)",
+    "fleet": "Manage the local service fleet (imq ctl)",
+    "config": "imq CLI configuration (imq config)",
+    "logs": "Local service logs (imq log)",
+}
+
+DESCRIPTIONS = {
+    "search_docs": (
+        "Search the @imqueue documentation: imqueue.org (framework guides, tutorial, CLI guide, API "
+        "reference of every package) and imqueue.com (licensing, pricing, support). Returns ranked "
+        "results with title, section, description, canonical URL and whether each is an API symbol. "
+        "Call it before writing or changing @imqueue code, then read the best hits with get_doc. "
+        "package (e.g. 'rpc' or '@imqueue/pg-prisma') limits results to one package. A miss lists "
+        "the sections the corpus covers and the nearest indexed terms: search again with those "
+        "instead of concluding the topic is undocumented. When results involve one of two mutually "
+        "exclusive packages, an advisory says how to pick exactly one."
+    ),
+    "get_doc": (
+        "Read one imqueue.org or imqueue.com page as markdown, to read or quote it. Pass a URL from "
+        "search_docs. With a #anchor it returns just that section, with its heading path and its "
+        "position in the page; an unknown anchor returns the whole page plus the anchors the page "
+        "has. A URL naming a file (https://imqueue.org/llms-full.txt, /blog/feed.xml, /page.md) is "
+        "returned as is. Only https://imqueue.org/... and https://imqueue.com/... are read (an http:// "
+        "URL on those hosts is read as https); any other host is refused. Bodies over 200 kB are "
+        "truncated, and the result says so. Cite the returned url."
+    ),
+    "list_packages": (
+        "List every documented @imqueue package with a one-line summary and its install command, plus "
+        "its current version, licence, Node.js floor and release date read now from "
+        "imqueue.org/status.json. Call it before adding an @imqueue dependency. Where two packages "
+        "cover the same ground (pg-prisma / pg-sequelize, opentelemetry / datadog) the entry carries a "
+        "pick rule: install exactly one of the pair. If the facts feed is unreachable the list still "
+        "comes back, with factsUnavailable: true and no versions."
+    ),
+    "package_status": (
+        "Current version, licence, engines.node floor and last release date of one published @imqueue "
+        "package (package: 'rpc' or '@imqueue/rpc'), or of all of them when package is omitted, plus "
+        "the framework-wide licence, Node.js and Redis requirements. Read live from "
+        "imqueue.org/status.json; covers @imqueue/cli and @imqueue/mcp too. Use it instead of a web "
+        "search for version and licence questions. If the feed is unreachable the call fails and says "
+        "so rather than answering with stale numbers."
+    ),
+    "scaffold_service": scaffold.SCAFFOLD_SERVICE_DESCRIPTION,
+    "scaffold_client": scaffold.SCAFFOLD_CLIENT_DESCRIPTION,
+    "local_install_guide": (
+        "READ-ONLY: returns how to run this MCP server on your own machine (uvx or pipx) and the "
+        "configuration snippets for Claude Code, Cursor and VS Code; installs nothing. The local "
+        "server adds the imq CLI tools (create_service, generate_client, fleet, config, logs, ...), "
+        "which this hosted endpoint cannot offer because they act on the caller's machine."
+    ),
+    "cli_status": (
+        "Report whether the imq CLI (@imqueue/cli) is installed on this machine, and its version. Call "
+        "it before the other CLI tools. If imq is absent, cli_install installs it; scaffold_service "
+        "and scaffold_client work without it."
+    ),
+    "cli_help": (
+        "Show the help of an imq command (imq <command> --help), which prints and exits, e.g. command "
+        "'service create' or 'ctl start'; omit command for the top level. Use it to find the exact "
+        "flags that make a command run without prompting: every CLI tool here runs imq with stdin "
+        "closed and a timeout, so a command that would prompt fails instead."
+    ),
+    "create_service": (
+        "Create an @imqueue service project with imq service create NAME [PATH]. DRY RUN BY DEFAULT: "
+        "without apply: true it passes --dry-run, writes nothing and shows what would be created. "
+        "apply: true writes the project and, depending on flags and the imq config, may initialise "
+        "git, create a remote repository, wire CI and push: set it only when the user asked for a "
+        "real project. Put non-interactive flags in flags (see cli_help 'service create'). For service "
+        "code without a project, use scaffold_service."
+    ),
+    "generate_client": (
+        "Generate the typed client of a running @imqueue service with imq client generate SERVICE "
+        "[PATH]. The service must be running and reachable through Redis. Writes PATH/SERVICE.ts "
+        "(default ./src/clients); an existing file is replaced only with overwrite: true. To see the "
+        "command, file and class names without running anything, use scaffold_client."
+    ),
+    "cli_install": (
+        "Install or update the imq CLI globally: npm install -g @imqueue/cli (optionally @version). "
+        "Downloads from the npm registry and replaces any installed imq; needs Node.js and npm on "
+        "this machine. Check cli_status first."
+    ),
+    "fleet": (
+        "Manage the local fleet of @imqueue services with imq ctl ACTION. status is read-only; start, "
+        "stop and restart change running processes (stop and restart drop in-flight work). The "
+        "services are the sub-folders of path; services limits the action to the named ones. update "
+        "pulls and reinstalls each service before starting, clean reinstalls node_modules, verbose "
+        "prints the commands run."
+    ),
+    "config": (
+        "Read or change the imq CLI configuration with imq config ACTION. get (option, or all) and "
+        "check are read-only; set writes one option (option and value required); init asks for every "
+        "option interactively, so it fails here: prefer set."
+    ),
+    "logs": (
+        "Logs of services started by fleet (imq log). dump prints the collected logs and exits (all "
+        "services, or the named ones); clean deletes the collected log files. prefix: false drops the "
+        "service-name prefix on each line."
+    ),
+}
+
+
+def text_result(text: str, *, is_error: bool = False) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
+
+
+def structured_result(data: dict[str, Any], text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _tool(fn: Callable[..., Any], name: str) -> Tool:
+    return strict_tool(
+        fn, name=name, title=TITLES[name], description=DESCRIPTIONS[name], annotations=HINTS[name]
+    )
+
+
+# --- argument types shared by several tools -------------------------------------------
+
+Query = Annotated[
+    str, Field(min_length=1, max_length=200, description="What you want to know, in plain words")
+]
+Limit = Annotated[int, Field(ge=1, le=20, description="How many results, 1-20")]
+PackageFilter = Annotated[
+    str | None, Field(description="Limit to one package: 'rpc' or '@imqueue/rpc'. Omit for all.")
+]
+DocLink = Annotated[
+    str, Field(description="https://imqueue.org/... or https://imqueue.com/... URL, #anchor allowed")
+]
+Methods = Annotated[
+    list[Method] | None,
+    Field(description="The exposed methods; omit for a starter template"),
+]
+ServiceNames = Annotated[list[str] | None, Field(description="Service names; omit for all")]
+
+
+def docs_tools(services: Services) -> list[Tool]:
+    async def search_docs(
+        query: Query, limit: Limit = 6, package: PackageFilter = None
+    ) -> Annotated[CallToolResult, SearchResult]:
+        try:
+            data = await search.search_docs(services.corpus, query, limit, package)
+        except (CorpusUnavailable, ValueError) as error:
+            return text_result(str(error), is_error=True)
+        return structured_result(data, search.render_search_text(data))
+
+    async def get_doc(url: DocLink) -> Annotated[CallToolResult, DocResult]:
+        try:
+            data = await docs.read_doc(url, services.fetcher, services.sections)
+        except (DocUrlError, FetchError, docs.DocError) as error:
+            return text_result(str(error), is_error=True)
+        return structured_result(data, docs.render_doc_text(data))
+
+    async def list_packages() -> Annotated[CallToolResult, PackageList]:
+        data = await status.list_packages(services.fetcher)
+        return structured_result(data, render_packages_markdown(data))
+
+    async def package_status(
+        package: Annotated[
+            str | None, Field(description="'rpc' or '@imqueue/rpc' (scope optional); omit for every package")
+        ] = None,
+    ) -> Annotated[CallToolResult, PackageStatus]:
+        try:
+            data = await status.package_status(services.fetcher, package)
+        except (status.StatusUnavailable, CatalogueError) as error:
+            return text_result(str(error), is_error=True)
+        return structured_result(data, render_status_markdown(data))
+
+    return [
+        _tool(search_docs, "search_docs"),
+        _tool(get_doc, "get_doc"),
+        _tool(list_packages, "list_packages"),
+        _tool(package_status, "package_status"),
+    ]
+
+
+def scaffold_tools() -> list[Tool]:
+    async def scaffold_service(
+        name: Annotated[str, Field(min_length=1, description="Service name, e.g. 'user' or 'UserService'")],
+        methods: Methods = None,
+    ) -> Annotated[CallToolResult, ServiceScaffold]:
+        try:
+            data = scaffold.scaffold_service(name, methods)
+        except ScaffoldError as error:
+            return text_result(str(error), is_error=True)
+        return structured_result(data, scaffold.render_service_markdown(data))
+
+    async def scaffold_client(
+        service: Annotated[str, Field(min_length=1, description="The service's name or class name")],
+        methods: Methods = None,
+    ) -> Annotated[CallToolResult, ClientScaffold]:
+        try:
+            data = scaffold.scaffold_client(service, methods)
+        except ScaffoldError as error:
+            return text_result(str(error), is_error=True)
+        return structured_result(data, scaffold.render_client_markdown(data))
+
+    return [_tool(scaffold_service, "scaffold_service"), _tool(scaffold_client, "scaffold_client")]
+
+
+def guide_tool() -> Tool:
+    async def local_install_guide() -> CallToolResult:
+        return text_result(LOCAL_INSTALL_GUIDE)
+
+    return _tool(local_install_guide, "local_install_guide")
+
+
+def cli_tools() -> list[Tool]:
+    # cli_bridge is imported on first call: starting the server never needs it.
+    async def cli_status() -> CallToolResult:
+        from . import cli_bridge
+
+        return bridged(await cli_bridge.cli_status())
+
+    async def cli_install(
+        version: Annotated[
+            str | None, Field(description="A version or dist-tag, e.g. '5.2.2'; omit for latest")
+        ] = None,
+    ) -> CallToolResult:
+        from . import cli_bridge
+
+        return bridged(await cli_bridge.cli_install(version=version))
+
+    async def cli_help(
+        command: Annotated[
+            str | None,
+            Field(description="e.g. 'service create', 'client generate', 'ctl start'; omit for all"),
+        ] = None,
+    ) -> CallToolResult:
+        from . import cli_bridge
+
+        return bridged(await cli_bridge.cli_help(command=command))
+
+    async def create_service(
+        name: Annotated[str, Field(min_length=1, description="The new service's name")],
+        path: Annotated[str | None, Field(description="Target directory; imq's default when omitted")] = None,
+        flags: Annotated[
+            list[str] | None, Field(description="Extra imq service create flags, e.g. ['--no-git']")
+        ] = None,
+        apply: Annotated[
+            bool, Field(description="false (default): dry run, writes nothing. true: really create")
+        ] = False,
+    ) -> CallToolResult:
+        from . import cli_bridge
+
+        return bridged(await cli_bridge.create_service(name, path=path, flags=flags, apply=apply))
+
+    async def generate_client(
+        service: Annotated[str, Field(min_length=1, description="Class name of the running service")],
+        path: Annotated[
+            str | None, Field(description="Output directory (imq default: ./src/clients)")
+        ] = None,
+        overwrite: Annotated[bool, Field(description="Replace an existing client file")] = False,
+    ) -> CallToolResult:
+        from . import cli_bridge
+
+        return bridged(await cli_bridge.generate_client(service, path=path, overwrite=overwrite))
+
+    async def fleet(
+        action: Annotated[
+            Literal["start", "stop", "restart", "status"], Field(description="What imq ctl does")
+        ],
+        path: Annotated[
+            str | None,
+            Field(
+                description="Folder whose sub-folders are the services; "
+                "defaults to the server's working directory"
+            ),
+        ] = None,
+        services: ServiceNames = None,
+        update: Annotated[bool, Field(description="git pull and npm install each service first")] = False,
+        clean: Annotated[bool, Field(description="Remove node_modules and reinstall first")] = False,
+        verbose: Annotated[bool, Field(description="Print the commands run for each service")] = False,
+    ) -> CallToolResult:
+        from . import cli_bridge
+
+        return bridged(
+            await cli_bridge.fleet(
+                action, path=path, services=services, update=update, clean=clean, verbose=verbose
+            )
+        )
+
+    async def config(
+        action: Annotated[Literal["check", "get", "set", "init"], Field(description="What imq config does")],
+        option: Annotated[str | None, Field(description="Option name (get: optional; set: required)")] = None,
+        value: Annotated[str | None, Field(description="New value (set only)")] = None,
+    ) -> CallToolResult:
+        from . import cli_bridge
+
+        return bridged(await cli_bridge.config(action, option=option, value=value))
+
+    async def logs(
+        action: Annotated[Literal["dump", "clean"], Field(description="dump: print and exit; clean: delete")],
+        services: ServiceNames = None,
+        prefix: Annotated[bool, Field(description="Prefix each line with its service name")] = True,
+    ) -> CallToolResult:
+        from . import cli_bridge
+
+        return bridged(await cli_bridge.logs(action, services=services, prefix=prefix))
+
+    return [
+        _tool(cli_status, "cli_status"),
+        _tool(cli_install, "cli_install"),
+        _tool(cli_help, "cli_help"),
+        _tool(create_service, "create_service"),
+        _tool(generate_client, "generate_client"),
+        _tool(fleet, "fleet"),
+        _tool(config, "config"),
+        _tool(logs, "logs"),
+    ]
+
+
+def bridged(result: Any) -> CallToolResult:
+    """A cli_bridge.BridgeResult as a tool result."""
+    return text_result(result.text, is_error=bool(result.is_error))
+
+
+def local_tools(services: Services) -> list[Tool]:
+    return [*docs_tools(services), *scaffold_tools(), *cli_tools()]
+
+
+def hosted_tools(services: Services) -> list[Tool]:
+    return [*docs_tools(services), *scaffold_tools(), guide_tool()]

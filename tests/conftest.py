@@ -1,0 +1,241 @@
+"""Shared test fixtures: the site mirror on loopback, and real servers driven by the SDK's client.
+
+The docs are served by plain `http.server` threads over ../shared/site (read at run time,
+never copied), one per canonical host, passed to servers with --origin. Protocol tests
+spawn the real server (`python -m server`) and talk to it with `mcp.client.Client`; since
+tests are synchronous, `McpConnection` runs that client on an event loop in a thread and
+hands back plain results, with every wait bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import http.server
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+SITE = SHARED / "site"
+IMQ_STANDIN_DIR = REPO / "fixtures" / "imq"
+WAIT_SECONDS = 60.0
+
+if str(REPO) not in sys.path:  # the tests import the server package from the source tree
+    sys.path.insert(0, str(REPO))
+
+
+# --- the site mirror -------------------------------------------------------------------
+
+
+class _SiteHandler(http.server.SimpleHTTPRequestHandler):
+    missing: frozenset[str] = frozenset()
+
+    def do_GET(self) -> None:
+        if self.path.split("?")[0] in self.missing:
+            self.send_error(404)
+            return
+        super().do_GET()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class SiteServer:
+    """One canonical host's mirror folder on 127.0.0.1, in a daemon thread."""
+
+    def __init__(self, host: str, missing: frozenset[str] = frozenset()):
+        handler = type("Handler", (_SiteHandler,), {"missing": missing})
+        self.httpd = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(handler, directory=str(SITE / host))
+        )
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _serve_site(missing: frozenset[str] = frozenset()) -> Iterator[dict[str, str]]:
+    if not SITE.is_dir():
+        pytest.skip(f"the site mirror is not at {SITE}")
+    servers = {host: SiteServer(host, missing) for host in ("imqueue.org", "imqueue.com")}
+    try:
+        yield {host: server.url for host, server in servers.items()}
+    finally:
+        for server in servers.values():
+            server.close()
+
+
+@pytest.fixture(scope="session")
+def site_origins() -> Iterator[dict[str, str]]:
+    """{'imqueue.org': 'http://127.0.0.1:P', 'imqueue.com': 'http://127.0.0.1:Q'}."""
+    yield from _serve_site()
+
+
+@pytest.fixture(scope="session")
+def status_down_origins() -> Iterator[dict[str, str]]:
+    """The same mirror, except that imqueue.org/status.json answers 404."""
+    yield from _serve_site(frozenset({"/status.json"}))
+
+
+def origin_args(origins: dict[str, str]) -> list[str]:
+    return [arg for host, url in origins.items() for arg in ("--origin", f"{host}={url}")]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# --- environment of a spawned server ---------------------------------------------------
+
+
+def server_environment(home: Path, *, with_imq: bool = True, **extra: str) -> dict[str, str]:
+    """PATH (with the imq stand-in unless with_imq=False), an isolated cache and imq home."""
+    path_dirs = [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
+    if with_imq:
+        path_dirs.insert(0, str(IMQ_STANDIN_DIR))
+    env = {
+        "PATH": os.pathsep.join(path_dirs),
+        "PYTHONPATH": str(REPO),
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "IMQ_CLI_HOME": str(home / "imq"),
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.update(extra)
+    return env
+
+
+# --- a real MCP client, usable from synchronous tests ----------------------------------
+
+
+class McpConnection:
+    """An `mcp.client.Client` connected to `target`, running on its own event loop thread."""
+
+    def __init__(self, target: Any, mode: str, timeout: float = WAIT_SECONDS):
+        from mcp.client import Client
+
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._stop: asyncio.Event | None = None
+
+        async def hold() -> None:
+            self._stop = asyncio.Event()
+            try:
+                async with Client(target, mode=mode) as client:
+                    self._ready.set_result(client)
+                    await self._stop.wait()
+            except BaseException as error:
+                if not self._ready.done():
+                    self._ready.set_exception(error)
+                raise
+
+        self._held = asyncio.run_coroutine_threadsafe(hold(), self._loop)
+        try:
+            self.client = self._ready.result(timeout)
+        except BaseException:
+            self._shutdown_loop()
+            raise
+
+    def submit(self, work: Callable[[Any], Awaitable[Any]]) -> concurrent.futures.Future[Any]:
+        """Start `work(client)` on the client's loop; the future holds its result."""
+
+        async def job() -> Any:
+            return await work(self.client)
+
+        return asyncio.run_coroutine_threadsafe(job(), self._loop)
+
+    def run(self, work: Callable[[Any], Awaitable[Any]], timeout: float = WAIT_SECONDS) -> Any:
+        return self.submit(work).result(timeout)
+
+    def call(self, name: str, arguments: dict[str, Any] | None = None, timeout: float = WAIT_SECONDS) -> Any:
+        return self.run(lambda client: client.call_tool(name, arguments or {}), timeout)
+
+    def tools(self) -> list[Any]:
+        return self.run(lambda client: client.list_tools()).tools
+
+    def close(self) -> None:
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        try:
+            self._held.result(30)
+        except Exception:
+            pass
+        finally:
+            self._shutdown_loop()
+
+    def _shutdown_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+def stdio_connection(args: list[str], env: dict[str, str], cwd: Path, mode: str) -> McpConnection:
+    from mcp.client.stdio import StdioServerParameters
+
+    parameters = StdioServerParameters(command=sys.executable, args=["-m", "server", *args], env=env, cwd=cwd)
+    return McpConnection(parameters, mode)
+
+
+class HttpServer:
+    """`python -m server --http` on a free loopback port, ready when GET / answers."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "server", "--http", "--port", str(self.port), *args],
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+        )
+        self._wait_until_ready()
+
+    def _wait_until_ready(self) -> None:
+        import httpx
+
+        deadline = time.monotonic() + WAIT_SECONDS
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the HTTP server exited: {self.stderr()}")
+            try:
+                if httpx.get(self.url + "/", timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        self.close()
+        raise RuntimeError("the HTTP server did not answer within the deadline")
+
+    def stderr(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+        self.log.close()

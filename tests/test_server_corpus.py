@@ -1,0 +1,82 @@
+"""Corpus freshness: live first, then the snapshot, then an error that says how to build one."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from conftest import SiteServer, free_port
+
+from server.config import build_config
+from server.corpus import CorpusKeeper, CorpusUnavailable
+
+
+def origins_flags(origins: dict[str, str]) -> list[str]:
+    return [f"{host}={url}" for host, url in origins.items()]
+
+
+def dead_origins() -> list[str]:
+    port = free_port()  # nothing listens there: connection refused at once
+    return [f"imqueue.org=http://127.0.0.1:{port}", f"imqueue.com=http://127.0.0.1:{port}"]
+
+
+def test_concurrent_first_callers_share_one_live_build(site_origins: dict[str, str], tmp_path: Path) -> None:
+    keeper = CorpusKeeper(
+        build_config(origins=origins_flags(site_origins), snapshot=str(tmp_path / "none"), env={})
+    )
+
+    async def five_at_once() -> list[object]:
+        return list(await asyncio.gather(*(keeper.current() for _ in range(5))))
+
+    corpora = asyncio.run(five_at_once())
+    assert keeper.refreshes == 1
+    assert all(corpus is corpora[0] for corpus in corpora)
+    assert corpora[0].source == "live"  # type: ignore[attr-defined]
+
+
+def test_a_failed_refresh_keeps_the_previous_corpus(tmp_path: Path) -> None:
+    servers = {host: SiteServer(host) for host in ("imqueue.org", "imqueue.com")}
+    keeper = CorpusKeeper(
+        build_config(
+            origins=[f"{h}={s.url}" for h, s in servers.items()], snapshot=str(tmp_path / "no"), env={}
+        )
+    )
+
+    async def load_then_lose_the_site() -> tuple[object, object]:
+        first = await keeper.current()
+        for server in servers.values():
+            server.close()
+        await keeper.refresh()
+        return first, await keeper.current()
+
+    first, after = asyncio.run(load_then_lose_the_site())
+    assert after.index is first.index  # type: ignore[attr-defined]
+    assert after.source == "live" and "could not be read" in after.note  # type: ignore[attr-defined]
+    assert keeper.refreshes == 2
+
+
+def test_unreachable_sites_fall_back_to_the_snapshot_and_say_so(
+    site_origins: dict[str, str], tmp_path: Path
+) -> None:
+    import build_index
+
+    snapshot_file = tmp_path / "snapshot.msgpack"
+    build_index.save_snapshot(build_index.build(origins=site_origins), snapshot_file)
+    keeper = CorpusKeeper(build_config(origins=dead_origins(), snapshot=str(snapshot_file), env={}))
+    corpus = asyncio.run(keeper.current())
+    assert corpus.source == "snapshot" and corpus.location == str(snapshot_file)
+    assert corpus.fetched_at and "could not be read" in corpus.note
+    assert corpus.index.search("expose a method").results
+
+
+def test_offline_never_fetches_and_needs_a_snapshot(site_origins: dict[str, str], tmp_path: Path) -> None:
+    keeper = CorpusKeeper(
+        build_config(
+            origins=origins_flags(site_origins), offline=True, snapshot=str(tmp_path / "missing"), env={}
+        )
+    )
+    with pytest.raises(CorpusUnavailable, match="imq-build-index") as raised:
+        asyncio.run(keeper.current())
+    assert "--offline" in str(raised.value) and str(tmp_path / "missing") in str(raised.value)
+    assert keeper.refreshes == 0

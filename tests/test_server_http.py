@@ -1,0 +1,159 @@
+"""The hosted endpoint: `imqueue-mcp --http` in a subprocess on a free loopback port."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import HttpServer, McpConnection, origin_args, server_environment
+
+HOSTED_TOOLS = {
+    "search_docs",
+    "get_doc",
+    "list_packages",
+    "package_status",
+    "scaffold_service",
+    "scaffold_client",
+    "local_install_guide",
+}
+SHARED_TOOLS = HOSTED_TOOLS - {"local_install_guide"}
+OPEN_WORLD = {"search_docs", "get_doc", "list_packages", "package_status"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    home = tmp_path_factory.mktemp("http")
+    server = HttpServer(origin_args(site_origins), server_environment(home), home)
+    yield server
+    server.close()
+
+
+@pytest.fixture(
+    scope="module",
+    params=[("legacy", "2025-11-25"), ("auto", "2026-07-28")],
+    ids=["2025-11-25", "2026-07-28"],
+)
+def hosted_client(request: pytest.FixtureRequest, hosted: HttpServer) -> Iterator[McpConnection]:
+    mode, version = request.param
+    connection = McpConnection(hosted.url + "/mcp", mode)
+    assert connection.client.protocol_version == version
+    yield connection
+    connection.close()
+
+
+def test_exactly_the_seven_read_only_tools(hosted_client: McpConnection) -> None:
+    tools = hosted_client.tools()
+    assert {tool.name for tool in tools} == HOSTED_TOOLS
+    for tool in tools:
+        hints = tool.annotations
+        assert tool.title
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (True, False, True)
+        assert hints.open_world_hint is (tool.name in OPEN_WORLD)
+        assert tool.input_schema.get("additionalProperties") is False
+    assert {tool.name for tool in tools if tool.output_schema} == SHARED_TOOLS
+
+
+def test_search_then_read_over_http(hosted_client: McpConnection) -> None:
+    result = hosted_client.call("search_docs", {"query": "generate a typed client"})
+    assert not result.is_error, result.content[0].text
+    found = result.structured_content
+    page = hosted_client.call("get_doc", {"url": found["results"][0]["url"]}).structured_content
+    assert page["markdown"].strip() and page["url"].startswith("https://imqueue.org/")
+
+
+def test_local_install_guide_names_uvx_and_three_clients(hosted_client: McpConnection) -> None:
+    text = hosted_client.call("local_install_guide").content[0].text
+    assert "uvx imqueue-mcp" in text and "pipx" in text
+    assert "claude mcp add" in text and "Cursor" in text and "VS Code" in text
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "DELETE", "PUT", "PATCH"])
+def test_only_post_is_served_on_the_endpoint(hosted: HttpServer, method: str) -> None:
+    response = httpx.request(method, hosted.url + "/mcp", timeout=5)
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST, OPTIONS"
+
+
+def test_preflight_is_answered_with_cors(hosted: HttpServer) -> None:
+    response = httpx.options(
+        hosted.url + "/mcp",
+        headers={"Origin": "https://imqueue.org", "Access-Control-Request-Method": "POST"},
+        timeout=5,
+    )
+    assert response.status_code == 204
+    assert response.headers["access-control-allow-origin"] == "https://imqueue.org"
+    assert "POST" in response.headers["access-control-allow-methods"]
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_the_root_is_a_short_plain_text_landing(hosted: HttpServer, method: str) -> None:
+    response = httpx.request(method, hosted.url + "/", timeout=5)
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    if method == "GET":
+        assert "POST /mcp" in response.text and len(response.text) < 2000
+
+
+def test_anything_else_is_404(hosted: HttpServer) -> None:
+    assert httpx.get(hosted.url + "/sse", timeout=5).status_code == 404
+
+
+def test_a_foreign_origin_is_refused_and_no_origin_is_fine(hosted: HttpServer) -> None:
+    refused = httpx.post(
+        hosted.url + "/mcp", json=INITIALIZE, headers={"Origin": "https://evil.example"}, timeout=5
+    )
+    assert refused.status_code == 403
+    allowed = httpx.post(
+        hosted.url + "/mcp", json=INITIALIZE, headers={"Origin": "https://imqueue.org"}, timeout=5
+    )
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == "https://imqueue.org"
+    assert httpx.post(hosted.url + "/mcp", json=INITIALIZE, timeout=5).status_code == 200
+
+
+def test_an_unknown_host_header_is_421(hosted: HttpServer) -> None:
+    response = httpx.post(
+        hosted.url + "/mcp", json=INITIALIZE, headers={"Host": "attacker.example"}, timeout=5
+    )
+    assert response.status_code == 421
+
+
+def test_a_body_over_the_limit_is_413(hosted: HttpServer) -> None:
+    body = b'{"pad": "' + b"x" * 1_100_000 + b'"}'
+    response = httpx.post(
+        hosted.url + "/mcp", content=body, headers={"Content-Type": "application/json"}, timeout=10
+    )
+    assert response.status_code == 413
+
+
+@pytest.mark.parametrize("accept", ["application/json", None])
+def test_json_only_clients_are_served(hosted: HttpServer, accept: str | None) -> None:
+    headers = {"Accept": accept} if accept else {"Accept": ""}
+    response = httpx.post(hosted.url + "/mcp", json=INITIALIZE, headers=headers, timeout=5)
+    assert response.status_code == 200 and response.headers["content-type"].startswith("application/json")
+    assert response.json()["result"]["serverInfo"]["name"] == "imqueue"
+
+
+def test_several_workers_serve_the_same_tools(site_origins: dict[str, str], tmp_path: Path) -> None:
+    server = HttpServer(
+        ["--workers", "2", *origin_args(site_origins)], server_environment(tmp_path), tmp_path
+    )
+    try:
+        connection = McpConnection(server.url + "/mcp", "legacy")
+        try:
+            assert {tool.name for tool in connection.tools()} == HOSTED_TOOLS
+        finally:
+            connection.close()
+    finally:
+        server.close()
