@@ -21,7 +21,7 @@ from ranker.corpus import Corpus
 
 from .sources import BuildError
 
-FORMAT_VERSION = 2  # bump whenever the corpus or index wire form changes
+FORMAT_VERSION = 3  # bump whenever the corpus or index wire form changes
 
 
 class SnapshotError(BuildError):

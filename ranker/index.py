@@ -60,8 +60,8 @@ class InvertedIndex:
         self,
         corpus: Corpus,
         packed: dict[str, bytes],
-        roots: dict[str, list[str]],
-        phrases: dict[str, list[list[int]]],
+        roots: dict[str, str],
+        phrases: dict[str, bytes],
         symbol_names: dict[str, list[int]],
         external: bytes,
         factor: bytes,
@@ -74,8 +74,8 @@ class InvertedIndex:
         self.lemmas = corpus.lemmas
         self.packed = packed
         self.vocabulary = sorted(packed)
-        self.roots = roots
-        self.phrases = phrases
+        self.roots = roots  # root -> the other indexed words (space-separated) that reduce to it
+        self.phrases = phrases  # curated phrase -> packed ids (see pack_phrase)
         self.symbol_names = symbol_names  # bare member/symbol name -> ids
         self._decoded: dict[str, tuple[array[int], array[float]]] = {}
         self._deletions: dict[str, set[str]] | None = None
@@ -97,7 +97,8 @@ class InvertedIndex:
         roots: dict[str, set[str]] = defaultdict(set)
         for word in postings:
             for root in roots_of(word, corpus.lemmas):
-                roots[root].add(word)
+                if root != word:  # a root that is itself a word is found in the postings directly
+                    roots[root].add(word)
         names: dict[str, list[int]] = defaultdict(list)
         for doc_id, doc in enumerate(corpus.documents):
             if doc.tier == "symbol":
@@ -105,7 +106,7 @@ class InvertedIndex:
         return cls(
             corpus,
             packed,
-            {root: sorted(ws) for root, ws in sorted(roots.items())},
+            {root: " ".join(sorted(ws)) for root, ws in sorted(roots.items())},
             curated_phrases(corpus.documents),
             dict(sorted(names.items())),
             bytes(doc.external for doc in corpus.documents),
@@ -130,8 +131,18 @@ class InvertedIndex:
 
     @classmethod
     def from_wire(cls, corpus: Corpus, wire: dict[str, Any]) -> InvertedIndex:
-        return cls(corpus, wire["postings"], wire["roots"], wire["phrases"], wire["symbol_names"],
-                   wire["external"], wire["factor"], wire["url_order"], wire["answers"], wire["packages"])
+        return cls(
+            corpus,
+            wire["postings"],
+            wire["roots"],
+            wire["phrases"],
+            wire["symbol_names"],
+            wire["external"],
+            wire["factor"],
+            wire["url_order"],
+            wire["answers"],
+            wire["packages"],
+        )
 
     def row(self, word: str) -> tuple[array[int], array[float]]:
         decoded = self._decoded.get(word)
@@ -160,6 +171,11 @@ class InvertedIndex:
             cached = self._term_cache[key] = (forms, len(reached))
         return cached
 
+    def phrase(self, key: str) -> tuple[list[int], list[int]] | None:
+        """Records where `key` is a whole curated phrase, and where it is part of one."""
+        raw = self.phrases.get(key)
+        return unpack_phrase(raw) if raw is not None else None
+
     def document_frequency(self, word: str) -> int:
         raw = self.packed.get(word)
         return len(raw) // 8 if raw else 0
@@ -178,7 +194,10 @@ class InvertedIndex:
         if term in self.packed:
             offer(Form(term, "as written", 1.0))
         for root in roots_of(term, self.lemmas):
-            for word in self.roots.get(root, ()):
+            reached = self.roots.get(root, "").split()
+            if root in self.packed:
+                reached.append(root)
+            for word in reached:
                 if word != term:
                     offer(Form(word, "inflection", rules.INFLECTION_WEIGHT))
         if len(term) >= rules.MIN_PREFIX and term.isalnum():
@@ -262,7 +281,7 @@ def phrase_key(text: str) -> str:
     return " ".join(m.group().lower() for m in PLAIN_WORD.finditer(text))
 
 
-def curated_phrases(documents: Sequence[Document]) -> dict[str, list[list[int]]]:
+def curated_phrases(documents: Sequence[Document]) -> dict[str, bytes]:
     """phrase -> [doc ids where it is a whole curated phrase, doc ids where it is a part (2+ words)]."""
     found: dict[str, tuple[set[int], set[int]]] = defaultdict(lambda: (set(), set()))
     for doc_id, doc in enumerate(documents):
@@ -279,7 +298,20 @@ def curated_phrases(documents: Sequence[Document]) -> dict[str, list[list[int]]]
             for size in range(2, len(tokens)):
                 for start in range(len(tokens) - size + 1):
                     found[" ".join(tokens[start : start + size])][1].add(doc_id)
-    return {k: [sorted(whole), sorted(part - whole)] for k, (whole, part) in sorted(found.items())}
+    return {k: pack_phrase(sorted(whole), sorted(part - whole)) for k, (whole, part) in sorted(found.items())}
+
+
+def pack_phrase(whole: list[int], part: list[int]) -> bytes:
+    """One bytes value per phrase (count of whole ids, whole ids, part ids): a snapshot holds
+    ten thousand phrases, and lists of ints are what makes unpacking slow."""
+    return array("I", [len(whole), *whole, *part]).tobytes()
+
+
+def unpack_phrase(raw: bytes) -> tuple[list[int], list[int]]:
+    ids = array("I")
+    ids.frombytes(raw)
+    count = ids[0]
+    return list(ids[1 : 1 + count]), list(ids[1 + count :])
 
 
 def record_multiplier(doc: Document) -> tuple[float, list[str]]:

@@ -213,8 +213,10 @@ def search(
         return SearchResponse(query=query, results=[], miss=Guidance(list(sections or []), []))
     plan = plan_query(index, query, package)
     if plan.package and plan.package not in index.packages:
-        raise ValueError(f"unknown package {plan.package!r}; the filter takes one of: "
-                         + ", ".join(p.removeprefix("@imqueue/") for p in index.packages))
+        raise ValueError(
+            f"unknown package {plan.package!r}; the filter takes one of: "
+            + ", ".join(p.removeprefix("@imqueue/") for p in index.packages)
+        )
     notes = (
         [
             f"term {t.term!r}: idf {t.idf:.2f}, weight {t.weight:.2f}, forms "
@@ -260,8 +262,11 @@ def search(
         # Records under the coverage floor never outrank one above it; they only fill a deep list.
         seen = {index.documents[c[1]].path for c in ordered}
         below_floor.sort(key=lambda c: (-c[0], order[c[1]]))
-        ordered += [(*c, "under the coverage floor") for c in below_floor
-                    if index.documents[c[1]].path not in seen and not index.external[c[1]]]
+        ordered += [
+            (*c, "under the coverage floor")
+            for c in below_floor
+            if index.documents[c[1]].path not in seen and not index.external[c[1]]
+        ]
     hits = []
     for score, doc_id, coverage, capped in ordered[:limit]:
         doc = index.documents[doc_id]
@@ -346,19 +351,20 @@ def phrase_boosts(index: InvertedIndex, query: str) -> dict[int, float]:
         if len(token) >= rules.MIN_SYMBOL_NAME:
             offer(index.symbol_names.get(token, []), rules.SYMBOL_NAME_BOOST)
     whole = " ".join(tokens)
-    if whole in index.phrases:
-        exact, part = index.phrases[whole]
+    found = index.phrase(whole)
+    if found:
+        exact, part = found
         offer(exact, rules.PHRASE_EXACT_BOOST)
         if len(tokens) >= 2:
             offer(part, rules.PHRASE_PART_BOOST)
     content = [t for t in tokens if t not in STOPWORDS]
     if content and len(content) < len(tokens):  # "what is imqueue" also names the phrase "imqueue"
-        entry = index.phrases.get(" ".join(content))
+        entry = index.phrase(" ".join(content))
         if entry:
             offer(entry[0], rules.PHRASE_CONTENT_BOOST)
     for size in range(len(tokens) - 1, 1, -1):
         for start in range(len(tokens) - size + 1):
-            entry = index.phrases.get(" ".join(tokens[start : start + size]))
+            entry = index.phrase(" ".join(tokens[start : start + size]))
             if entry:
                 offer(entry[0], rules.PHRASE_PART_BOOST * size / len(tokens))
     return boosts
