@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import search as ranking
 from .corpus import Corpus, Document
 from .index import InvertedIndex
-from . import search as ranking
 from .search import Guidance, Hit, SearchResponse, normalize_package
 
 __all__ = ["Corpus", "Document", "Guidance", "Hit", "Index", "SearchResponse", "load", "normalize_package"]
