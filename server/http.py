@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from . import server_version
 from .app import create_server
 from .config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment
-from .tools import TITLES
+from .tools import TITLES, hosted_tools
 
 ENDPOINT = "/mcp"
 MAX_BODY_BYTES = 1_000_000
@@ -51,19 +51,10 @@ CORS_HEADERS = (
     "Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Last-Event-ID"
 )
 CORS_EXPOSE = "Mcp-Session-Id, Mcp-Protocol-Version"
-HOSTED_TOOLS = (
-    "search_docs",
-    "get_doc",
-    "list_packages",
-    "package_status",
-    "scaffold_service",
-    "scaffold_client",
-    "local_install_guide",
-)
 
 
-def landing_text() -> str:
-    tools = "\n".join(f"  {name:<20} {TITLES[name]}" for name in HOSTED_TOOLS)
+def landing_text(tool_names: list[str]) -> str:
+    tools = "\n".join(f"  {name:<20} {TITLES[name]}" for name in tool_names)
     return (
         f"imqueue-mcp {server_version()}: the @imqueue MCP server, hosted and read-only.\n\n"
         f"MCP endpoint: POST {ENDPOINT} (Streamable HTTP, stateless, JSON responses).\n"
@@ -73,8 +64,13 @@ def landing_text() -> str:
     )
 
 
-async def landing(request: Request) -> Response:
-    return PlainTextResponse(landing_text())
+def landing(tool_names: list[str]) -> Callable[[Request], Awaitable[Response]]:
+    text = landing_text(tool_names)
+
+    async def answer(request: Request) -> Response:
+        return PlainTextResponse(text)
+
+    return answer
 
 
 class McpEndpoint:
@@ -182,7 +178,11 @@ def create_app(config: Config | None = None) -> ASGIApp:
             finally:
                 await services.fetcher.aclose()
 
-    routes = [Route("/", landing, methods=["GET", "HEAD"]), Route(ENDPOINT, McpEndpoint(manager))]
+    tool_names = [tool.name for tool in hosted_tools(services)]
+    routes = [
+        Route("/", landing(tool_names), methods=["GET", "HEAD"]),
+        Route(ENDPOINT, McpEndpoint(manager)),
+    ]
     return Guard(Starlette(routes=routes, lifespan=lifespan), security)
 
 

@@ -26,6 +26,23 @@ from typing import Any
 
 import pytest
 
+# The tool lists, pinned here independently of the server's own tables (SPEC §1, §3a, §4).
+SHARED_TOOLS = frozenset(
+    {"search_docs", "get_doc", "list_packages", "package_status", "scaffold_service", "scaffold_client"}
+)
+HOSTED_TOOLS = SHARED_TOOLS | {"local_install_guide"}
+LOCAL_TOOLS = SHARED_TOOLS | {
+    "cli_status",
+    "cli_install",
+    "cli_help",
+    "create_service",
+    "generate_client",
+    "fleet",
+    "config",
+    "logs",
+}
+
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SITE = SHARED / "site"

@@ -7,18 +7,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import HttpServer, McpConnection, origin_args, server_environment
+from conftest import HOSTED_TOOLS, SHARED_TOOLS, HttpServer, McpConnection, origin_args, server_environment
 
-HOSTED_TOOLS = {
-    "search_docs",
-    "get_doc",
-    "list_packages",
-    "package_status",
-    "scaffold_service",
-    "scaffold_client",
-    "local_install_guide",
-}
-SHARED_TOOLS = HOSTED_TOOLS - {"local_install_guide"}
 OPEN_WORLD = {"search_docs", "get_doc", "list_packages", "package_status"}
 INITIALIZE = {
     "jsonrpc": "2.0",

@@ -13,33 +13,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import REPO, SITE, McpConnection, origin_args, server_environment, stdio_connection
+from conftest import (
+    LOCAL_TOOLS,
+    REPO,
+    SHARED_TOOLS,
+    SITE,
+    McpConnection,
+    origin_args,
+    server_environment,
+    stdio_connection,
+)
 from mcp.shared.exceptions import MCPError
-
-LOCAL_TOOLS = {
-    "search_docs",
-    "get_doc",
-    "list_packages",
-    "package_status",
-    "scaffold_service",
-    "scaffold_client",
-    "cli_status",
-    "cli_install",
-    "cli_help",
-    "create_service",
-    "generate_client",
-    "fleet",
-    "config",
-    "logs",
-}
-SHARED_TOOLS = {
-    "search_docs",
-    "get_doc",
-    "list_packages",
-    "package_status",
-    "scaffold_service",
-    "scaffold_client",
-}
 
 # SPEC §3a, pinned here independently of the server's own table:
 # (readOnlyHint, destructiveHint, idempotentHint, openWorldHint)
