@@ -257,7 +257,7 @@ def search(
     # Ties break on the URL, so the same query always gives the same order.
     order = index.url_order
     candidates.sort(key=lambda c: (-c[0], order[c[1]]))
-    ordered = cap(index, candidates, limit)
+    ordered = cap(index, candidates, limit, notes)
     if len(ordered) < limit and below_floor and not plan.package:
         # Records under the coverage floor never outrank one above it; they only fill a deep list.
         seen = {index.documents[c[1]].path for c in ordered}
@@ -288,23 +288,29 @@ def search(
 
 
 def cap(
-    index: InvertedIndex, candidates: list[tuple[float, int, float]], limit: int
+    index: InvertedIndex, candidates: list[tuple[float, int, float]], limit: int, notes: list[str]
 ) -> list[tuple[float, int, float, str]]:
     """Relative floor, then the caps; local hits ahead of peer (imqueue.com) hits.
-    A capped record is not dropped: it moves below every uncapped one."""
+    A capped record is not dropped: it moves below every uncapped one. What applied is
+    added to `notes` (for --explain)."""
     out: dict[bool, tuple[list[tuple[float, int, float, str]], list[tuple[float, int, float, str]]]] = {
         False: ([], []),
         True: ([], []),
     }
     tops: dict[bool, float] = {}
     peer_top = next((c[0] for c in candidates if index.external[c[1]]), None)
+    local_top = next((c[0] for c in candidates if not index.external[c[1]]), None)
     if peer_top is not None:
         tops[True] = peer_top
+    peers_relevant = peer_top is not None and (
+        local_top is None or peer_top >= rules.PEER_RELEVANCE * local_top
+    )
     per_parent: dict[str, int] = defaultdict(int)
     per_member: dict[str, int] = defaultdict(int)
     seen: set[tuple[str, str]] = set()
+    dropped_by_floor = 0
     for score, doc_id, coverage in candidates:
-        if len(out[False][0]) >= limit and True in tops:
+        if len(out[False][0]) >= limit and not peers_relevant:
             break  # the answer is already full of uncapped local hits, ranked before anything else
         doc = index.documents[doc_id]
         if (doc.site, doc.path) in seen:  # an answer and its prose section share one URL
@@ -313,6 +319,7 @@ def cap(
         external = doc.external
         top = tops.setdefault(external, score)
         if score < top * rules.RELATIVE_FLOOR:
+            dropped_by_floor += 1
             continue
         kept, capped = out[external]
         parent_key = f"{doc.site}:{doc.parent or doc.path}"
@@ -331,8 +338,18 @@ def cap(
         kept.append((score, doc_id, coverage, ""))
     local = out[False][0] + out[False][1]
     peer = out[True][0] + out[True][1]
-    if peer and local and peer[0][0] >= rules.PEER_RELEVANCE * local[0][0]:
-        local = [c for c in local if c[0] >= rules.PEER_CUT * local[0][0]]
+    if dropped_by_floor:
+        notes.append(
+            f"relative floor: {dropped_by_floor} record(s) under {rules.RELATIVE_FLOOR:g} x the top dropped"
+        )
+    if peer and local and peers_relevant:
+        kept = [c for c in local if c[0] >= rules.PEER_CUT * local[0][0]]
+        if len(kept) < len(local):
+            notes.append(
+                f"imqueue.com answers well: {len(local) - len(kept)} imqueue.org record(s) under "
+                f"{rules.PEER_CUT:g} x the top give way to it"
+            )
+        local = kept
     return local + peer
 
 

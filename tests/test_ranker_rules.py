@@ -616,6 +616,13 @@ def test_weak_local_hits_give_way_to_strong_peer_hits(monkeypatch: pytest.Monkey
     assert ranked(peer_corpus(), "retry") == ["/guide/retries/", "/guide/calls/", "/support/retries/"]
 
 
+def test_weak_local_hits_give_way_even_when_the_answer_is_short() -> None:
+    top_two = paths(peer_corpus().search("retry", limit=2))
+    assert top_two == ["/guide/retries/", "/support/retries/"]
+    explained = peer_corpus().search("retry", limit=2, explain=True)
+    assert any("imqueue.com answers well" in note for note in explained.notes)
+
+
 # --- misses, empty queries, ties -----------------------------------------------------------
 
 
