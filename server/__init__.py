@@ -1,26 +1,33 @@
 """server: the MCP adapter over the ranker, the builder and the imq CLI. Thin by design.
 
-    __main__.py     `imqueue-mcp`: flags + environment -> Config, then one transport
-    config.py       Config: snapshot, offline, origins, hosted allowlists; ConfigError
-    app.py          create_server(config, hosted) -> MCPServer with the right tools
-    tools.py        every tool: title, SPEC §3a hints, description, strict schema, thin body
-    strict.py       closed input schemas (unknown arguments refused by name), tidy schemas
-    schemas.py      the six shared tools' output schemas (SPEC §4)
-    instructions.py the server instructions and the local-install guide
-    corpus.py       which corpus search_docs ranks: live (hourly), else snapshot, else error
-    search.py       search_docs: ranker.Index.search -> structured result + text
-    fetch.py        the host lock and origin-mapped GETs
-    docs.py         get_doc: mirror resolution, #fragment sections, truncation, pointers
-    status.py       list_packages / package_status over imqueue.org/status.json
-    stdio.py        the stdio transport, answering malformed lines with parse errors
-    http.py         the hosted Streamable HTTP app: method table, Host/Origin, CORS, limits
-    catalogue.py    the compiled-in package catalogue and status shaping
-    scaffold.py     scaffold_service / scaffold_client templates
-    cli_bridge.py   runs the imq CLI safely (stdin closed, timeouts, dry-run by default)
+    __main__.py       `imqueue-mcp`: flags + environment -> Config, then one transport
+    config.py         Config: snapshot, offline, origins, hosted allowlists; ConfigError
+    app.py            create_server(config, hosted) -> MCPServer with the right tools
+    tools.py          every tool: title, SPEC §3a hints, description, strict schema, thin body
+    strict.py         closed input schemas (unknown arguments refused by name), tidy schemas
+    schemas.py        the six shared tools' output schemas (SPEC §4)
+    instructions.py   the server instructions and the local-install guide
+    corpus.py         which corpus search_docs ranks: live (hourly), else snapshot, else error
+    search.py         search_docs: ranker.Index.search -> structured result + text
+    fetch.py          the host lock and origin-mapped GETs
+    docs.py           get_doc: mirror resolution, #fragment sections, truncation, pointers
+    status.py         list_packages / package_status over imqueue.org/status.json
+    stdio.py          the stdio transport, answering malformed lines with parse errors
+    http.py           the hosted Streamable HTTP app: method table, Host/Origin, CORS, limits
+    catalogue.py      the compiled-in package catalogue and status shaping
+    scaffold_types.py scaffold input: service names, Param/Method models, TypeScript type analysis
+    scaffold.py       scaffold_service / scaffold_client templates and their markdown
+    cli_bridge.py     the eight imq CLI operations (timeouts, dry-run by default) -> BridgeResult
+    cli_arguments.py  refuses user values imq would read as flags, before anything runs
+    imq_runner.py     finds and runs imq without a shell (stdin closed, process-group kill, ANSI
+                      stripped, output capped) and words the outcome as a BridgeResult
 
 A query flows: tools.search_docs -> search.search_docs -> corpus.CorpusKeeper.current()
 -> ranker.Index.search -> structuredContent + text. stdout is the protocol channel on stdio;
-every diagnostic goes to stderr through `logging`.
+every diagnostic goes to stderr through `logging`. A CLI call flows: tools -> cli_bridge
+operation -> cli_arguments checks -> imq_runner.ImqRunner runs imq -> word_outcome ->
+BridgeResult -> tool result. A scaffold flows: tools -> scaffold_types.Method models ->
+scaffold.scaffold_* -> dict (structuredContent) + render_*_markdown (text).
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
 """Offline scaffolding behind the scaffold_service and scaffold_client tools.
 
 Pure logic: no MCP, no network, no clock. The MCP layer validates arguments into the
-models below, calls one public function, and returns its dict as structuredContent
-with the matching ``render_*_markdown`` text as content, so prose and data cannot
-disagree.
+models of scaffold_types.py, calls one public function, and returns its dict as
+structuredContent with the matching ``render_*_markdown`` text as content, so prose and
+data cannot disagree.
 
 Map of this module, top to bottom:
 
-    ScaffoldError                 every user-facing failure; the message says what to fix
-    normalize_service_name        "user-service" -> "UserService" (the class and queue name)
-    Param, Method                 strict input models; names must be JavaScript identifiers
-    complex_type_names            TypeScript type strings -> names that need @classType()
+    SCAFFOLD_*_DESCRIPTION        the two tools' descriptions
     scaffold_service              -> {service, install, files[], types[], cliAlternative}
     render_service_markdown       that dict as markdown
     scaffold_client               -> {service, client, namespace, generateCommand, output, example}
@@ -31,16 +28,22 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from .scaffold_types import (
+    CLIENT_SUFFIX,
+    Method,
+    Param,
+    ScaffoldError,
+    coerce_methods,
+    complex_type_names,
+    kebab_case,
+    method_types,
+    normalize_service_name,
+    service_base_name,
+)
 
 __all__ = [
     "SCAFFOLD_CLIENT_DESCRIPTION",
     "SCAFFOLD_SERVICE_DESCRIPTION",
-    "Method",
-    "Param",
-    "ScaffoldError",
-    "complex_type_names",
-    "normalize_service_name",
     "render_client_markdown",
     "render_service_markdown",
     "scaffold_client",
@@ -62,274 +65,6 @@ SCAFFOLD_CLIENT_DESCRIPTION = (
     "namespace and the client class. To actually generate the client, use generate_client "
     "(the service must be running)."
 )
-
-
-class ScaffoldError(ValueError):
-    """Raised for input the scaffolders cannot turn into valid code.
-
-    The message names the offending value and what is allowed instead, so the MCP
-    layer can hand it to the agent unchanged as an isError result.
-    """
-
-
-# --- service names -------------------------------------------------------------------
-
-SERVICE_SUFFIX = "Service"
-CLIENT_SUFFIX = "Client"
-
-_SERVICE_NAME_CHARACTERS = re.compile(r"[A-Za-z0-9 _-]+")
-# One word of a spelled-out name: an acronym before a capitalised word (HTTP|Gateway),
-# a capitalised or lower-case word, a trailing acronym, or a run of digits.
-_NAME_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-_NAME_RULE = (
-    "Use letters, digits, spaces, '-' or '_', starting with a letter, "
-    "e.g. 'user', 'user-service' or 'UserService'."
-)
-
-
-def normalize_service_name(raw: str) -> str:
-    """Return the service class name for any common spelling of it.
-
-    ``user``, ``User``, ``user-service``, ``user_service``, ``userService`` and
-    ``user service`` all become ``UserService``. The class name matters because it is
-    also the queue name clients address and the name ``imq client generate`` takes.
-    """
-    words = _service_name_words(raw)
-    while words and words[-1].lower() == SERVICE_SUFFIX.lower():
-        words.pop()
-    if not words:
-        raise ScaffoldError(f"Service name {raw!r} has no word besides 'Service'. {_NAME_RULE}")
-    name = "".join(word[0].upper() + word[1:] for word in words) + SERVICE_SUFFIX
-    if name == "IMQService":
-        # IMQService refuses to be constructed under its own name, even by a subclass.
-        raise ScaffoldError("Service name 'IMQService' is the framework's base class; pick another name.")
-    return name
-
-
-def _service_name_words(raw: str) -> list[str]:
-    text = raw.strip()
-    if not text:
-        raise ScaffoldError(f"Service name is empty. {_NAME_RULE}")
-    if not _SERVICE_NAME_CHARACTERS.fullmatch(text):
-        raise ScaffoldError(f"Service name {raw!r} contains characters that are not allowed. {_NAME_RULE}")
-    if not text[0].isalpha():
-        raise ScaffoldError(f"Service name {raw!r} must start with a letter. {_NAME_RULE}")
-    return _NAME_WORD.findall(text)
-
-
-def service_base_name(service_class: str) -> str:
-    """``UserService`` -> ``User``: the part the generator keeps for ``<Base>Client``."""
-    return service_class.removesuffix(SERVICE_SUFFIX)
-
-
-def kebab_case(service_class: str) -> str:
-    """``HTTPGatewayService`` -> ``http-gateway-service``: a project directory name."""
-    return "-".join(word.lower() for word in _NAME_WORD.findall(service_class))
-
-
-# --- input models --------------------------------------------------------------------
-
-_JS_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_JS_RESERVED_WORDS = frozenset(
-    "arguments await break case catch class const continue debugger default delete do else enum "
-    "eval export extends false finally for function if implements import in instanceof interface "
-    "let new null package private protected public return static super switch this throw true "
-    "try typeof var void while with yield".split()
-)
-# Members of IMQService and IMQClient: an exposed method with one of these names would
-# override the service's own lifecycle or collide with the generated client's.
-_FRAMEWORK_MEMBER_NAMES = frozenset(
-    "broadcast cache constructor describe destroy hostName id imq logger metricsServer name "
-    "options publish queueName remoteCall serviceName start stop subscribe unsubscribe".split()
-)
-# TypeScript type syntax only. Excluding '*', '/', '@' and newlines keeps a type from
-# closing or corrupting the JSDoc block it is written into.
-_TYPE_CHARACTERS = re.compile(r"[A-Za-z0-9_$<>\[\]{}()|&,.?:;'\" =-]+")
-_MAX_TYPE_LENGTH = 200
-
-
-def _check_identifier(value: str, what: str) -> str:
-    if not _JS_IDENTIFIER.fullmatch(value):
-        raise ValueError(
-            f"{what} {value!r} is not a JavaScript identifier: use letters, digits, '_' or '$', "
-            "not starting with a digit (e.g. 'getUser')."
-        )
-    if value in _JS_RESERVED_WORDS:
-        raise ValueError(f"{what} {value!r} is a reserved word in JavaScript; pick another name.")
-    return value
-
-
-def _check_type(value: str) -> str:
-    text = " ".join(value.split())
-    if not text:
-        raise ValueError("A type is empty; give a TypeScript type such as 'string' or 'User[]'.")
-    if len(text) > _MAX_TYPE_LENGTH or not _TYPE_CHARACTERS.fullmatch(text):
-        raise ValueError(
-            f"Type {value!r} is not a plain TypeScript type: use names, <>, [], {{}}, (), |, &, "
-            f"quotes and ':' only, up to {_MAX_TYPE_LENGTH} characters."
-        )
-    if not _brackets_balanced(text):
-        raise ValueError(f"Type {value!r} has unbalanced brackets.")
-    return text
-
-
-def _brackets_balanced(text: str) -> bool:
-    closing = {")": "(", "]": "[", "}": "{", ">": "<"}
-    stack: list[str] = []
-    for index, char in enumerate(text):
-        if char == ">" and index and text[index - 1] == "=":
-            continue  # the arrow of a function type, not a closing bracket
-        if char in "([{<":
-            stack.append(char)
-        elif char in closing:
-            if not stack or stack.pop() != closing[char]:
-                return False
-    return not stack
-
-
-class Param(BaseModel):
-    """One parameter of an exposed method."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    type: str = "any"
-    description: str | None = None
-    optional: bool = False
-
-    @field_validator("name")
-    @classmethod
-    def _name_is_identifier(cls, value: str) -> str:
-        return _check_identifier(value, "Parameter name")
-
-    @field_validator("type")
-    @classmethod
-    def _type_is_typescript(cls, value: str) -> str:
-        return _check_type(value)
-
-
-class Method(BaseModel):
-    """One exposed method; ``returns`` is the resolved type, ``Promise<...>`` is added."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    description: str | None = None
-    params: list[Param] = []
-    returns: str = "void"
-
-    @field_validator("name")
-    @classmethod
-    def _name_is_identifier(cls, value: str) -> str:
-        _check_identifier(value, "Method name")
-        if value in _FRAMEWORK_MEMBER_NAMES:
-            raise ValueError(
-                f"Method name {value!r} is already a member of IMQService or IMQClient; "
-                f"pick a more specific name (e.g. '{value}Job')."
-            )
-        return value
-
-    @field_validator("returns")
-    @classmethod
-    def _returns_is_typescript(cls, value: str) -> str:
-        return unwrap_promise(_check_type(value))
-
-    @model_validator(mode="after")
-    def _params_are_well_ordered(self) -> Method:
-        names = [param.name for param in self.params]
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            raise ValueError(f"Method {self.name!r} repeats parameter {', '.join(duplicates)}.")
-        seen_optional = False
-        for param in self.params:
-            if param.optional:
-                seen_optional = True
-            elif seen_optional:
-                # TypeScript rejects it, and positional RPC arguments could not skip it.
-                raise ValueError(
-                    f"Method {self.name!r}: required parameter {param.name!r} follows an optional one; "
-                    "move optional parameters last."
-                )
-        return self
-
-
-def coerce_methods(methods: Iterable[Method | Mapping[str, Any]] | None) -> list[Method]:
-    """Validate raw method dicts (or pass models through); duplicates are refused."""
-    try:
-        parsed = [m if isinstance(m, Method) else Method.model_validate(m) for m in methods or ()]
-    except ValidationError as error:
-        raise ScaffoldError(_validation_message(error)) from error
-    names = [method.name for method in parsed]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        raise ScaffoldError(f"Method {', '.join(duplicates)} is defined twice; method names must be unique.")
-    return parsed
-
-
-def _validation_message(error: ValidationError) -> str:
-    problems = []
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "method"
-        message = str(item["msg"]).removeprefix("Value error, ")
-        problems.append(f"{where}: {message}")
-    return "Invalid methods: " + "; ".join(problems)
-
-
-# --- types ---------------------------------------------------------------------------
-
-# Types that need no @classType() declaration. Date is a built-in; note it crosses the
-# queue as JSON, so it arrives as an ISO string.
-PRIMITIVE_TYPES = frozenset(
-    "any bigint boolean Date never null number object string symbol undefined unknown void".split()
-)
-# Built-in type operators and containers: looked through, never stubbed. Declaring a
-# class named Map or Promise in types.ts would shadow the global.
-_BUILT_IN_TYPES = frozenset(
-    "Array ArrayBuffer BigInt Boolean Buffer Error Function Map NonNullable Number Object Omit "
-    "Partial Pick Promise Readonly ReadonlyArray Record RegExp Required Set String Symbol "
-    "Uint8Array".split()
-)
-_TYPE_KEYWORDS = frozenset("asserts extends false infer is keyof readonly true typeof unique".split())
-_TYPE_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
-_STRING_LITERAL = re.compile(r"'[^']*'|\"[^\"]*\"")
-
-
-def complex_type_names(type_text: str) -> list[str]:
-    """Names in a TypeScript type that need a ``@classType()`` declaration, in order.
-
-    Looks through unions, arrays, generics and ``readonly``: ``User[] | null`` and
-    ``Record<string, Address>`` give ``User`` and ``Address``. String-literal types,
-    object-literal keys and qualified names (``ns.Type``, declared elsewhere) are skipped.
-    """
-    text = _STRING_LITERAL.sub("''", type_text)
-    names: list[str] = []
-    for match in _TYPE_NAME.finditer(text):
-        name = match.group()
-        rest = text[match.end():].lstrip()
-        if rest.startswith(":") or rest.startswith("?:"):
-            continue  # a key inside an object-literal type
-        if "." in name or name in PRIMITIVE_TYPES or name in _BUILT_IN_TYPES or name in _TYPE_KEYWORDS:
-            continue
-        if name not in names:
-            names.append(name)
-    return names
-
-
-def unwrap_promise(type_text: str) -> str:
-    """``Promise<User>`` -> ``User``, so a given return type is never wrapped twice."""
-    if not (type_text.startswith("Promise<") and type_text.endswith(">")):
-        return type_text
-    inner = type_text[len("Promise<"):-1]
-    return inner.strip() if _brackets_balanced(inner) else type_text
-
-
-def _method_types(methods: Sequence[Method]) -> list[str]:
-    names: list[str] = []
-    for method in methods:
-        for type_text in [*(param.type for param in method.params), method.returns]:
-            names.extend(name for name in complex_type_names(type_text) if name not in names)
-    return sorted(names)
 
 
 # --- scaffold_service ----------------------------------------------------------------
@@ -357,7 +92,7 @@ def scaffold_service(
     """
     service = normalize_service_name(name)
     parsed = coerce_methods(methods)
-    types = _method_types(parsed)
+    types = method_types(parsed)
     if service in types:
         raise ScaffoldError(f"Type {service!r} has the same name as the service class; rename the type.")
     files = [_file(f"src/{service}.ts", "typescript", service_source(service, parsed, types))]

@@ -27,7 +27,7 @@ from .config import Config
 from .corpus import CorpusKeeper, CorpusUnavailable
 from .fetch import DocUrlError, Fetcher, FetchError
 from .instructions import LOCAL_INSTALL_GUIDE
-from .scaffold import Method, ScaffoldError
+from .scaffold_types import Method, ScaffoldError
 from .schemas import ClientScaffold, DocResult, PackageList, PackageStatus, SearchResult, ServiceScaffold
 from .strict import strict_tool
 

@@ -18,9 +18,6 @@ from typing import Any, TypeVar
 import pytest
 
 from server.cli_bridge import (
-    OUTPUT_CAP_BYTES,
-    BridgeResult,
-    ImqRunner,
     cli_help,
     cli_install,
     cli_status,
@@ -30,6 +27,7 @@ from server.cli_bridge import (
     generate_client,
     logs,
 )
+from server.imq_runner import OUTPUT_CAP_BYTES, BridgeResult, ImqRunner
 
 STAND_IN_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "imq"
 # The stand-in's `#!/usr/bin/env python3` finds this interpreter: it starts fast and exists

@@ -7,15 +7,12 @@ import pytest
 from server.scaffold import (
     SCAFFOLD_CLIENT_DESCRIPTION,
     SCAFFOLD_SERVICE_DESCRIPTION,
-    Method,
-    ScaffoldError,
-    complex_type_names,
-    normalize_service_name,
     render_client_markdown,
     render_service_markdown,
     scaffold_client,
     scaffold_service,
 )
+from server.scaffold_types import Method, ScaffoldError, complex_type_names, normalize_service_name
 
 GET_USER = {
     "name": "getUser",
