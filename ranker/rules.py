@@ -78,6 +78,8 @@ ANSWER_BOOST = 0.3
 # imqueue.org score), weak imqueue.org results (under PEER_CUT of the best) give way to them.
 PEER_RELEVANCE = 0.5
 PEER_CUT = 0.3
+# ...and in an answer too short to reach them, the best of them takes the last seat.
+PEER_SEAT = True
 
 # An API symbol whose own name is a word of the query ("async-logger Logger transports"):
 # the query names it, so it is lifted (names of four characters or more).

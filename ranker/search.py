@@ -350,6 +350,10 @@ def cap(
                 f"{rules.PEER_CUT:g} x the top give way to it"
             )
         local = kept
+    if peers_relevant and peer and len(local) >= limit and rules.PEER_SEAT:
+        # A short answer keeps one seat, its last, for the best imqueue.com record.
+        notes.append("imqueue.com answers well: its best record takes the answer's last seat")
+        local = local[: limit - 1]
     return local + peer
 
 

@@ -755,3 +755,21 @@ def test_matching_every_term_beats_one_term_matched_strongly(monkeypatch: pytest
 
     monkeypatch.setattr(rules, "COVERAGE_POWER", 0)
     assert ranked(corpus(), "queue timeout")[0] == "/one/"
+
+
+def test_a_relevant_peer_record_takes_the_last_seat_of_a_short_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def corpus() -> Index:
+        return index_of(
+            page("/guide/pricing/", "Pricing", keywords="pricing"),
+            page("/guide/cost/", "Cost", keywords="pricing"),
+            page("/guide/plans/", "Plans", keywords="pricing"),
+            page("/pricing/", "Pricing", site="com", keywords="pricing"),
+        )
+
+    assert paths(corpus().search("pricing", limit=2)) == ["/guide/pricing/", "/pricing/"]
+    assert len(paths(corpus().search("pricing", limit=10))) == 4  # a long answer: everything, locals first
+
+    monkeypatch.setattr(rules, "PEER_SEAT", False)
+    assert "/pricing/" not in paths(corpus().search("pricing", limit=2))
