@@ -49,7 +49,7 @@ def render_search_text(data: dict[str, Any]) -> str:
     if data["results"]:
         lines.append(f'{data["count"]} result(s) for "{data["query"]}", best first:')
         for number, result in enumerate(data["results"], 1):
-            label = "API symbol" if result["symbol"] else "page"
+            label = "API symbol" if result["symbol"] else ("section" if "#" in result["url"] else "page")
             lines.append(f"{number}. {result['title']} ({label}; {result['section']})")
             lines.append(f"   {result['url']}")
             if result["description"]:
