@@ -40,6 +40,11 @@ COVERAGE_POWER = 0.5
 LONG_QUERY_TERMS = 3
 COVERAGE_FLOOR = 0.34
 
+# A term reaching more than this share of all records (imqueue, service) only adds to records
+# the query's other terms found; it finds none of its own unless it is all the query has.
+COMMON_TERM_SHARE = 0.25
+COMMON_TERM_MIN = 100  # ...and more records than this: a small corpus has no common terms
+
 # Blog posts (pages, answers and sections under /blog/) are demoted by a multiplier.
 BLOG_DEMOTION = 0.95
 

@@ -26,7 +26,8 @@ class TermPlan:
     idf: float
     weight: float  # idf ** IDF_POWER (x STOPWORD_WEIGHT for a template word)
     forms: tuple[Form, ...]
-    template: bool = False  # a stopword among other words: weighed down, not counted in coverage
+    template: bool = False
+    reach: int = 0  # how many records any form reaches  # a stopword among other words: weighed down, not counted in coverage
 
 
 @dataclass
@@ -113,7 +114,7 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
         idf = index.idf(df)
         template = has_content and term in STOPWORDS
         weight = idf**rules.IDF_POWER * (rules.STOPWORD_WEIGHT if template else 1.0)
-        plans.append(TermPlan(term, idf, weight, tuple(forms), template))
+        plans.append(TermPlan(term, idf, weight, tuple(forms), template, df))
     corrected = None
     if corrections:
         rewritten = " ".join(corrections.get(w, w) for w in query.lower().split())
@@ -168,19 +169,35 @@ def saturated_row(index: InvertedIndex, term: TermPlan) -> tuple[list[int], list
 
 
 def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, float], dict[int, float]]:
+    """Sum the terms' weighted evidence per record. Terms found in most records (imqueue) and
+    template words only add to records that a discriminating term found, when there is one:
+    alone they would list the whole corpus for nothing."""
     scores: dict[int, float] = {}
     matched_idf: dict[int, float] = {}
-    for term in plan.terms:
-        ids, evidence = saturated_row(index, term)
-        weight = term.weight
-        get = scores.get
-        for doc_id, value in zip(ids, evidence, strict=True):
-            scores[doc_id] = get(doc_id, 0.0) + weight * value
-        if not term.template:
-            idf, got = term.idf, matched_idf.get
-            for doc_id in ids:
-                matched_idf[doc_id] = got(doc_id, 0.0) + idf
+    common = max(rules.COMMON_TERM_SHARE * index.size, rules.COMMON_TERM_MIN)
+    finders = [t for t in plan.terms if not t.template and t.reach <= common]
+    followers = [t for t in plan.terms if t not in finders] if finders else []
+    for term in finders or plan.terms:
+        add_term(index, term, scores, matched_idf)
+    for term in followers:
+        add_term(index, term, scores, matched_idf, only_found=True)
     return scores, matched_idf
+
+
+def add_term(index: InvertedIndex, term: TermPlan, scores: dict[int, float], matched_idf: dict[int, float],
+             only_found: bool = False) -> None:
+    ids, evidence = saturated_row(index, term)
+    weight, get = term.weight, scores.get
+    if only_found:
+        pairs = [(d, v) for d, v in zip(ids, evidence, strict=True) if d in scores]
+    else:
+        pairs = list(zip(ids, evidence, strict=True))
+    for doc_id, value in pairs:
+        scores[doc_id] = get(doc_id, 0.0) + weight * value
+    if not term.template:
+        idf, got = term.idf, matched_idf.get
+        for doc_id, _value in pairs:
+            matched_idf[doc_id] = got(doc_id, 0.0) + idf
 
 
 def term_matches(index: InvertedIndex, plan: QueryPlan, doc_id: int) -> list[tuple[TermPlan, float, Form]]:

@@ -773,3 +773,22 @@ def test_a_relevant_peer_record_takes_the_last_seat_of_a_short_answer(
 
     monkeypatch.setattr(rules, "PEER_SEAT", False)
     assert "/pricing/" not in paths(corpus().search("pricing", limit=2))
+
+
+def common_term_corpus() -> Index:
+    filler = [page(f"/guide/{n}/", f"Guide {n}", summary="imqueue service") for n in range(120)]
+    return index_of(*filler, page("/backpressure/", "Backpressure", keywords="backpressure"))
+
+
+def test_a_term_in_most_records_only_adds_to_what_other_terms_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rules, "RELATIVE_FLOOR", 0.0)  # so that only this rule decides what is listed
+    response = common_term_corpus().search("imqueue backpressure", limit=60)
+    assert paths(response) == ["/backpressure/"]
+
+    monkeypatch.setattr(rules, "COMMON_TERM_SHARE", 1.0)
+    response = common_term_corpus().search("imqueue backpressure", limit=60)
+    assert paths(response)[0] == "/backpressure/" and len(response.results) > 1
+
+
+def test_a_common_term_alone_still_finds_records() -> None:
+    assert len(common_term_corpus().search("imqueue", limit=60).results) > 1
