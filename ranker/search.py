@@ -184,8 +184,13 @@ def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, floa
     return scores, matched_idf
 
 
-def add_term(index: InvertedIndex, term: TermPlan, scores: dict[int, float], matched_idf: dict[int, float],
-             only_found: bool = False) -> None:
+def add_term(
+    index: InvertedIndex,
+    term: TermPlan,
+    scores: dict[int, float],
+    matched_idf: dict[int, float],
+    only_found: bool = False,
+) -> None:
     ids, evidence = saturated_row(index, term)
     weight, get = term.weight, scores.get
     if only_found:
