@@ -26,8 +26,8 @@ class TermPlan:
     idf: float
     weight: float  # idf ** IDF_POWER (x STOPWORD_WEIGHT for a template word)
     forms: tuple[Form, ...]
-    template: bool = False
-    reach: int = 0  # how many records any form reaches  # a stopword among other words: weighed down, not counted in coverage
+    template: bool = False  # a stopword among other words: weighed down, not counted in coverage
+    reach: int = 0  # how many records any form reaches
 
 
 @dataclass
