@@ -258,8 +258,8 @@ def search(
     if plan.package and explain:
         notes.append(f"package filter: {plan.package}")
     scores, matched_idf = score_records(index, plan)
-    boosts = phrase_boosts(index, query)
-    question = is_question(query)
+    boosts = phrase_boosts(index, plan.query)
+    question = is_question(plan.query)
     if question and explain:
         notes.append(f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g}")
     candidates: list[tuple[float, int, float]] = []
@@ -280,7 +280,7 @@ def search(
     order = index.url_order
     candidates.sort(key=lambda c: (-c[0], order[c[1]]))
     ordered = cap(index, candidates, limit, notes)
-    if len(ordered) < limit and below_floor and not plan.package:
+    if len(ordered) < limit and below_floor:
         # Records under the coverage floor never outrank one above it; they only fill a deep list.
         seen = {index.documents[c[1]].path for c in ordered}
         below_floor.sort(key=lambda c: (-c[0], order[c[1]]))
