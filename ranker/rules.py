@@ -42,7 +42,7 @@ COVERAGE_FLOOR = 0.34
 
 # A term reaching more than this share of all records (imqueue, service) only adds to records
 # the query's other terms found; it finds none of its own unless it is all the query has.
-COMMON_TERM_SHARE = 0.25
+COMMON_TERM_SHARE = 0.4
 COMMON_TERM_MIN = 100  # ...and more records than this: a small corpus has no common terms
 
 # Blog posts (pages, answers and sections under /blog/) are demoted by a multiplier.
@@ -73,6 +73,10 @@ STOPWORD_WEIGHT = 0.1
 PHRASE_EXACT_BOOST = 0.6
 PHRASE_PART_BOOST = 0.25
 PHRASE_CONTENT_BOOST = 0.3  # the query's non-template words equal a curated phrase
+# A run of this many query words (one of them not a template word) that also runs inside a
+# curated title or keyword phrase: the record words its subject as the query does.
+SHARED_RUN_MIN = 3
+SHARED_RUN_BOOST = 0.25
 
 # A question-shaped query (how/what/why/can/does..., or a trailing ?) favours the records
 # written as answers to questions (g=2 answers).

@@ -8,6 +8,7 @@ rank            sort, relative floor, per-parent and per-member caps, local befo
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ class TermPlan:
     forms: tuple[Form, ...]
     template: bool = False  # a stopword among other words: weighed down, not counted in coverage
     reach: int = 0  # how many records any form reaches
+    covers: bool = True  # counts toward coverage: a discriminating term (see mark_coverage)
 
 
 @dataclass
@@ -39,7 +41,7 @@ class QueryPlan:
 
     @property
     def total_weight(self) -> float:
-        return sum(t.idf for t in self.terms if not t.template)
+        return sum(t.idf for t in self.terms if t.covers)
 
 
 @dataclass
@@ -119,7 +121,19 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
     if corrections:
         rewritten = " ".join(corrections.get(w, w) for w in query.lower().split())
         corrected = rewritten if rewritten != query.lower().strip() else None
-    return QueryPlan(query, plans, normalize_package(package) if package else None, corrected)
+    return QueryPlan(
+        query, mark_coverage(index, plans), normalize_package(package) if package else None, corrected
+    )
+
+
+def mark_coverage(index: InvertedIndex, plans: list[TermPlan]) -> list[TermPlan]:
+    """Which terms coverage counts: the discriminating ones. Template words never do, and a term
+    in most records (imqueue: the whole corpus is about it) not when rarer terms are there."""
+    common = max(rules.COMMON_TERM_SHARE * index.size, rules.COMMON_TERM_MIN)
+    content = [p for p in plans if not p.template]
+    discriminating = [p for p in content if p.reach <= common]
+    covering = {p.term for p in (discriminating or content or plans)}
+    return [dataclasses.replace(p, covers=p.term in covering) for p in plans]
 
 
 def compound_terms(query: str) -> set[str]:
@@ -174,13 +188,12 @@ def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, floa
     alone they would list the whole corpus for nothing."""
     scores: dict[int, float] = {}
     matched_idf: dict[int, float] = {}
-    common = max(rules.COMMON_TERM_SHARE * index.size, rules.COMMON_TERM_MIN)
-    finders = [t for t in plan.terms if not t.template and t.reach <= common]
-    followers = [t for t in plan.terms if t not in finders] if finders else []
-    for term in finders or plan.terms:
+    finders = [t for t in plan.terms if t.covers]
+    for term in finders:
         add_term(index, term, scores, matched_idf)
-    for term in followers:
-        add_term(index, term, scores, matched_idf, only_found=True)
+    for term in plan.terms:
+        if not term.covers:
+            add_term(index, term, scores, matched_idf, only_found=True)
     return scores, matched_idf
 
 
@@ -199,7 +212,7 @@ def add_term(
         pairs = list(zip(ids, evidence, strict=True))
     for doc_id, value in pairs:
         scores[doc_id] = get(doc_id, 0.0) + weight * value
-    if not term.template:
+    if term.covers:
         idf, got = term.idf, matched_idf.get
         for doc_id, _value in pairs:
             matched_idf[doc_id] = got(doc_id, 0.0) + idf
@@ -407,9 +420,13 @@ def phrase_boosts(index: InvertedIndex, query: str) -> dict[int, float]:
             offer(entry[0], rules.PHRASE_CONTENT_BOOST)
     for size in range(len(tokens) - 1, 1, -1):
         for start in range(len(tokens) - size + 1):
-            entry = index.phrase(" ".join(tokens[start : start + size]))
+            run = tokens[start : start + size]
+            entry = index.phrase(" ".join(run))
             if entry:
                 offer(entry[0], rules.PHRASE_PART_BOOST * size / len(tokens))
+                if size >= rules.SHARED_RUN_MIN and any(t not in STOPWORDS for t in run):
+                    # "how do i expose a" is also how an answer's question begins
+                    offer(entry[1], rules.SHARED_RUN_BOOST * size / len(tokens))
     return boosts
 
 

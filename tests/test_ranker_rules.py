@@ -792,3 +792,35 @@ def test_a_term_in_most_records_only_adds_to_what_other_terms_found(monkeypatch:
 
 def test_a_common_term_alone_still_finds_records() -> None:
     assert len(common_term_corpus().search("imqueue", limit=60).results) > 1
+
+
+def test_a_term_in_most_records_does_not_count_against_coverage(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:
+        filler = [page(f"/guide/{n}/", f"Guide {n}", summary="imqueue service") for n in range(110)]
+        other = [page(f"/other/{n}/", f"Other {n}", summary="broker") for n in range(40)]
+        return index_of(*filler, *other, page("/expose/", "Expose a method", keywords="expose method"))
+
+    def coverage_line(index: Index) -> str:
+        hit = index.search("expose method imqueue", limit=1, explain=True).results[0]
+        assert hit.path == "/expose/"
+        return next(line for line in hit.explanation if line.startswith("raw "))
+
+    assert "coverage 1.00" in coverage_line(corpus())  # imqueue is everywhere: its absence says nothing
+
+    monkeypatch.setattr(rules, "COMMON_TERM_SHARE", 1.0)
+    assert "coverage 1.00" not in coverage_line(corpus())
+
+
+def test_a_title_that_words_its_subject_as_the_query_does_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:
+        return index_of(
+            answer("/faq/#expose", "How do I expose a service method so it can be called remotely?"),
+            page("/guide/", "Guide", keywords="expose, method"),
+        )
+
+    query = "how do I expose a method on my service?"
+    with_rule = score_of(corpus().search(query), "/faq/#expose")
+    assert score_of(corpus().search(query), "/guide/") > 0
+
+    monkeypatch.setattr(rules, "SHARED_RUN_BOOST", 0.0)
+    assert score_of(corpus().search(query), "/faq/#expose") < with_rule
