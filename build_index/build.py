@@ -122,7 +122,8 @@ def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snap
         "feeds": {f"https://{h}{p}": hashlib.sha256(b).hexdigest() for (h, p), b in raw.items()},
         "counts": dict(sorted(counts.items())),
     }
-    return Snapshot(header=header, corpus=corpus, sections=sections, status=status)
+    links = sorted(curated.values(), key=lambda link: link.url)
+    return Snapshot(header=header, corpus=corpus, sections=sections, status=status, links=links)
 
 
 def with_blog_facts(

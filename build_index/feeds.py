@@ -58,9 +58,20 @@ def expect(name: str, condition: bool, what: str) -> None:
 
 @dataclass(frozen=True)
 class CuratedLink:
+    """One `- [title](url): description` line of a site's /llms.txt, under `## section`."""
+
+    url: str  # as llms.txt writes it: the canonical https://imqueue.org/... form
     section: str
     title: str
-    description: str
+    description: str  # the markdown pointer stripped
+
+    def to_wire(self) -> list[str]:
+        return [self.url, self.section, self.title, self.description]
+
+    @classmethod
+    def from_wire(cls, row: list[str]) -> CuratedLink:
+        url, section, title, description = row
+        return cls(url, section, title, description)
 
 
 LINK_LINE = re.compile(r"^- \[(?P<title>[^\]]+)\]\((?P<url>[^)]+)\)(?::\s*(?P<desc>.*))?$")
@@ -81,7 +92,7 @@ def parse_llms(text: str) -> tuple[list[str], dict[str, CuratedLink]]:
         if not match or not current:
             continue
         description = MARKDOWN_POINTER.sub("", match["desc"] or "").strip()
-        links.setdefault(match["url"], CuratedLink(current, match["title"], description))
+        links.setdefault(match["url"], CuratedLink(match["url"], current, match["title"], description))
     return sections, links
 
 

@@ -1,7 +1,8 @@
 """The snapshot file: msgpack `{header, body}`, written atomically, checked on load.
 
 header: format version, origins, fetched-at, sha256 per feed, counts, body checksum.
-body:   the corpus (ranker.corpus wire form), per-host section line ranges, status.json.
+body:   the corpus (ranker.corpus wire form), per-host section line ranges, status.json, both
+        sites' curated /llms.txt links (the server's resources list).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import gc
 import hashlib
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,10 @@ import msgpack  # type: ignore[import-untyped]
 from ranker import Index
 from ranker.corpus import Corpus
 
+from .feeds import CuratedLink
 from .sources import BuildError
 
-FORMAT_VERSION = 3  # bump whenever the corpus or index wire form changes
+FORMAT_VERSION = 4  # bump whenever the body's wire form (corpus, index, links, ...) changes
 
 
 class SnapshotError(BuildError):
@@ -35,6 +37,7 @@ class Snapshot:
     sections: dict[str, dict[str, dict[str, list[int]]]]  # host -> page path -> anchor -> [start, end)
     status: dict[str, Any] | None
     index_wire: dict[str, Any] | None = None  # the ranker's postings, so loading rebuilds nothing
+    links: list[CuratedLink] = field(default_factory=list)  # both llms.txt, one per URL, sorted by URL
 
     def index(self) -> Index:
         """The ready-to-search index: stored postings when present, else built now."""
@@ -65,6 +68,7 @@ def encode(snapshot: Snapshot) -> bytes:
             "corpus": snapshot.corpus.to_wire(),
             "sections": snapshot.sections,
             "status": snapshot.status,
+            "links": [link.to_wire() for link in snapshot.links],
             "index": snapshot.index_wire
             if snapshot.index_wire is not None
             else Index(snapshot.corpus).to_wire(),
@@ -136,4 +140,5 @@ def decode(path: Path, raw: bytes, fix: str) -> Snapshot:
         sections=data["sections"],
         status=data["status"],
         index_wire=data.get("index"),
+        links=[CuratedLink.from_wire(row) for row in data["links"]],
     )

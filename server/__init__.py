@@ -2,8 +2,11 @@
 
     __main__.py       `imqueue-mcp`: flags + environment -> Config, then one transport
     config.py         Config: snapshot, offline, origins, hosted allowlists; ConfigError
-    app.py            create_server(config, hosted) -> MCPServer with the right tools
+    app.py            create_server(config, hosted) -> MCPServer with the right tools, the prompt
+                      and the resources; ImqueueServer answers resources/list and /read
     tools.py          every tool: title, SPEC §3a hints, description, strict schema, thin body
+    prompts.py        the build_imqueue_service prompt (name normalised as scaffold does)
+    resources.py      the curated llms.txt pages as resources: listed from the corpus, read via docs
     strict.py         closed input schemas (unknown arguments refused by name), tidy schemas
     schemas.py        the six shared tools' output schemas (SPEC §4)
     instructions.py   the server instructions and the local-install guide
@@ -27,7 +30,8 @@ A query flows: tools.search_docs -> search.search_docs -> corpus.CorpusKeeper.cu
 every diagnostic goes to stderr through `logging`. A CLI call flows: tools -> cli_bridge
 operation -> cli_arguments checks -> imq_runner.ImqRunner runs imq -> word_outcome ->
 BridgeResult -> tool result. A scaffold flows: tools -> scaffold_types.Method models ->
-scaffold.scaffold_* -> dict (structuredContent) + render_*_markdown (text).
+scaffold.scaffold_* -> dict (structuredContent) + render_*_markdown (text). A resource read
+flows: ImqueueServer.read_resource -> resources.read_resource -> docs.read_doc (as get_doc).
 """
 
 from __future__ import annotations

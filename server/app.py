@@ -1,9 +1,14 @@
 """create_server: the MCPServer for one transport, apart from the transport itself.
 
+Both transports get the same prompt (prompts.py) and resources (resources.py). The resources
+are the curated pages of the corpus the server keeps, which changes hourly, so `ImqueueServer`
+answers resources/list and resources/read itself: MCPServer's own resource registry is static.
+
 Also the protocol-level fixes DESIGN.md lists for the SDK:
 
-- prompts/get with an unknown name answers JSON-RPC -32602 (invalid params), not the
-  SDK's code 0 / -32603, via `PromptNameMiddleware`;
+- prompts/get with an unknown name, or arguments the prompt refuses, answers JSON-RPC -32602
+  (invalid params), not the SDK's code 0 / -32603, via `PromptNameMiddleware`, which also
+  names the offending argument where the SDK says only "Error rendering prompt";
 - a logging/setLevel handler is registered, so the logging capability is advertised on
   handshake-era connections (the level is recorded; diagnostics still go to stderr).
 """
@@ -11,16 +16,20 @@ Also the protocol-level fixes DESIGN.md lists for the SDK:
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.mcpserver import MCPServer
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, EmptyResult, SetLevelRequestParams
+from mcp_types import INVALID_PARAMS, EmptyResult, InputRequiredResult, Resource, SetLevelRequestParams
+from pydantic import AnyUrl, ValidationError
 
-from . import server_version
+from . import resources, server_version
 from .config import Config
 from .instructions import INSTRUCTIONS
+from .prompts import service_prompts
 from .tools import Services, hosted_tools, local_tools
 
 logger = logging.getLogger("server")
@@ -30,7 +39,7 @@ SERVER_TITLE = "@imqueue"
 
 
 class PromptNameMiddleware:
-    """An unknown prompt name is the caller's mistake: report it as invalid params."""
+    """An unknown prompt name or a refused argument is the caller's mistake: report it as invalid params."""
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "prompts/get":
@@ -40,7 +49,21 @@ class PromptNameMiddleware:
         except MCPError:
             raise
         except ValueError as error:
-            raise MCPError(code=INVALID_PARAMS, message=str(error)) from None
+            raise MCPError(code=INVALID_PARAMS, message=_prompt_error_message(error)) from None
+
+
+def _prompt_error_message(error: ValueError) -> str:
+    """The SDK's message, plus each argument its validation refused (names and reasons, no values)."""
+    cause: BaseException | None = error
+    while cause is not None and not isinstance(cause, ValidationError):
+        cause = cause.__cause__
+    if cause is None:
+        return str(error)
+    problems = "; ".join(
+        f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: {problem['msg']}"
+        for problem in cause.errors()
+    )
+    return f"{error}: {problems}"
 
 
 async def _set_logging_level(
@@ -50,12 +73,30 @@ async def _set_logging_level(
     return EmptyResult()
 
 
+class ImqueueServer(MCPServer[Any]):
+    """MCPServer whose resources are the curated docs pages of the corpus `services` keeps."""
+
+    def __init__(self, services: Services, **settings: Any):
+        super().__init__(**settings)
+        self.services = services
+
+    async def list_resources(self) -> list[Resource]:
+        return await resources.list_resources(self.services.corpus)
+
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        return await resources.read_resource(str(uri), self.services)
+
+
 def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Services]:
-    """The server with the local fourteen tools, or the hosted seven; plus its shared services."""
+    """The server with the local fourteen tools, or the hosted seven, the prompt and the docs
+    resources; plus its shared services."""
     services = Services.from_config(config)
     tools = hosted_tools(services) if hosted else local_tools(services)
-    server: MCPServer[Any] = MCPServer(
-        SERVER_NAME,
+    server = ImqueueServer(
+        services,
+        name=SERVER_NAME,
         title=SERVER_TITLE,
         version=server_version(),
         instructions=INSTRUCTIONS,
@@ -64,6 +105,8 @@ def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Serv
         log_level="WARNING",
         middleware=[PromptNameMiddleware()],
     )
+    for prompt in service_prompts(hosted=hosted):
+        server.add_prompt(prompt)
     # MCPServer has no public hook for this method; the low-level server's registry is the SDK's own.
     server._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_logging_level)
     return server, services

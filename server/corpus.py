@@ -25,11 +25,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Config
+
+if TYPE_CHECKING:
+    from build_index.feeds import CuratedLink
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +52,7 @@ class LoadedCorpus:
     location: str  # origins read, or the snapshot file
     loaded_at: float  # time.monotonic() when it was loaded here
     note: str = ""  # why an older corpus is answering, if it is
+    links: tuple[CuratedLink, ...] = ()  # both sites' /llms.txt links, one per URL, sorted by URL
 
     def describe(self) -> dict[str, str]:
         info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}
@@ -129,7 +133,12 @@ class CorpusKeeper:
         )
         origins = ", ".join(self.config.origins.values())
         return LoadedCorpus(
-            ranker.Index(snapshot.corpus), "live", snapshot.fetched_at, origins, time.monotonic()
+            ranker.Index(snapshot.corpus),
+            "live",
+            snapshot.fetched_at,
+            origins,
+            time.monotonic(),
+            links=tuple(snapshot.links),
         )
 
     def _load_snapshot(self) -> LoadedCorpus:
@@ -142,7 +151,13 @@ class CorpusKeeper:
         note = "" if self.config.offline else self._stale_note()
         # snapshot.index() is a ranker.Index over snapshot.corpus, reusing the stored postings
         return LoadedCorpus(
-            snapshot.index(), "snapshot", snapshot.fetched_at, str(path), time.monotonic(), note
+            snapshot.index(),
+            "snapshot",
+            snapshot.fetched_at,
+            str(path),
+            time.monotonic(),
+            note,
+            tuple(snapshot.links),
         )
 
     def snapshot_path(self) -> Path:
@@ -170,6 +185,4 @@ class CorpusKeeper:
 
 
 def _with_note(corpus: LoadedCorpus, note: str) -> LoadedCorpus:
-    return LoadedCorpus(
-        corpus.index, corpus.source, corpus.fetched_at, corpus.location, corpus.loaded_at, note
-    )
+    return replace(corpus, note=note)

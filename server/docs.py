@@ -173,6 +173,10 @@ class DocError(Exception):
     """get_doc could not return the document; the message says why and what to do."""
 
 
+class PageNotFound(DocError):
+    """The site has no such page (it answered 404)."""
+
+
 async def read_doc(text: str, fetcher: Fetcher, sections: SectionRanges) -> dict[str, Any]:
     """The get_doc structured result for a URL (see schemas.DocResult)."""
     url = parse_doc_url(text)
@@ -182,7 +186,7 @@ async def read_doc(text: str, fetcher: Fetcher, sections: SectionRanges) -> dict
     if fetched.status == 404 and url.host == "imqueue.com":
         return _commercial_pointer(url, shown)
     if fetched.status == 404:
-        raise DocError(
+        raise PageNotFound(
             f"{shown} has no page (the site answered 404 for {mirror.file}). Use search_docs to find "
             "the current URL."
         )
@@ -263,6 +267,7 @@ __all__ = [
     "MAX_DOC_BYTES",
     "DocError",
     "DocUrl",
+    "PageNotFound",
     "SectionRanges",
     "mirror_of",
     "read_doc",

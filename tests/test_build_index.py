@@ -192,6 +192,11 @@ def test_load_round_trips_the_corpus(tmp_path: Path) -> None:
     )
     assert loaded.sections == built.sections
     assert loaded.sections["imqueue.org"]["/intro/"] == {"why-a-queue": [8, 14]}
+    assert loaded.links == built.links  # both llms.txt, one link per URL, sorted by URL
+    assert [link.url for link in built.links] == sorted({link.url for link in built.links})
+    intro = next(link for link in built.links if link.url == "https://imqueue.org/intro/")
+    assert intro.title == "Introduction"
+    assert intro.description == "What the framework does and when to reach for it."
     assert loaded.status is not None and loaded.status == built.status
     assert [p["scoped"] for p in loaded.status["packages"]] == ["@imqueue/core", "@imqueue/rpc"]
     assert {k: v for k, v in loaded.header.items() if k not in ("format", "body_sha256")} == built.header
