@@ -102,5 +102,7 @@ class Bm25Baseline:
 
     def batch_line(self, query: str) -> dict[str, Any]:
         """One results line in the ../shared/kpi format, like ranker.cli.batch_line."""
-        return {"query": query,
-                "results": [{"u": u, "external": e, "score": round(s, 6)} for u, e, s in self.top(query)]}
+        return {
+            "query": query,
+            "results": [{"u": u, "external": e, "score": round(s, 6)} for u, e, s in self.top(query)],
+        }

@@ -55,14 +55,27 @@ ROWS = (
     Row("cases_passed", "named cases passed", 45, unit=""),  # ok lines of ranking_cases.py
     Row("artificial_accuracy", "generated-query accuracy", None),
 )
-FLOOR_KEYS = ("micro_p1", "macro_p1", "mrr", "recall6", "question_p1", "intent_recall6",
-              "must_reach_top6", "never_returned", "cases_passed")
+FLOOR_KEYS = (
+    "micro_p1",
+    "macro_p1",
+    "mrr",
+    "recall6",
+    "question_p1",
+    "intent_recall6",
+    "must_reach_top6",
+    "never_returned",
+    "cases_passed",
+)
 CEILINGS = {"never_returned"}
 
 
 def machine() -> dict[str, Any]:
-    return {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
-            "processor": platform.processor() or platform.machine()}
+    return {
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "processor": platform.processor() or platform.machine(),
+    }
 
 
 def log(message: str) -> None:
@@ -104,15 +117,20 @@ def measure(shared: Path, out: Path, skip_artificial: bool) -> tuple[Figures, di
     out.mkdir(parents=True, exist_ok=True)
     scoring.emit_gold_queries(kpi, out / "queries-gold.jsonl")
     scoring.emit_case_queries(kpi, out / "queries-cases.jsonl")
-    query_sets = {"gold": scoring.read_queries(out / "queries-gold.jsonl"),
-                  "cases": scoring.read_queries(out / "queries-cases.jsonl")}
+    query_sets = {
+        "gold": scoring.read_queries(out / "queries-gold.jsonl"),
+        "cases": scoring.read_queries(out / "queries-cases.jsonl"),
+    }
     if not skip_artificial:
         query_sets["artificial"] = scoring.artificial_queries(kpi)
 
     log(f"building both indexes from {site_dir(shared)}")
     sides, build_seconds = build_sides(shared)
-    timings: dict[str, Any] = {"build": build_seconds, "rank": {},
-                               "queries": {name: len(queries) for name, queries in query_sets.items()}}
+    timings: dict[str, Any] = {
+        "build": build_seconds,
+        "rank": {},
+        "queries": {name: len(queries) for name, queries in query_sets.items()},
+    }
     figures: Figures = {side: {} for side in SIDES}
     for side in SIDES:
         timings["rank"][side] = {}
@@ -124,12 +142,14 @@ def measure(shared: Path, out: Path, skip_artificial: bool) -> tuple[Figures, di
         figures[side].update(scoring.gold_figures(kpi, out / f"{side}-gold.jsonl", out / f"{side}-gold"))
         figures[side].update(scoring.case_figures(kpi, out / f"{side}-cases.jsonl", out / f"{side}-cases"))
         if not skip_artificial:
-            figures[side].update(scoring.artificial_figures(kpi, out / f"{side}-artificial.jsonl",
-                                                            out / f"{side}-artificial"))
+            figures[side].update(
+                scoring.artificial_figures(kpi, out / f"{side}-artificial.jsonl", out / f"{side}-artificial")
+            )
     return figures, timings
 
 
 # --- presentation -------------------------------------------------------------------------
+
 
 def show(value: Any, row: Row) -> str:
     if value is None:
@@ -155,8 +175,10 @@ def bar_text(row: Row) -> str:
 
 def table(figures: dict[str, dict[str, Any]]) -> str:
     ours, bm25 = figures["ours"], figures["bm25"]
-    lines = [f"{'figure (dev half, 617 labels)':<28} {'ours':>9} {'rank-bm25':>10} {'bar':>7}  pass",
-             "-" * 64]
+    lines = [
+        f"{'figure (dev half, 617 labels)':<28} {'ours':>9} {'rank-bm25':>10} {'bar':>7}  pass",
+        "-" * 64,
+    ]
     for row in ROWS:
         a, b = ours.get(row.key), bm25.get(row.key)
         if row.key == "cases_passed":
@@ -178,14 +200,17 @@ def table(figures: dict[str, dict[str, Any]]) -> str:
         if f.get("cases_skipped"):
             extra.append(f"{f['cases_skipped']} case(s) skipped")
         if f.get("typo_accuracy") is not None:
-            extra.append(f"typo accuracy {f['typo_accuracy']:.1f}%, "
-                         f"generated macro {f['artificial_macro_accuracy']:.1f}%")
+            extra.append(
+                f"typo accuracy {f['typo_accuracy']:.1f}%, "
+                f"generated macro {f['artificial_macro_accuracy']:.1f}%"
+            )
         if extra:
             notes.append(f"  {side}: " + "; ".join(extra))
     return "\n".join(lines + ([""] + notes if notes else []))
 
 
 # --- floors -------------------------------------------------------------------------------
+
 
 def round_down(value: float) -> float:
     return math.floor(value * 10 + 1e-9) / 10
@@ -225,27 +250,41 @@ def check_floors(figures: dict[str, Any], floors: dict[str, float]) -> list[str]
 
 
 def write_floors(path: Path, floors: dict[str, float]) -> None:
-    body = {"_about": "dev-half floors for ours; --check-floors fails a figure more than 1 point below "
-                      "its floor (never_returned is a ceiling). Set to this run's figures with "
-                      "python -m benchmarks.kpi --write-floors.",
-            **floors}
+    body = {
+        "_about": "dev-half floors for ours; --check-floors fails a figure more than 1 point below "
+        "its floor (never_returned is a ceiling). Set to this run's figures with "
+        "python -m benchmarks.kpi --write-floors.",
+        **floors,
+    }
     path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
 
 
 # --- main ---------------------------------------------------------------------------------
 
+
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.kpi", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                    help="results and reports (default benchmarks/out)")
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.kpi",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="results and reports (default benchmarks/out)"
+    )
     ap.add_argument("--shared", help="the shared folder (default $IMQ_SHARED or ../shared)")
-    ap.add_argument("--floors", type=Path, default=DEFAULT_FLOORS,
-                    help="floors file (default benchmarks/floors.json)")
-    ap.add_argument("--check-floors", action="store_true",
-                    help="exit 1 when a dev-half figure is more than 1 point below its floor")
-    ap.add_argument("--write-floors", action="store_true",
-                    help="set the floors to this run's figures (rounded down to 0.1)")
+    ap.add_argument(
+        "--floors", type=Path, default=DEFAULT_FLOORS, help="floors file (default benchmarks/floors.json)"
+    )
+    ap.add_argument(
+        "--check-floors",
+        action="store_true",
+        help="exit 1 when a dev-half figure is more than 1 point below its floor",
+    )
+    ap.add_argument(
+        "--write-floors",
+        action="store_true",
+        help="set the floors to this run's figures (rounded down to 0.1)",
+    )
     ap.add_argument("--skip-artificial", action="store_true", help="skip the 10,499 generated queries")
     return ap
 
@@ -257,13 +296,20 @@ def main(argv: list[str] | None = None) -> int:
     figures, timings = measure(shared, args.out.resolve(), args.skip_artificial)
     timings["total"] = time.perf_counter() - start
 
-    print(f"KPI on {platform.node() or 'this machine'} — {machine()['platform']}, {machine()['cpus']} CPUs, "
-          f"Python {machine()['python']}; shared {shared}")
+    print(
+        f"KPI on {platform.node() or 'this machine'} — {machine()['platform']}, {machine()['cpus']} CPUs, "
+        f"Python {machine()['python']}; shared {shared}"
+    )
     print(table(figures))
     rank = timings["rank"]
-    print("\nranking time: " + "; ".join(
-        f"{side} " + ", ".join(f"{name} {secs:.1f} s" for name, secs in rank[side].items()) for side in SIDES)
-        + f"; whole run {timings['total']:.0f} s")
+    print(
+        "\nranking time: "
+        + "; ".join(
+            f"{side} " + ", ".join(f"{name} {secs:.1f} s" for name, secs in rank[side].items())
+            for side in SIDES
+        )
+        + f"; whole run {timings['total']:.0f} s"
+    )
     print(f"outputs: {args.out.resolve()}")
 
     floor_failures: list[str] = []
@@ -272,22 +318,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"floors written to {args.floors}")
     elif args.check_floors:
         if not args.floors.exists():
-            print(f"benchmarks: no floors file at {args.floors}; run with --write-floors first",
-                  file=sys.stderr)
+            print(
+                f"benchmarks: no floors file at {args.floors}; run with --write-floors first", file=sys.stderr
+            )
             return 2
         floors = json.loads(args.floors.read_text(encoding="utf-8"))
         floor_failures = check_floors(figures["ours"], floors)
         for failure in floor_failures:
             print(f"FLOOR FAILED  {failure}")
         if not floor_failures:
-            print(f"floors: all {sum(1 for k in floors if not k.startswith('_'))} dev-half figures hold "
-                  f"({args.floors.name}, tolerance {TOLERANCE:g} point)")
+            print(
+                f"floors: all {sum(1 for k in floors if not k.startswith('_'))} dev-half figures hold "
+                f"({args.floors.name}, tolerance {TOLERANCE:g} point)"
+            )
 
-    summary = {"benchmark": "kpi", "machine": machine(), "seconds": timings,
-               "bars": {r.key: r.bar for r in ROWS},
-               "ours": figures["ours"], "bm25": figures["bm25"],
-               "pass": {r.key: passes(figures["ours"].get(r.key), r) for r in ROWS if r.bar is not None},
-               "floors": {"checked": bool(args.check_floors), "failures": floor_failures}}
+    summary = {
+        "benchmark": "kpi",
+        "machine": machine(),
+        "seconds": timings,
+        "bars": {r.key: r.bar for r in ROWS},
+        "ours": figures["ours"],
+        "bm25": figures["bm25"],
+        "pass": {r.key: passes(figures["ours"].get(r.key), r) for r in ROWS if r.bar is not None},
+        "floors": {"checked": bool(args.check_floors), "failures": floor_failures},
+    }
     print(json.dumps(summary, ensure_ascii=False, sort_keys=False))
     return 1 if floor_failures else 0
 

@@ -13,8 +13,10 @@ def shared_dir(override: str | Path | None = None) -> Path:
     chosen = override or os.environ.get("IMQ_SHARED") or Path(__file__).resolve().parents[2] / "shared"
     path = Path(chosen).resolve()
     if not (path / "kpi" / "evaluate.py").is_file() or not (path / "site").is_dir():
-        raise SystemExit(f"benchmarks: {path} has no kpi/evaluate.py or site/; "
-                         "pass --shared PATH or set IMQ_SHARED to the shared folder")
+        raise SystemExit(
+            f"benchmarks: {path} has no kpi/evaluate.py or site/; "
+            "pass --shared PATH or set IMQ_SHARED to the shared folder"
+        )
     return path
 
 

@@ -26,8 +26,10 @@ def run_script(script: Path, args: list[str], report: Path) -> str:
     stderr = f"\n--- stderr ---\n{done.stderr}" if done.stderr else ""
     report.write_text(done.stdout + stderr, encoding="utf-8")
     if done.returncode not in (0, 1):  # ranking_cases.py exits 1 when a case fails: that is a result
-        raise SystemExit(f"benchmarks: {script.name} {' '.join(args)} exited {done.returncode}; "
-                         f"see {report}\n{done.stderr.strip()}")
+        raise SystemExit(
+            f"benchmarks: {script.name} {' '.join(args)} exited {done.returncode}; "
+            f"see {report}\n{done.stderr.strip()}"
+        )
     return done.stdout
 
 
@@ -55,9 +57,11 @@ def gold_figures(kpi: Path, results: Path, out_stem: Path, gold: Path | None = N
     `gold` scores another label file (a subset, in the smoke test) instead of gold-dev.json."""
     payload = out_stem.with_suffix(".json")
     extra = ["--gold", str(gold)] if gold else []
-    text = run_script(kpi / "evaluate.py",
-                      ["--results", str(results), "--json", str(payload), "--no-gate", *extra],
-                      out_stem.with_suffix(".txt"))
+    text = run_script(
+        kpi / "evaluate.py",
+        ["--results", str(results), "--json", str(payload), "--no-gate", *extra],
+        out_stem.with_suffix(".txt"),
+    )
     data = json.loads(payload.read_text(encoding="utf-8"))
     micro, macro, by_source = data["micro"], data["macro"], data.get("bySrc", {})
     reach = MUST_REACH.search(text)
@@ -81,16 +85,29 @@ def case_figures(kpi: Path, results: Path, out_stem: Path) -> dict[str, Any]:
     text = run_script(kpi / "ranking_cases.py", ["--results", str(results)], out_stem.with_suffix(".txt"))
     verdicts = CASE_LINE.findall(text)
     passed, failed = verdicts.count("ok"), verdicts.count("FAIL")
-    return {"cases_passed": passed, "cases_failed": failed, "cases_skipped": verdicts.count("skip"),
-            "cases_checked": passed + failed}
+    return {
+        "cases_passed": passed,
+        "cases_failed": failed,
+        "cases_skipped": verdicts.count("skip"),
+        "cases_checked": passed + failed,
+    }
 
 
 def artificial_figures(kpi: Path, results: Path, out_stem: Path) -> dict[str, Any]:
     """evaluate.py --artificial: accuracy (KPI) micro, macro over buckets, and the typo bucket."""
     payload = out_stem.with_suffix(".json")
-    text = run_script(kpi / "evaluate.py",
-                      ["--artificial", str(kpi / "artificial-queries.json"), "--results", str(results),
-                       "--json", str(payload)], out_stem.with_suffix(".txt"))
+    text = run_script(
+        kpi / "evaluate.py",
+        [
+            "--artificial",
+            str(kpi / "artificial-queries.json"),
+            "--results",
+            str(results),
+            "--json",
+            str(payload),
+        ],
+        out_stem.with_suffix(".txt"),
+    )
     printed = [float(x) for x in ACCURACY.findall(text)]  # micro, macro, then the typo table
     figures: dict[str, Any] = {
         "artificial_accuracy": printed[0] if printed else None,
@@ -99,9 +116,11 @@ def artificial_figures(kpi: Path, results: Path, out_stem: Path) -> dict[str, An
     }
     if payload.exists():  # the unrounded values, when the script wrote them
         measured = json.loads(payload.read_text(encoding="utf-8")).get("sets", {}).get("artificial", {})
-        for key, value in (("artificial_accuracy", measured.get("summary", {}).get("accuracy")),
-                           ("artificial_macro_accuracy", measured.get("macro")),
-                           ("typo_accuracy", measured.get("typos", {}).get("accuracy"))):
+        for key, value in (
+            ("artificial_accuracy", measured.get("summary", {}).get("accuracy")),
+            ("artificial_macro_accuracy", measured.get("macro")),
+            ("typo_accuracy", measured.get("typos", {}).get("accuracy")),
+        ):
             if value is not None:
                 figures[key] = value
     return figures

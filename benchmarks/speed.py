@@ -38,8 +38,12 @@ LIMIT = 6
 
 
 def machine() -> dict[str, Any]:
-    return {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
-            "processor": platform.processor() or platform.machine()}
+    return {
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "processor": platform.processor() or platform.machine(),
+    }
 
 
 def peak_rss_bytes() -> int:
@@ -54,9 +58,15 @@ def percentile(ordered: list[float], fraction: float) -> float:
 
 def latency(samples_ns: list[int]) -> dict[str, float]:
     ordered = sorted(ns / 1e6 for ns in samples_ns)
-    return {"n": len(ordered), "p50_ms": percentile(ordered, 0.50), "p95_ms": percentile(ordered, 0.95),
-            "p99_ms": percentile(ordered, 0.99), "mean_ms": statistics.fmean(ordered),
-            "max_ms": ordered[-1], "total_s": sum(ordered) / 1000}
+    return {
+        "n": len(ordered),
+        "p50_ms": percentile(ordered, 0.50),
+        "p95_ms": percentile(ordered, 0.95),
+        "p99_ms": percentile(ordered, 0.99),
+        "mean_ms": statistics.fmean(ordered),
+        "max_ms": ordered[-1],
+        "total_s": sum(ordered) / 1000,
+    }
 
 
 def main_queries(shared: Path) -> list[str]:
@@ -75,9 +85,11 @@ def timed_queries(queries: list[str], run: Any) -> list[int]:
 
 # --- one side per process -----------------------------------------------------------------
 
+
 def measure_ours(shared: Path, scratch: Path) -> dict[str, Any]:
     start = time.perf_counter()
     from build_index import build, load_snapshot, save_snapshot
+
     imported = time.perf_counter() - start
 
     path = scratch / "snapshot.msgpack"
@@ -92,13 +104,20 @@ def measure_ours(shared: Path, scratch: Path) -> dict[str, Any]:
         loads.append(time.perf_counter() - start)
     assert index is not None
     samples = timed_queries(main_queries(shared), lambda q: index.search(q, limit=LIMIT))
-    return {"import_s": imported, "build_s": built, "snapshot_bytes": path.stat().st_size,
-            "load_s": statistics.median(loads), "loads_s": loads, "query": latency(samples)}
+    return {
+        "import_s": imported,
+        "build_s": built,
+        "snapshot_bytes": path.stat().st_size,
+        "load_s": statistics.median(loads),
+        "loads_s": loads,
+        "query": latency(samples),
+    }
 
 
 def measure_bm25(shared: Path, scratch: Path, docs_file: Path | None) -> dict[str, Any]:
     start = time.perf_counter()
     from .baseline import BaselineDocument, Bm25Baseline
+
     imported = time.perf_counter() - start
 
     if docs_file is None:  # run alone: read the corpus here (its memory then counts for this side)
@@ -123,15 +142,23 @@ def measure_bm25(shared: Path, scratch: Path, docs_file: Path | None) -> dict[st
             baseline = pickle.load(handle)
         loads.append(time.perf_counter() - start)
     samples = timed_queries(main_queries(shared), baseline.top6_ids)
-    return {"import_s": imported, "build_s": built, "save_s": saved, "snapshot_bytes": path.stat().st_size,
-            "load_s": statistics.median(loads), "loads_s": loads, "query": latency(samples),
-            "documents": len(docs)}
+    return {
+        "import_s": imported,
+        "build_s": built,
+        "save_s": saved,
+        "snapshot_bytes": path.stat().st_size,
+        "load_s": statistics.median(loads),
+        "loads_s": loads,
+        "query": latency(samples),
+        "documents": len(docs),
+    }
 
 
 def export_baseline_documents(shared: Path) -> list[Any]:
     from build_index import build
 
     from .baseline import baseline_documents
+
     return baseline_documents(build(mirror=site_dir(shared)).corpus.documents)
 
 
@@ -148,14 +175,16 @@ def run_side(side: str, shared: Path, docs_file: Path | None) -> dict[str, Any]:
 
 # --- the parent: both sides, side by side -------------------------------------------------
 
+
 def spawn(side: str, shared: Path, docs_file: Path) -> dict[str, Any]:
     command = [sys.executable, "-m", "benchmarks.speed", "--side", side, "--json", "--shared", str(shared)]
     if side == "bm25":
         command += ["--docs", str(docs_file)]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"benchmarks.speed: the {side} child exited {done.returncode}:\n"
-                         f"{done.stderr.strip()}")
+        raise SystemExit(
+            f"benchmarks.speed: the {side} child exited {done.returncode}:\n{done.stderr.strip()}"
+        )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if not lines:
         raise SystemExit(f"benchmarks.speed: the {side} child printed no JSON line:\n{done.stdout}")
@@ -186,8 +215,11 @@ def table(results: dict[str, dict[str, Any]]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.speed",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--shared", help="the shared folder (default $IMQ_SHARED or ../shared)")
     ap.add_argument("--side", choices=SIDES, help="measure one side in this process")
     ap.add_argument("--json", action="store_true", help="with --side: print only the JSON line")
@@ -215,11 +247,15 @@ def main(argv: list[str] | None = None) -> int:
             results[side] = spawn(side, shared, docs_file)
 
     info = machine()
-    print(f"speed on {platform.node() or 'this machine'} — {info['platform']}, {info['cpus']} CPUs "
-          f"({info['processor']}), Python {info['python']}")
+    print(
+        f"speed on {platform.node() or 'this machine'} — {info['platform']}, {info['cpus']} CPUs "
+        f"({info['processor']}), Python {info['python']}"
+    )
     print(table(results))
-    print("build: ours = feeds -> corpus -> index -> msgpack file; rank-bm25 = tokenise + BM25Okapi "
-          "(its corpus read not counted). Peak RSS is each child's whole run.")
+    print(
+        "build: ours = feeds -> corpus -> index -> msgpack file; rank-bm25 = tokenise + BM25Okapi "
+        "(its corpus read not counted). Peak RSS is each child's whole run."
+    )
     print(json.dumps({"benchmark": "speed", "machine": info, **results}))
     return 0
 

@@ -101,8 +101,7 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
     ),
     _entry(
         "tag-cache",
-        "A Redis cache whose entries carry tags, so invalidating one tag evicts everything stored "
-        "under it.",
+        "A Redis cache whose entries carry tags, so invalidating one tag evicts everything stored under it.",
     ),
     _entry(
         "pg-sequelize",
@@ -244,11 +243,9 @@ def normalize_package(name: str) -> str:
     """'rpc', '@imqueue/rpc' and ' RPC ' all become '@imqueue/rpc'."""
     text = name.strip().lower()
     if text.startswith(SCOPE):
-        text = text[len(SCOPE):]
+        text = text[len(SCOPE) :]
     if not text or "/" in text or text.startswith("@") or any(char.isspace() for char in text):
-        raise CatalogueError(
-            f"{name!r} is not an @imqueue package name; pass e.g. 'rpc' or '@imqueue/rpc'."
-        )
+        raise CatalogueError(f"{name!r} is not an @imqueue package name; pass e.g. 'rpc' or '@imqueue/rpc'.")
     return SCOPE + text
 
 
@@ -292,8 +289,21 @@ FRAMEWORK_LIST_FIELDS = ("license", "node", "redis", "commercial")
 FRAMEWORK_STATUS_FIELDS = ("license", "licenseNote", "commercial", "node", "redis")
 PACKAGE_LIST_FACTS = ("version", "license", "node", "released", "deprecated")
 PACKAGE_STATUS_FIELDS = (
-    "name", "scoped", "version", "license", "node", "released", "firstRelease", "releases",
-    "majors", "deprecated", "install", "docs", "npm", "repo", "summary",
+    "name",
+    "scoped",
+    "version",
+    "license",
+    "node",
+    "released",
+    "firstRelease",
+    "releases",
+    "majors",
+    "deprecated",
+    "install",
+    "docs",
+    "npm",
+    "repo",
+    "summary",
 )
 
 
@@ -318,9 +328,7 @@ def _pick(record: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any]:
     return {field: record.get(field) for field in fields}
 
 
-def merge_status(
-    catalogue: Sequence[CatalogueEntry], status: Mapping[str, Any] | None
-) -> dict[str, Any]:
+def merge_status(catalogue: Sequence[CatalogueEntry], status: Mapping[str, Any] | None) -> dict[str, Any]:
     """The list_packages result: the catalogue, with status.json facts when there are any.
 
     With ``status`` None (feed unreachable) or malformed, every fact field is absent and
@@ -342,9 +350,7 @@ def merge_status(
     return {"packages": packages, "framework": _pick(status["framework"], FRAMEWORK_LIST_FIELDS)}
 
 
-def _listed_package(
-    entry: CatalogueEntry, feed: Mapping[str, Mapping[str, Any]] | None
-) -> dict[str, Any]:
+def _listed_package(entry: CatalogueEntry, feed: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any]:
     listed: dict[str, Any] = {"name": entry.name, "install": entry.install, "summary": entry.summary}
     record = feed.get(entry.name.lower()) if feed is not None else None
     if record is not None:
@@ -461,9 +467,17 @@ def render_status_markdown(data: Mapping[str, Any]) -> str:
 
 def _package_detail(package: Mapping[str, Any]) -> str:
     labels = (
-        ("Version", "version"), ("Licence", "license"), ("Node", "node"), ("Released", "released"),
-        ("First release", "firstRelease"), ("Releases", "releases"), ("Majors", "majors"),
-        ("Deprecated", "deprecated"), ("Install", "install"), ("Docs", "docs"), ("npm", "npm"),
+        ("Version", "version"),
+        ("Licence", "license"),
+        ("Node", "node"),
+        ("Released", "released"),
+        ("First release", "firstRelease"),
+        ("Releases", "releases"),
+        ("Majors", "majors"),
+        ("Deprecated", "deprecated"),
+        ("Install", "install"),
+        ("Docs", "docs"),
+        ("npm", "npm"),
         ("Repository", "repo"),
     )
     lines = [f"## {package['scoped']}", "", _fact(package["summary"]), ""]

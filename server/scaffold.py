@@ -265,7 +265,7 @@ def render_service_markdown(data: Mapping[str, Any]) -> str:
         ]
     parts += [
         "## Next steps",
-        "- Keep `\"removeComments\": false`: the JSDoc blocks are what clients are typed from.\n"
+        '- Keep `"removeComments": false`: the JSDoc blocks are what clients are typed from.\n'
         f"- Start Redis, build, and run `node dist/index.js`; the service listens on the `{service}` queue.\n"
         "- Get a typed client from the running service with scaffold_client (command) or "
         "generate_client (runs it).",
@@ -359,24 +359,27 @@ def _placeholder_argument(type_text: str, namespace: str) -> str:
 def render_client_markdown(data: Mapping[str, Any]) -> str:
     """Markdown for a scaffold_client result, built only from that result."""
     service = data["service"]
-    return "\n\n".join(
-        [
-            f"# Typed client for {service}",
-            "@imqueue generates the real client from the running service, which describes itself "
-            "over the queue, so its types never drift from the implementation. Nothing has been "
-            "generated or written yet.",
-            "## Generate it",
-            f"Start the service first (and Redis): generation asks the `{service}` queue to describe "
-            "itself and times out when nobody is listening. Then run:",
-            _fenced(data["generateCommand"], "bash"),
-            f"- Output: `{data['output']}` (commit it: it is the reviewable contract).\n"
-            f"- The argument is the service's class name because that is its queue name.\n"
-            f"- The module's only export is the namespace `{data['namespace']}`; the client class is "
-            f"`{data['namespace']}.{data['client']}`, beside the service's complex types.\n"
-            "- Add `-o` to overwrite an existing client without a prompt. The generate_client tool "
-            "runs the command for you.",
-            "## Use it (illustrative)",
-            "An example, not generated code: method names and arguments come from the generated file.",
-            _fenced(data["example"]["content"], data["example"]["language"]),
-        ]
-    ) + "\n"
+    return (
+        "\n\n".join(
+            [
+                f"# Typed client for {service}",
+                "@imqueue generates the real client from the running service, which describes itself "
+                "over the queue, so its types never drift from the implementation. Nothing has been "
+                "generated or written yet.",
+                "## Generate it",
+                f"Start the service first (and Redis): generation asks the `{service}` queue to describe "
+                "itself and times out when nobody is listening. Then run:",
+                _fenced(data["generateCommand"], "bash"),
+                f"- Output: `{data['output']}` (commit it: it is the reviewable contract).\n"
+                f"- The argument is the service's class name because that is its queue name.\n"
+                f"- The module's only export is the namespace `{data['namespace']}`; the client class is "
+                f"`{data['namespace']}.{data['client']}`, beside the service's complex types.\n"
+                "- Add `-o` to overwrite an existing client without a prompt. The generate_client tool "
+                "runs the command for you.",
+                "## Use it (illustrative)",
+                "An example, not generated code: method names and arguments come from the generated file.",
+                _fenced(data["example"]["content"], data["example"]["language"]),
+            ]
+        )
+        + "\n"
+    )

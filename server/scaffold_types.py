@@ -278,7 +278,7 @@ def complex_type_names(type_text: str) -> list[str]:
     names: list[str] = []
     for match in _TYPE_NAME.finditer(text):
         name = match.group()
-        rest = text[match.end():].lstrip()
+        rest = text[match.end() :].lstrip()
         if rest.startswith(":") or rest.startswith("?:"):
             continue  # a key inside an object-literal type
         if "." in name or name in PRIMITIVE_TYPES or name in _BUILT_IN_TYPES or name in _TYPE_KEYWORDS:
@@ -292,7 +292,7 @@ def unwrap_promise(type_text: str) -> str:
     """``Promise<User>`` -> ``User``, so a given return type is never wrapped twice."""
     if not (type_text.startswith("Promise<") and type_text.endswith(">")):
         return type_text
-    inner = type_text[len("Promise<"):-1]
+    inner = type_text[len("Promise<") : -1]
     return inner.strip() if _brackets_balanced(inner) else type_text
 
 

@@ -63,22 +63,42 @@ def write_lines(path: Path, queries: list[str], rank: Ranker) -> None:
 
 def test_tokenize_keeps_lowercase_alphanumeric_words_only() -> None:
     assert tokenize("How do I expose a method on an @imqueue service?") == [
-        "how", "do", "i", "expose", "a", "method", "on", "an", "imqueue", "service"]
+        "how",
+        "do",
+        "i",
+        "expose",
+        "a",
+        "method",
+        "on",
+        "an",
+        "imqueue",
+        "service",
+    ]
     assert tokenize("watcherCheckDelay, IMQ_v2 / core.redisqueue") == [
-        "watchercheckdelay", "imq", "v2", "core", "redisqueue"]
+        "watchercheckdelay",
+        "imq",
+        "v2",
+        "core",
+        "redisqueue",
+    ]
 
 
 def test_baseline_indexes_tier_one_records_and_prose_sections_with_the_peer_marked_external() -> None:
     documents = [
-        Document(path="/intro/", site="org", tier="page", title="Intro", summary="What it is",
-                 keywords="rpc"),
-        Document(path="/intro/#why", site="org", tier="section", title="Intro", heading="Why",
-                 text="Because."),
+        Document(
+            path="/intro/", site="org", tier="page", title="Intro", summary="What it is", keywords="rpc"
+        ),
+        Document(
+            path="/intro/#why", site="org", tier="section", title="Intro", heading="Why", text="Because."
+        ),
         Document(path="/pricing/", site="com", tier="page", title="Pricing", summary="Plans"),
     ]
     texts = {(d.path, d.external): d.text for d in baseline_documents(documents)}
-    assert texts == {("/intro/", False): "Intro What it is rpc", ("/intro/#why", False): "Why Because.",
-                     ("/pricing/", True): "Pricing Plans"}
+    assert texts == {
+        ("/intro/", False): "Intro What it is rpc",
+        ("/intro/#why", False): "Why Because.",
+        ("/pricing/", True): "Pricing Plans",
+    }
     line = Bm25Baseline(baseline_documents(documents)).batch_line("pricing plans")
     assert line["results"][0]["u"] == "/pricing/" and line["results"][0]["external"] is True
     assert all(hit["score"] > 0 for hit in line["results"])
@@ -102,7 +122,8 @@ def test_results_lines_have_the_kpi_shape(sides: dict[str, Ranker], gold: dict[s
 
 @pytest.mark.parametrize("side", ["ours", "bm25"])
 def test_evaluate_scores_a_gold_subset_and_the_figures_read_back(
-        sides: dict[str, Ranker], gold: dict[str, Any], side: str, tmp_path: Path) -> None:
+    sides: dict[str, Ranker], gold: dict[str, Any], side: str, tmp_path: Path
+) -> None:
     subset = gold_subset(gold)
     labels = tmp_path / "gold-subset.json"
     labels.write_text(json.dumps(subset), encoding="utf-8")
@@ -112,8 +133,16 @@ def test_evaluate_scores_a_gold_subset_and_the_figures_read_back(
     figures = scoring.gold_figures(KPI, results, tmp_path / f"{side}-gold", gold=labels)
 
     assert figures["queries"] == 5
-    for key in ("micro_p1", "macro_p1", "mrr", "recall6", "ndcg10", "question_p1", "must_reach_top6",
-                "never_returned"):
+    for key in (
+        "micro_p1",
+        "macro_p1",
+        "mrr",
+        "recall6",
+        "ndcg10",
+        "question_p1",
+        "must_reach_top6",
+        "never_returned",
+    ):
         assert figures[key] is not None and 0 <= figures[key] <= 100, key
     assert figures["must_reach"] in ("0/1", "1/1")
     assert (tmp_path / f"{side}-gold.txt").read_text(encoding="utf-8").startswith("\n====")

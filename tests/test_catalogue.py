@@ -154,8 +154,15 @@ def test_packages_markdown_shows_versions_from_the_feed(status: dict[str, Any]) 
 # --- package_status ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("asked", "scoped"), [("rpc", "@imqueue/rpc"), ("@imqueue/rpc", "@imqueue/rpc"),
-                                               ("mcp", "@imqueue/mcp"), ("cli", "@imqueue/cli")])
+@pytest.mark.parametrize(
+    ("asked", "scoped"),
+    [
+        ("rpc", "@imqueue/rpc"),
+        ("@imqueue/rpc", "@imqueue/rpc"),
+        ("mcp", "@imqueue/mcp"),
+        ("cli", "@imqueue/cli"),
+    ],
+)
 def test_package_status_answers_for_one_package(status: dict[str, Any], asked: str, scoped: str) -> None:
     result = package_status(status, asked)
     assert [package["scoped"] for package in result["packages"]] == [scoped]

@@ -83,8 +83,12 @@ def unsegmented_words(text: str) -> list[str]:
 
 @pytest.mark.parametrize(
     ("query", "title"),
-    [("down", "MigrateDownOptions"), ("options", "MigrateDownOptions"),
-     ("send", "RedisQueue.send"), ("redis", "RedisQueue.send")],
+    [
+        ("down", "MigrateDownOptions"),
+        ("options", "MigrateDownOptions"),
+        ("send", "RedisQueue.send"),
+        ("redis", "RedisQueue.send"),
+    ],
 )
 def test_identifier_segments_find_the_symbol(monkeypatch: pytest.MonkeyPatch, query: str, title: str) -> None:
     response = segmented_corpus().search(query)
@@ -152,17 +156,22 @@ def with_infix_matching(monkeypatch: pytest.MonkeyPatch) -> None:
     def forms(self: InvertedIndex, term: str) -> list[Form]:
         found = real_forms(self, term)
         reached = {form.word for form in found}
-        return found + [Form(word, "infix", rules.PREFIX_WEIGHT) for word in self.vocabulary
-                        if term in word and word not in reached]
+        return found + [
+            Form(word, "infix", rules.PREFIX_WEIGHT)
+            for word in self.vocabulary
+            if term in word and word not in reached
+        ]
 
     monkeypatch.setattr(InvertedIndex, "forms", forms)
 
 
-@pytest.mark.parametrize(("query", "wanted", "inside"),
-                         [("rate", "/api/rpc/latest/rpc.ratelimiter/", "/migrate/"),
-                          ("ip", "/network/", "/migrate/")])
+@pytest.mark.parametrize(
+    ("query", "wanted", "inside"),
+    [("rate", "/api/rpc/latest/rpc.ratelimiter/", "/migrate/"), ("ip", "/network/", "/migrate/")],
+)
 def test_term_never_matches_the_middle_of_a_longer_word(
-        monkeypatch: pytest.MonkeyPatch, query: str, wanted: str, inside: str) -> None:
+    monkeypatch: pytest.MonkeyPatch, query: str, wanted: str, inside: str
+) -> None:
     order = ranked(infix_corpus(), query)
     assert order == [wanted]  # `rate` is not in migrate, `ip` not in description
 
@@ -175,16 +184,25 @@ def test_term_never_matches_the_middle_of_a_longer_word(
 
 @pytest.mark.parametrize(
     ("query", "written"),
-    [("retries", "retrying"), ("retrying", "retries"), ("queued", "queues"), ("validation", "validated"),
-     ("compression", "compressed"), ("exposing", "exposes"), ("libraries", "library"), ("boxes", "box")],
+    [
+        ("retries", "retrying"),
+        ("retrying", "retries"),
+        ("queued", "queues"),
+        ("validation", "validated"),
+        ("compression", "compressed"),
+        ("exposing", "exposes"),
+        ("libraries", "library"),
+        ("boxes", "box"),
+    ],
 )
 def test_inflections_match_form_to_form(monkeypatch: pytest.MonkeyPatch, query: str, written: str) -> None:
     corpus = (page("/hit/", written.capitalize()), page("/other/", "Broker"))
     response = index_of(*corpus).search(query, explain=True)
     assert paths(response) == ["/hit/"]
     assert response.corrected is None  # reached as an inflection, not as a typo
-    assert any(line.startswith(f"{query!r} -> {written!r} (inflection x")
-               for line in response.results[0].explanation)
+    assert any(
+        line.startswith(f"{query!r} -> {written!r} (inflection x") for line in response.results[0].explanation
+    )
 
     monkeypatch.setattr(index_module, "inflection_roots", lambda word: frozenset({word}))
     response = index_of(*corpus).search(query)
@@ -194,8 +212,11 @@ def test_inflections_match_form_to_form(monkeypatch: pytest.MonkeyPatch, query: 
 def test_inflection_scores_below_the_word_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
     # Same shape (the words sit in summaries: no curated title phrase in play); the inflected
     # record sorts first by URL, so only the discount puts it second.
-    corpus = (page("/a-retry/", "Calls", summary="retry"), page("/b-retries/", "Calls", summary="retries"),
-              page("/other/", "Broker"))
+    corpus = (
+        page("/a-retry/", "Calls", summary="retry"),
+        page("/b-retries/", "Calls", summary="retries"),
+        page("/other/", "Broker"),
+    )
     assert ranked(index_of(*corpus), "retries")[:2] == ["/b-retries/", "/a-retry/"]
 
     monkeypatch.setattr(rules, "INFLECTION_WEIGHT", 1.0)
@@ -276,9 +297,16 @@ def filter_corpus() -> Index:
     )
 
 
-@pytest.mark.parametrize(("query", "package"),
-                         [("send", "rpc"), ("send", "@imqueue/rpc"), ("send", "RPC "),
-                          ("pkg:rpc send", None), ("send pkg:@imqueue/rpc", None)])
+@pytest.mark.parametrize(
+    ("query", "package"),
+    [
+        ("send", "rpc"),
+        ("send", "@imqueue/rpc"),
+        ("send", "RPC "),
+        ("pkg:rpc send", None),
+        ("send pkg:@imqueue/rpc", None),
+    ],
+)
 def test_package_filter_accepts_short_or_scoped_name(query: str, package: str | None) -> None:
     response = filter_corpus().search(query, limit=10, package=package)
     assert sorted(paths(response)) == ["/api/rpc/", "/api/rpc/latest/rpc.imqclient.send/"]
@@ -302,8 +330,10 @@ def test_doc_page_wins_a_near_tie_with_a_blog_post(monkeypatch: pytest.MonkeyPat
     page_text = "a retry " + "word " * 22
 
     def corpus() -> Index:
-        return index_of(page("/blog/retries/", "Retries", text=post_text),
-                        page("/guide/retries/", "Retries", text=page_text))
+        return index_of(
+            page("/blog/retries/", "Retries", text=post_text),
+            page("/guide/retries/", "Retries", text=page_text),
+        )
 
     assert ranked(corpus(), "retry") == ["/guide/retries/", "/blog/retries/"]
 
@@ -313,8 +343,10 @@ def test_doc_page_wins_a_near_tie_with_a_blog_post(monkeypatch: pytest.MonkeyPat
 
 def test_decisively_better_blog_post_still_leads(monkeypatch: pytest.MonkeyPatch) -> None:
     def corpus() -> Index:
-        return index_of(page("/blog/retries/", "Retry strategies", keywords="retry"),
-                        page("/guide/calls/", "Calls", text="a call may retry once"))
+        return index_of(
+            page("/blog/retries/", "Retry strategies", keywords="retry"),
+            page("/guide/calls/", "Calls", text="a call may retry once"),
+        )
 
     assert ranked(corpus(), "retry")[0] == "/blog/retries/"  # a multiplier, not a wall
 
@@ -429,8 +461,10 @@ def test_short_query_has_no_coverage_floor() -> None:
 def test_whole_question_favours_an_answer_record(monkeypatch: pytest.MonkeyPatch) -> None:
     # Same content; the page sorts first by URL, so only the answer boost lifts the answer.
     def corpus() -> Index:
-        return index_of(page("/guide/retries/", "Retries", summary="retry a failed call"),
-                        answer("/reference/faq/#retries", "Retries", summary="retry a failed call"))
+        return index_of(
+            page("/guide/retries/", "Retries", summary="retry a failed call"),
+            answer("/reference/faq/#retries", "Retries", summary="retry a failed call"),
+        )
 
     question = "how do I retry a failed call?"
     assert ranked(corpus(), question) == ["/reference/faq/#retries", "/guide/retries/"]
@@ -440,9 +474,16 @@ def test_whole_question_favours_an_answer_record(monkeypatch: pytest.MonkeyPatch
     assert ranked(corpus(), question) == ["/guide/retries/", "/reference/faq/#retries"]
 
 
-@pytest.mark.parametrize(("query", "question"),
-                         [("how do I retry", True), ("retry?", True), ("can it retry", True),
-                          ("retry a call", False), ("how retry", False)])
+@pytest.mark.parametrize(
+    ("query", "question"),
+    [
+        ("how do I retry", True),
+        ("retry?", True),
+        ("can it retry", True),
+        ("retry a call", False),
+        ("how retry", False),
+    ],
+)
 def test_question_shape(query: str, question: bool) -> None:
     assert search_module.is_question(query) is question
 
@@ -470,9 +511,11 @@ def test_query_equal_to_a_curated_phrase_is_lifted(monkeypatch: pytest.MonkeyPat
 
 def test_query_inside_a_curated_phrase_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
     def corpus() -> Index:  # same words, same lengths; /a-.../ sorts first by URL
-        return index_of(page("/a-queue-message/", "Queue message tuning"),
-                        page("/b-message-queue/", "Message queue tuning"),
-                        page("/other/", "Workers"))
+        return index_of(
+            page("/a-queue-message/", "Queue message tuning"),
+            page("/b-message-queue/", "Message queue tuning"),
+            page("/other/", "Workers"),
+        )
 
     boosts = search_module.phrase_boosts(corpus().inverted, "message queue")
     assert boosts == {1: rules.PHRASE_PART_BOOST}  # the query sits inside one title only
@@ -493,9 +536,11 @@ def test_curated_phrase_inside_a_longer_query_is_lifted(monkeypatch: pytest.Monk
 
 def test_question_whose_subject_words_are_a_curated_phrase_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
     def corpus() -> Index:  # /b-scaling/ curates `scale workers`; /a-workers/ has the words, more strongly
-        return index_of(page("/a-workers/", "Workers", keywords="scale"),
-                        page("/b-scaling/", "Deploy", keywords="scale workers"),
-                        page("/other/", "Broker"))
+        return index_of(
+            page("/a-workers/", "Workers", keywords="scale"),
+            page("/b-scaling/", "Deploy", keywords="scale workers"),
+            page("/other/", "Broker"),
+        )
 
     query = "how can I scale my workers"  # the words are not adjacent: only the content boost applies
     assert ranked(corpus(), query)[0] == "/b-scaling/"
@@ -545,8 +590,9 @@ def test_typo_reaching_nothing_is_corrected_and_reported(monkeypatch: pytest.Mon
 
 def test_typo_match_counts_below_the_word_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
     def score(query: str) -> float:  # the word in a summary: no curated phrase, no other form
-        index = index_of(page("/guide/pools/", "Pools", summary="one connection each"),
-                         page("/other/", "Broker"))
+        index = index_of(
+            page("/guide/pools/", "Pools", summary="one connection each"), page("/other/", "Broker")
+        )
         return score_of(index.search(query), "/guide/pools/")
 
     assert score("conection") < score("connection")
@@ -595,7 +641,9 @@ def test_local_hits_rank_ahead_of_peer_hits() -> None:
     )
     response = index.search("retry", explain=True)
     assert [(hit.path, hit.external) for hit in response.results] == [
-        ("/guide/calls/", False), ("/pricing/retries/", True)]
+        ("/guide/calls/", False),
+        ("/pricing/retries/", True),
+    ]
     assert response.results[1].score > response.results[0].score  # better, and still after
     assert response.results[1].url == "https://imqueue.com/pricing/retries/"
     assert "imqueue.com record: ranked after imqueue.org records" in response.results[1].explanation
@@ -627,8 +675,9 @@ def test_weak_local_hits_give_way_even_when_the_answer_is_short() -> None:
 
 
 def test_miss_returns_section_names_and_nearest_terms() -> None:
-    index = index_of(page("/guide/retry/", "Retry"), page("/guide/broker/", "Broker"),
-                     sections=["Guides", "API reference"])
+    index = index_of(
+        page("/guide/retry/", "Retry"), page("/guide/broker/", "Broker"), sections=["Guides", "API reference"]
+    )
     response = index.search("rety")
     assert response.results == []
     assert response.miss is not None
@@ -673,16 +722,22 @@ def test_explain_lines_for_matches_demotions_and_caps() -> None:
     lines = {hit.path: hit.explanation for hit in response.results}
     blog = lines["/blog/retries/"]
     # a match line per term: the form that reached the record, the field, the evidence
-    assert any(line.startswith("'retry' -> 'retries' (inflection x0.85) in title (x3); idf ")
-               for line in blog)
-    assert any(line.startswith("'retry' -> 'retry' (as written x1.00) in title (x3)")
-               for line in lines["/guide/calls/#retry"])
+    assert any(
+        line.startswith("'retry' -> 'retries' (inflection x0.85) in title (x3); idf ") for line in blog
+    )
+    assert any(
+        line.startswith("'retry' -> 'retry' (as written x1.00) in title (x3)")
+        for line in lines["/guide/calls/#retry"]
+    )
     assert any(line.startswith("raw ") and "coverage" in line for line in blog)
     assert f"blog demotion x{rules.BLOG_DEMOTION:g}" in blog
     assert f"deprecated x{rules.DEPRECATED_DEMOTION:g}" in lines["/api/core/latest/core.broker.retry/"]
     assert "tier section x0.8" in lines["/guide/calls/#retry"]
-    capped = [path for path, explanation in lines.items()
-              if any(line.startswith("moved below uncapped results: per-parent cap") for line in explanation)]
+    capped = [
+        path
+        for path, explanation in lines.items()
+        if any(line.startswith("moved below uncapped results: per-parent cap") for line in explanation)
+    ]
     assert len(capped) == 1
     assert any(note.startswith("term 'retry': idf") for note in response.notes)
 
@@ -712,8 +767,9 @@ def test_no_explanation_unless_asked() -> None:
 
 def test_deprecated_symbol_sinks(monkeypatch: pytest.MonkeyPatch) -> None:
     def corpus() -> Index:  # the deprecated one sorts first by URL
-        return index_of(symbol("Alpha.connect", "@imqueue/core", deprecated=True),
-                        symbol("Beta.connect", "@imqueue/core"))
+        return index_of(
+            symbol("Alpha.connect", "@imqueue/core", deprecated=True), symbol("Beta.connect", "@imqueue/core")
+        )
 
     assert ranked(corpus(), "connect")[0] == "/api/core/latest/core.beta.connect/"
 
@@ -723,8 +779,10 @@ def test_deprecated_symbol_sinks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_prose_section_loses_a_tie_to_a_page(monkeypatch: pytest.MonkeyPatch) -> None:
     def corpus() -> Index:  # the section sorts first by URL (and prose sections hold no curated phrase)
-        return index_of(section("/a/#retries", "Notes", text="retry", parent="/a/"),
-                        page("/b/retries/", "Notes", text="retry"))
+        return index_of(
+            section("/a/#retries", "Notes", text="retry", parent="/a/"),
+            page("/b/retries/", "Notes", text="retry"),
+        )
 
     assert ranked(corpus(), "retry") == ["/b/retries/", "/a/#retries"]
 
@@ -734,10 +792,12 @@ def test_prose_section_loses_a_tie_to_a_page(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_results_far_below_the_top_are_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     def corpus() -> Index:  # the others match only `imqueue`, in a summary: a few % of /retry/
-        return index_of(page("/retry/", "Retry", keywords="retry", text="imqueue"),
-                        page("/start/", "Getting started", summary="imqueue basics for new users of it"),
-                        page("/clients/", "Clients", summary="an imqueue client"),
-                        page("/deploy/", "Deploy", summary="imqueue on kubernetes"))
+        return index_of(
+            page("/retry/", "Retry", keywords="retry", text="imqueue"),
+            page("/start/", "Getting started", summary="imqueue basics for new users of it"),
+            page("/clients/", "Clients", summary="an imqueue client"),
+            page("/deploy/", "Deploy", summary="imqueue on kubernetes"),
+        )
 
     assert ranked(corpus(), "imqueue retry") == ["/retry/"]
 
@@ -747,9 +807,12 @@ def test_results_far_below_the_top_are_dropped(monkeypatch: pytest.MonkeyPatch) 
 
 def test_matching_every_term_beats_one_term_matched_strongly(monkeypatch: pytest.MonkeyPatch) -> None:
     def corpus() -> Index:
-        return index_of(page("/both/", "Notes", text="queue timeout"),
-                        page("/one/", "Timeout", keywords="timeout"),
-                        page("/other/", "Broker"), page("/other2/", "Workers"))
+        return index_of(
+            page("/both/", "Notes", text="queue timeout"),
+            page("/one/", "Timeout", keywords="timeout"),
+            page("/other/", "Broker"),
+            page("/other2/", "Workers"),
+        )
 
     assert ranked(corpus(), "queue timeout")[0] == "/both/"
 

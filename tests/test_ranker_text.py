@@ -127,8 +127,13 @@ def test_calling_keeps_its_double_l() -> None:
 
 @pytest.mark.parametrize(
     ("one", "other"),
-    [("retries", "retrying"), ("connecting", "connections"), ("validated", "validation"),
-     ("exposing", "exposes"), ("queued", "queues")],
+    [
+        ("retries", "retrying"),
+        ("connecting", "connections"),
+        ("validated", "validation"),
+        ("exposing", "exposes"),
+        ("queued", "queues"),
+    ],
 )
 def test_two_inflections_of_one_word_share_a_root(one: str, other: str) -> None:
     assert inflection_roots(one) & inflection_roots(other)

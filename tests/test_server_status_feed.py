@@ -53,7 +53,10 @@ def test_search_still_answers_from_the_live_sites_when_only_status_json_is_down(
         result = connection.call("search_docs", {"query": "watcherCheckDelay"})
         data = result.structured_content
         assert not result.is_error
-        assert data["results"][0]["url"] == "https://imqueue.org/api/core/latest/core.imqoptions.watchercheckdelay/"
+        assert (
+            data["results"][0]["url"]
+            == "https://imqueue.org/api/core/latest/core.imqoptions.watchercheckdelay/"
+        )
         assert data["corpus"]["source"] == "live"
     finally:
         connection.close()
