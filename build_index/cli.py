@@ -33,7 +33,7 @@ def parse_origins(values: list[str]) -> dict[str, str]:
     return origins
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="imq-build-index", description=__doc__.split("\n\n")[0])
     ap.add_argument(
         "--from",
@@ -50,7 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--out", type=Path, help=f"snapshot path (default {default_snapshot_path()})")
     ap.add_argument("--quiet", action="store_true", help="no progress and no summary line")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     out = args.out or default_snapshot_path()
     started = time.perf_counter()
     show_progress = not args.quiet and sys.stderr.isatty()
