@@ -4,14 +4,17 @@
     feeds.py     feed bytes -> ranker.corpus.Document records (strict on feed versions)
     build.py     read every feed from one source and assemble the Snapshot
     snapshot.py  the msgpack file: header + body, atomic write, checked load
+    pages.py     the --pages sidecar (<snapshot>.pages): every page's markdown, for offline get_doc
     cli.py       `imq-build-index`
 
 Flow: Source.read -> feeds.* -> build.assemble -> Snapshot -> snapshot.save_snapshot.
+With --pages: build.build(pages=True) -> pages.read_pages (same Source) -> pages.save_pages.
 """
 
 from .build import FEEDS, build
+from .pages import Pages, load_pages, pages_path, save_pages
 from .snapshot import Snapshot, SnapshotError, default_snapshot_path, load_snapshot, save_snapshot
-from .sources import BuildError, FeedUnavailable, HttpSource, MirrorSource, source_from
+from .sources import BuildError, FeedUnavailable, HttpSource, MirrorSource, NotFound, source_from
 
 __all__ = [
     "FEEDS",
@@ -19,11 +22,16 @@ __all__ = [
     "FeedUnavailable",
     "HttpSource",
     "MirrorSource",
+    "NotFound",
+    "Pages",
     "Snapshot",
     "SnapshotError",
     "build",
     "default_snapshot_path",
+    "load_pages",
     "load_snapshot",
+    "pages_path",
+    "save_pages",
     "save_snapshot",
     "source_from",
 ]

@@ -12,6 +12,7 @@ from typing import Any
 from ranker.corpus import Corpus, Document
 
 from . import feeds
+from .pages import read_pages
 from .snapshot import Snapshot
 from .sources import FeedUnavailable, Source, source_from
 
@@ -38,10 +39,12 @@ def build(
     source: Source | None = None,
     progress: Progress | None = None,
     optional: frozenset[str] = frozenset(),
+    pages: bool = False,
 ) -> Snapshot:
     """Read every feed and return the snapshot. Raises BuildError with a one-line fix.
     Feeds whose path is in `optional` (e.g. "/status.json" for the server's live corpus, which
-    reads package facts at call time anyway) may be missing: the snapshot then lacks them."""
+    reads package facts at call time anyway) may be missing: the snapshot then lacks them.
+    With `pages`, every page's markdown is read too, from the same source: `snapshot.pages`."""
     if source is None:
         source = source_from(str(mirror) if mirror is not None else None, origins)
     raw: dict[tuple[str, str], bytes] = {}
@@ -54,9 +57,13 @@ def build(
             except FeedUnavailable:
                 if path not in optional:
                     raise
+        snapshot = assemble(raw, source.describe())
+        if pages:
+            llms = {host: raw[(host, path)] for host, path in FEEDS if path == "/llms.txt"}
+            snapshot.pages = read_pages(source, snapshot, llms, progress)
     finally:
         source.close()
-    return assemble(raw, source.describe())
+    return snapshot
 
 
 def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snapshot:

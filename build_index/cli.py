@@ -3,9 +3,10 @@
     imq-build-index                          # the live sites -> the user cache snapshot
     imq-build-index --from ../shared/site    # a mirror folder (or a base URL serving HOST/ folders)
     imq-build-index --origin imqueue.org=http://127.0.0.1:8101 --origin imqueue.com=http://127.0.0.1:8102
+    imq-build-index --pages                  # also every page's markdown, in <snapshot>.pages
 
 Progress on a terminal (stderr), --quiet for none, one summary line at the end. On any error:
-one line naming the URL or file and the fix, exit 1, the previous snapshot untouched.
+one line naming the URL or file and the fix, exit 1, the previous snapshot (and sidecar) untouched.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 from .build import build
+from .pages import pages_path, save_pages
 from .snapshot import default_snapshot_path, save_snapshot
 from .sources import HOSTS, BuildError
 
@@ -49,6 +51,12 @@ def parser() -> argparse.ArgumentParser:
         help="read HOST's feeds from URL instead of the live site (repeatable)",
     )
     ap.add_argument("--out", type=Path, help=f"snapshot path (default {default_snapshot_path()})")
+    ap.add_argument(
+        "--pages",
+        action="store_true",
+        help="also save every page's markdown beside the snapshot (<snapshot>.pages), so that the "
+        "server's get_doc can read pages offline",
+    )
     ap.add_argument("--quiet", action="store_true", help="no progress and no summary line")
     return ap
 
@@ -67,7 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.source and args.origin:
             raise BuildError("give either --from or --origin, not both")
-        snapshot = build(origins=parse_origins(args.origin) or None, mirror=args.source, progress=progress)
+        snapshot = build(
+            origins=parse_origins(args.origin) or None,
+            mirror=args.source,
+            progress=progress,
+            pages=args.pages,
+        )
+        pages_size = save_pages(snapshot.pages, pages_path(out)) if snapshot.pages is not None else 0
         size = save_snapshot(snapshot, out)
     except BuildError as error:
         if show_progress:
@@ -79,9 +93,15 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         counts = ", ".join(f"{k} {v}" for k, v in snapshot.header["counts"].items())
         seconds = time.perf_counter() - started
+        pages = ""
+        if snapshot.pages is not None:
+            pages = (
+                f", and {pages_path(out)}: {len(snapshot.pages.body)} pages incl. both llms.txt "
+                f"({len(snapshot.pages.missing)} not found, skipped), {pages_size / 1024:.0f} kB"
+            )
         sys.stderr.write(
             f"wrote {out}: {len(snapshot.corpus.documents)} records ({counts}), "
-            f"{size / 1024:.0f} kB in {seconds:.2f} s\n"
+            f"{size / 1024:.0f} kB{pages} in {seconds:.2f} s\n"
         )
     return 0
 

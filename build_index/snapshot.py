@@ -3,6 +3,8 @@
 header: format version, origins, fetched-at, sha256 per feed, counts, body checksum.
 body:   the corpus (ranker.corpus wire form), per-host section line ranges, status.json, both
         sites' curated /llms.txt links (the server's resources list).
+
+`wrap`/`unwrap`/`write_atomically` are shared with the pages sidecar (pages.py).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack  # type: ignore[import-untyped]
 
@@ -22,6 +24,9 @@ from ranker.corpus import Corpus
 
 from .feeds import CuratedLink
 from .sources import BuildError
+
+if TYPE_CHECKING:
+    from .pages import Pages
 
 FORMAT_VERSION = 4  # bump whenever the body's wire form (corpus, index, links, ...) changes
 
@@ -38,6 +43,7 @@ class Snapshot:
     status: dict[str, Any] | None
     index_wire: dict[str, Any] | None = None  # the ranker's postings, so loading rebuilds nothing
     links: list[CuratedLink] = field(default_factory=list)  # both llms.txt, one per URL, sorted by URL
+    pages: Pages | None = None  # `build(pages=True)`: the sidecar's pages (never written into this file)
 
     def index(self) -> Index:
         """The ready-to-search index: stored postings when present, else built now."""
@@ -75,14 +81,38 @@ def encode(snapshot: Snapshot) -> bytes:
         },
         use_bin_type=True,
     )
-    header = {**snapshot.header, "format": FORMAT_VERSION, "body_sha256": hashlib.sha256(body).hexdigest()}
+    return wrap(snapshot.header, body, FORMAT_VERSION)
+
+
+def wrap(header: dict[str, Any], body: bytes, version: int) -> bytes:
+    """The file: msgpack `{header, body}`, the header stamped with the format and the body's sha256."""
+    header = {**header, "format": version, "body_sha256": hashlib.sha256(body).hexdigest()}
     return bytes(msgpack.packb({"header": header, "body": body}, use_bin_type=True))
+
+
+def unwrap(path: Path, raw: bytes, version: int, kind: str, fix: str) -> tuple[dict[str, Any], bytes]:
+    """`wrap` undone and checked: the header and the body bytes, else SnapshotError naming `kind`."""
+    try:
+        outer = msgpack.unpackb(raw, raw=False)
+        header, body = outer["header"], outer["body"]
+    except Exception:
+        raise SnapshotError(f"{path}: not an imqueue-mcp {kind} (unreadable msgpack); {fix}") from None
+    if header.get("format") != version:
+        raise SnapshotError(
+            f"{path}: {kind} format {header.get('format')!r}, this version reads {version}; {fix}"
+        )
+    if hashlib.sha256(body).hexdigest() != header.get("body_sha256"):
+        raise SnapshotError(f"{path}: checksum mismatch (the file is damaged); {fix}")
+    return header, body
 
 
 def save_snapshot(snapshot: Snapshot, path: Path) -> int:
     """Write via a temp file in the same folder + fsync + rename: a crash leaves the old file whole."""
-    path = Path(path)
-    data = encode(snapshot)
+    return write_atomically(Path(path), encode(snapshot))
+
+
+def write_atomically(path: Path, data: bytes) -> int:
+    """`data` to `path` via a temp file in the same folder + fsync + rename; its size."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(prefix=".snapshot-", suffix=".tmp", dir=path.parent)
@@ -122,17 +152,7 @@ def load_snapshot(path: Path) -> Snapshot:
 
 
 def decode(path: Path, raw: bytes, fix: str) -> Snapshot:
-    try:
-        outer = msgpack.unpackb(raw, raw=False)
-        header, body = outer["header"], outer["body"]
-    except Exception:
-        raise SnapshotError(f"{path}: not an imqueue-mcp snapshot (unreadable msgpack); {fix}") from None
-    if header.get("format") != FORMAT_VERSION:
-        raise SnapshotError(
-            f"{path}: snapshot format {header.get('format')!r}, this version reads {FORMAT_VERSION}; {fix}"
-        )
-    if hashlib.sha256(body).hexdigest() != header.get("body_sha256"):
-        raise SnapshotError(f"{path}: checksum mismatch (the file is damaged); {fix}")
+    header, body = unwrap(path, raw, FORMAT_VERSION, "snapshot", fix)
     data = msgpack.unpackb(body, raw=False)
     return Snapshot(
         header=header,

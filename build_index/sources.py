@@ -2,7 +2,8 @@
 
 Every source answers one question, `read(host, path) -> bytes`, for the two canonical hosts
 only. Failures raise `FeedUnavailable` carrying the URL (or file) and the fix, so the CLI can
-print one line and exit non-zero.
+print one line and exit non-zero; `NotFound`, its subclass, when the file is simply not there
+(HTTP 404, or no such file in a mirror), which --pages counts instead of failing on.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ class BuildError(Exception):
 
 class FeedUnavailable(BuildError):
     pass
+
+
+class NotFound(FeedUnavailable):
+    """The origin answered 404, or the mirror has no such file."""
 
 
 def user_agent() -> str:
@@ -72,7 +77,7 @@ class HttpSource:
                 "mirror with --from DIR"
             ) from None
         if response.status_code != 200:
-            raise FeedUnavailable(
+            raise (NotFound if response.status_code == 404 else FeedUnavailable)(
                 f"{url}: HTTP {response.status_code}; the origin does not serve this feed — point --from "
                 "at a site that does"
             )
@@ -105,7 +110,7 @@ class MirrorSource:
         try:
             return file.read_bytes()
         except OSError as error:
-            raise FeedUnavailable(
+            raise (NotFound if isinstance(error, FileNotFoundError) else FeedUnavailable)(
                 f"{file}: cannot read ({error.strerror}); the mirror is incomplete — refresh it from the site"
             ) from None
 

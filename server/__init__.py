@@ -14,6 +14,8 @@
     search.py         search_docs: ranker.Index.search -> structured result + text
     fetch.py          the host lock and origin-mapped GETs
     docs.py           get_doc: mirror resolution, #fragment sections, truncation, pointers
+    pages.py          the pages saved beside the snapshot (`imq-build-index --pages`): get_doc's
+                      answers offline or when a site does not answer, loaded once on first use
     status.py         list_packages / package_status over imqueue.org/status.json
     stdio.py          the stdio transport, answering malformed lines with parse errors
     http.py           the hosted Streamable HTTP app: method table, Host/Origin, CORS, limits
@@ -32,6 +34,8 @@ operation -> cli_arguments checks -> imq_runner.ImqRunner runs imq -> word_outco
 BridgeResult -> tool result. A scaffold flows: tools -> scaffold_types.Method models ->
 scaffold.scaffold_* -> dict (structuredContent) + render_*_markdown (text). A resource read
 flows: ImqueueServer.read_resource -> resources.read_resource -> docs.read_doc (as get_doc).
+A page read flows: tools.get_doc -> docs.read_doc -> fetch.Fetcher.get, or, offline or when the
+site does not answer, pages.SavedPages.store() (the snapshot's .pages sidecar) -> the same shape.
 """
 
 from __future__ import annotations

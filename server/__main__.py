@@ -42,7 +42,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, help="HTTP worker processes (default 1)")
     p.add_argument("--snapshot", metavar="PATH", help="docs snapshot file [env IMQUEUE_MCP_SNAPSHOT]")
     p.add_argument(
-        "--offline", action="store_true", help="never contact the network [env IMQUEUE_MCP_OFFLINE=1]"
+        "--offline",
+        action="store_true",
+        help="never contact the network: search_docs answers from the snapshot, get_doc from the pages "
+        "saved beside it by `imq-build-index --pages` [env IMQUEUE_MCP_OFFLINE=1]",
     )
     p.add_argument(
         "--origin",

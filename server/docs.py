@@ -8,7 +8,11 @@ Top to bottom:
                               with its heading path (the ancestor headings), index and total
     truncate(body)            cut at a line boundary under MAX_DOC_BYTES, say so
     SectionRanges             /search-sections.json per host, cached for an hour
-    read_doc(url, ...)        all of the above, returning the structured result and its text
+    read_doc(url, ...)        all of the above, returning the structured result and its text;
+                              offline, or when the site does not answer (a timeout or a transport
+                              error, not a 404), the page is read from the snapshot's saved pages
+                              (pages.SavedPages: `imq-build-index --pages`) with the snapshot's
+                              section ranges, and `source` says so
 
 The section line ranges come from the site's own /search-sections.json: 0-based, half-open,
 start on the heading line. A range that does not start at a heading is treated as unknown
@@ -21,9 +25,12 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .fetch import DocUrl, Fetcher, FetchError, parse_doc_url
+from .fetch import DocUrl, Fetcher, FetchError, OfflineError, Unreachable, parse_doc_url
+
+if TYPE_CHECKING:
+    from .pages import SavedPages
 
 MAX_DOC_BYTES = 200_000
 SECTIONS_TTL_SECONDS = 3600.0
@@ -177,12 +184,20 @@ class PageNotFound(DocError):
     """The site has no such page (it answered 404)."""
 
 
-async def read_doc(text: str, fetcher: Fetcher, sections: SectionRanges) -> dict[str, Any]:
-    """The get_doc structured result for a URL (see schemas.DocResult)."""
+async def read_doc(
+    text: str, fetcher: Fetcher, sections: SectionRanges, saved: SavedPages | None = None
+) -> dict[str, Any]:
+    """The get_doc structured result for a URL (see schemas.DocResult). Offline, or when the site
+    does not answer, the page comes from `saved` (the snapshot's pages), labelled as such."""
     url = parse_doc_url(text)
     mirror = mirror_of(url.path)
     shown = f"https://{url.host}{mirror.page if mirror.page is not None else url.path}"
-    fetched = await fetcher.get(url.host, mirror.file)
+    try:
+        fetched = await fetcher.get(url.host, mirror.file)
+    except (OfflineError, Unreachable) as error:
+        if saved is None:
+            raise
+        return await _from_saved(url, mirror, shown, saved, error)
     if fetched.status == 404 and url.host == "imqueue.com":
         return _commercial_pointer(url, shown)
     if fetched.status == 404:
@@ -192,11 +207,40 @@ async def read_doc(text: str, fetcher: Fetcher, sections: SectionRanges) -> dict
         )
     if fetched.status != 200:
         raise DocError(f"{shown}: the site answered HTTP {fetched.status}; try again later.")
-    result: dict[str, Any] = {"url": shown, "mimeType": mime_type_of(mirror.file), "bytes": len(fetched.body)}
-    body = fetched.body
+    ranges = (
+        await sections.for_page(url.host, mirror.page) if url.fragment and mirror.page is not None else None
+    )
+    return _doc_result(url, mirror, shown, fetched.body, ranges)
+
+
+async def _from_saved(
+    url: DocUrl, mirror: Mirror, shown: str, saved: SavedPages, error: FetchError
+) -> dict[str, Any]:
+    store = await saved.store()
+    if store is None:
+        raise type(error)(f"{error} {saved.unavailable}") from None
+    body = store.pages.get(shown)
+    if body is None:
+        raise type(error)(
+            f"{error} The pages saved with the snapshot of {store.fetched_at} ({store.location}) have no "
+            f"copy of {shown} either; use search_docs to find a page they do have."
+        ) from None
+    ranges = store.ranges(url.host, mirror.page) if url.fragment and mirror.page is not None else None
+    result = _doc_result(url, mirror, shown, body, ranges)
+    if isinstance(error, OfflineError):
+        result["source"] = store.describe("the server runs with --offline")
+    else:
+        result["source"] = store.describe(f"the live site did not answer ({str(error).split(';')[0]})")
+    return result
+
+
+def _doc_result(
+    url: DocUrl, mirror: Mirror, shown: str, body: bytes, ranges: dict[str, list[int]] | None
+) -> dict[str, Any]:
+    """The page (or its #fragment's section, or the page with a fragmentMiss), truncated."""
+    result: dict[str, Any] = {"url": shown, "mimeType": mime_type_of(mirror.file), "bytes": len(body)}
     if url.fragment:
         markdown = body.decode("utf-8", errors="replace")
-        ranges = await sections.for_page(url.host, mirror.page) if mirror.page is not None else None
         section = slice_section(markdown, ranges, url.fragment) if ranges else None
         if section is not None:
             result["url"] = f"{shown}#{url.fragment}"
@@ -234,6 +278,12 @@ def _commercial_pointer(url: DocUrl, shown: str) -> dict[str, Any]:
 def render_doc_text(result: dict[str, Any]) -> str:
     """The text content: header lines that mirror section/fragmentMiss/truncated, then the body."""
     header = [f"Source: {result['url']}"]
+    saved = result.get("source")
+    if saved:
+        header.append(
+            f"Read from the snapshot of {saved['fetchedAt']} ({saved['from']}), not the live site: "
+            f"{saved['note']}. The live page may be newer."
+        )
     section = result.get("section")
     if section:
         path = " > ".join([*section["ancestors"], section["heading"]])

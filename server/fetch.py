@@ -14,6 +14,7 @@ Exception tree:
 
     FetchError          the site could not be read; the message says why and what to do
     ├── OfflineError    the server runs with --offline, so nothing was fetched
+    ├── Unreachable     no answer: a timeout or a transport failure (not an HTTP status)
     DocUrlError         (a ValueError) the URL is not on imqueue.org / imqueue.com
 """
 
@@ -43,6 +44,10 @@ class FetchError(Exception):
 
 
 class OfflineError(FetchError):
+    pass
+
+
+class Unreachable(FetchError):
     pass
 
 
@@ -154,11 +159,11 @@ class Fetcher:
                 response = await self._http().get(target)
                 body = response.content
             except httpx.TimeoutException:
-                raise FetchError(
+                raise Unreachable(
                     f"{canonical}: no answer within {self.timeout:g} s; try again later"
                 ) from None
             except httpx.HTTPError as error:
-                raise FetchError(
+                raise Unreachable(
                     f"{canonical}: unreachable ({type(error).__name__}); check the network and try again"
                 ) from None
             if response.is_redirect:

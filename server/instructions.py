@@ -30,9 +30,9 @@ so it can only run there. It is one Python package, `imqueue-mcp`, speaking MCP 
     uvx imqueue-mcp            # with uv (https://docs.astral.sh/uv/)
     pipx run imqueue-mcp       # or with pipx
 
-Optional: `imq-build-index` stores a docs snapshot so search keeps working offline
-(`imqueue-mcp --offline`). The imq CLI itself comes from `npm install -g @imqueue/cli`
-(the cli_install tool runs that for you).
+Optional: `imq-build-index --pages` stores a docs snapshot and its pages so search and
+get_doc keep working offline (`imqueue-mcp --offline`). The imq CLI itself comes from
+`npm install -g @imqueue/cli` (the cli_install tool runs that for you).
 
 ## Claude Code
 

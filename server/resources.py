@@ -74,7 +74,7 @@ async def list_resources(keeper: CorpusKeeper) -> list[Resource]:
 
 async def read_resource(uri: str, services: Services) -> list[ReadResourceContents]:
     try:
-        data = await docs.read_doc(uri, services.fetcher, services.sections)
+        data = await docs.read_doc(uri, services.fetcher, services.sections, services.saved)
     except DocUrlError:
         raise ResourceNotFoundError(
             f"{uri!r} is not an @imqueue docs page: resources/read serves only https://imqueue.org/... "

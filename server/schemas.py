@@ -71,6 +71,12 @@ class DocResult(BaseModel):
     fragmentMiss: FragmentMiss | None = Field(
         None, description="Present when the #fragment was not found; the whole page was returned"
     )
+    source: CorpusInfo | None = Field(
+        None,
+        description="Present when the page was read from the pages saved with the snapshot instead of "
+        "the live site (offline, or the site did not answer): source 'snapshot', the snapshot's date, "
+        "the file read, and why",
+    )
 
 
 # --- list_packages -------------------------------------------------------------------

@@ -27,6 +27,7 @@ from .config import Config
 from .corpus import CorpusKeeper, CorpusUnavailable
 from .fetch import DocUrlError, Fetcher, FetchError
 from .instructions import LOCAL_INSTALL_GUIDE
+from .pages import SavedPages
 from .scaffold_types import Method, ScaffoldError
 from .schemas import ClientScaffold, DocResult, PackageList, PackageStatus, SearchResult, ServiceScaffold
 from .strict import strict_tool
@@ -40,11 +41,13 @@ class Services:
     fetcher: Fetcher
     corpus: CorpusKeeper
     sections: docs.SectionRanges
+    saved: SavedPages  # the snapshot's pages, get_doc's answer offline
 
     @classmethod
     def from_config(cls, config: Config) -> Services:
         fetcher = Fetcher(dict(config.origins), offline=config.offline)
-        return cls(config, fetcher, CorpusKeeper(config), docs.SectionRanges(fetcher))
+        keeper = CorpusKeeper(config)
+        return cls(config, fetcher, keeper, docs.SectionRanges(fetcher), SavedPages(keeper))
 
 
 def hints(read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> ToolAnnotations:
@@ -232,7 +235,7 @@ def docs_tools(services: Services) -> list[Tool]:
 
     async def get_doc(url: DocLink) -> Annotated[CallToolResult, DocResult]:
         try:
-            data = await docs.read_doc(url, services.fetcher, services.sections)
+            data = await docs.read_doc(url, services.fetcher, services.sections, services.saved)
         except (DocUrlError, FetchError, docs.DocError) as error:
             return text_result(str(error), is_error=True)
         return structured_result(data, docs.render_doc_text(data))

@@ -26,8 +26,19 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import pytest
 
-from build_index import FEEDS, BuildError, SnapshotError, build, load_snapshot, save_snapshot
+from build_index import (
+    FEEDS,
+    BuildError,
+    SnapshotError,
+    build,
+    load_pages,
+    load_snapshot,
+    pages_path,
+    save_pages,
+    save_snapshot,
+)
 from build_index.cli import main as build_main
+from build_index.pages import PAGES_FORMAT
 from build_index.snapshot import FORMAT_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
@@ -151,6 +162,17 @@ def mirror_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def mirror_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A snapshot built with --pages from fixtures/site, its sidecar beside it (read-only)."""
+    path = tmp_path_factory.mktemp("pages") / "snapshot.msgpack"
+    snapshot = build(mirror=SITE, pages=True)
+    assert snapshot.pages is not None
+    save_pages(snapshot.pages, pages_path(path))
+    save_snapshot(snapshot, path)
+    return path
+
+
 # --- building --------------------------------------------------------------------------
 
 
@@ -242,24 +264,27 @@ def test_build_from_a_base_url_serving_host_folders(
     assert body == split(mirror_snapshot)[1]
 
 
+def build_in_a_process(tmp_path: Path, seed: str, *extra: str) -> Path:
+    """`imq-build-index --from fixtures/site` in its own process with PYTHONHASHSEED=seed."""
+    out = tmp_path / f"seed-{seed}.msgpack"
+    env = {**os.environ, "PYTHONHASHSEED": seed, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "build_index.cli", "--from", str(SITE), "--out", str(out), "--quiet", *extra],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
 def test_the_same_feeds_give_the_same_body_bytes_in_separate_processes(
     tmp_path: Path, mirror_snapshot: Path
 ) -> None:
     """String hashing differs per process: a set or dict order leaking into the body shows here."""
-    bodies = []
-    for seed in ("1", "2"):
-        out = tmp_path / f"seed-{seed}.msgpack"
-        env = {**os.environ, "PYTHONHASHSEED": seed, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-        done = subprocess.run(
-            [sys.executable, "-m", "build_index.cli", "--from", str(SITE), "--out", str(out), "--quiet"],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        bodies.append(split(out)[1])
+    bodies = [split(build_in_a_process(tmp_path, seed))[1] for seed in ("1", "2")]
     assert bodies[0] == bodies[1] == split(mirror_snapshot)[1]
 
 
@@ -333,6 +358,24 @@ def _failure_incomplete_mirror(tmp_path: Path, serve: Callable[..., Loopback]) -
     return ["--from", str(site)], [str(site / "imqueue.com" / "llms.txt"), "cannot read", "refresh it"]
 
 
+def _page_is_a_folder(tmp_path: Path, serve: Callable[..., Loopback]) -> tuple[list[str], list[str]]:
+    site = site_copy(tmp_path)
+    (site / "imqueue.org" / "api" / "faq" / "index.md").mkdir(parents=True)
+    return ["--from", str(site), "--pages"], [
+        str(site / "imqueue.org" / "api" / "faq" / "index.md"),
+        "cannot read",
+    ]
+
+
+def _page_redirects(tmp_path: Path, serve: Callable[..., Loopback]) -> tuple[list[str], list[str]]:
+    org = serve(SITE / "imqueue.org", redirects={"/intro/index.md": "https://example.com/intro/"})
+    com = serve(SITE / "imqueue.com")
+    return [*origin_args({"imqueue.org": org.url, "imqueue.com": com.url}), "--pages"], [
+        f"{org.url}/intro/index.md",
+        "302",
+    ]
+
+
 FAILURES = {
     "404-feed": _failure_404,
     "bad-json": _failure_bad_json,
@@ -340,22 +383,25 @@ FAILURES = {
     "unreachable-origin": _failure_unreachable,
     "missing-mirror-folder": _failure_missing_mirror,
     "incomplete-mirror": _failure_incomplete_mirror,
+    "pages-page-is-a-folder": _page_is_a_folder,  # --pages: a page failing otherwise than 404
+    "pages-page-redirects": _page_redirects,
 }
 
 
 @pytest.mark.parametrize("case", list(FAILURES))
-def test_a_failed_build_exits_1_with_one_line_and_keeps_the_previous_snapshot(
+def test_a_failed_build_exits_1_with_one_line_and_keeps_the_previous_files(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     serve: Callable[..., Loopback],
-    mirror_snapshot: Path,
+    mirror_pages: Path,
     case: str,
 ) -> None:
     out_dir = tmp_path / "cache"
     out_dir.mkdir()
     out = out_dir / "snapshot.msgpack"
-    previous = mirror_snapshot.read_bytes()
-    out.write_bytes(previous)
+    previous = {out: mirror_pages.read_bytes(), pages_path(out): pages_path(mirror_pages).read_bytes()}
+    for file, data in previous.items():
+        file.write_bytes(data)
     args, expected = FAILURES[case](tmp_path, serve)
     code, stdout, err = run_build(capsys, *args, "--out", str(out))
     assert code == 1
@@ -364,8 +410,9 @@ def test_a_failed_build_exits_1_with_one_line_and_keeps_the_previous_snapshot(
     assert err.startswith("imq-build-index: ") and "Traceback" not in err
     for fragment in expected:
         assert fragment in err, (fragment, err)
-    assert out.read_bytes() == previous
-    assert sorted(p.name for p in out_dir.iterdir()) == ["snapshot.msgpack"]  # no temp file left behind
+    assert {file: file.read_bytes() for file in previous} == previous
+    # no temp file left behind
+    assert sorted(p.name for p in out_dir.iterdir()) == ["snapshot.msgpack", "snapshot.msgpack.pages"]
 
 
 def test_the_console_script_fails_with_one_line_and_no_traceback(tmp_path: Path) -> None:
@@ -578,3 +625,98 @@ def test_a_feed_named_optional_may_be_missing_and_the_snapshot_then_lacks_it(tmp
     assert snapshot.status is None and len(snapshot.corpus.documents) > 0
     with pytest.raises(BuildError, match="status.json"):
         build(mirror=site)
+
+
+# --- --pages: every page's markdown in <snapshot>.pages ----------------------------------
+
+# The pages of fixtures/site that have an index.md mirror (canonical URL -> file), and both llms.txt.
+SAVED_PAGES = {
+    "https://imqueue.org/llms.txt": "imqueue.org/llms.txt",
+    "https://imqueue.com/llms.txt": "imqueue.com/llms.txt",
+    "https://imqueue.org/intro/": "imqueue.org/intro/index.md",
+    "https://imqueue.org/tutorial/expose-methods/": "imqueue.org/tutorial/expose-methods/index.md",
+    "https://imqueue.org/api/rpc/latest/rpc.expose/": "imqueue.org/api/rpc/latest/rpc.expose/index.md",
+    "https://imqueue.com/pricing/": "imqueue.com/pricing/index.md",
+}
+MISSING_PAGES = 8  # the corpus's other pages (/api/faq/, the blog post, five symbols, /license/)
+
+
+def sidecar_body(path: Path) -> dict[str, bytes]:
+    return dict(msgpack.unpackb(split(path)[1], raw=False))
+
+
+def test_pages_writes_the_sidecar_with_every_page_the_mirror_has(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mirror_snapshot: Path
+) -> None:
+    out = tmp_path / "snapshot.msgpack"
+    code, stdout, err = run_build(capsys, "--from", str(SITE), "--out", str(out), "--pages", "--quiet")
+    assert (code, stdout, err) == (0, "", "")
+    sidecar = tmp_path / "snapshot.msgpack.pages"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot.msgpack", "snapshot.msgpack.pages"]
+    header, body = split(sidecar)
+    assert header == {
+        "format": PAGES_FORMAT,
+        "fetched_at": split(out)[0]["fetched_at"],
+        "origins": {h: (SITE / h).resolve().as_uri() for h in HOSTS},
+        "count": len(SAVED_PAGES),
+        "body_sha256": hashlib.sha256(body).hexdigest(),
+    }
+    pages = sidecar_body(sidecar)
+    assert list(pages) == sorted(SAVED_PAGES)
+    assert pages == {url: (SITE / file).read_bytes() for url, file in SAVED_PAGES.items()}
+    assert "https://imqueue.org/api/faq/" not in pages  # no mirror: skipped, not a failure
+    assert split(out)[1] == split(mirror_snapshot)[1]  # --pages leaves the snapshot as it was
+    loaded = load_pages(sidecar)
+    assert loaded.body == pages and loaded.fetched_at == load_snapshot(out).fetched_at
+
+
+def test_pages_reads_through_http_origins_with_the_same_user_agent_and_body(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], serve: Callable[..., Loopback], mirror_pages: Path
+) -> None:
+    servers = {h: serve(SITE / h) for h in HOSTS}
+    out = tmp_path / "snapshot.msgpack"
+    args = origin_args({h: s.url for h, s in servers.items()})
+    code, _, err = run_build(capsys, *args, "--out", str(out), "--pages", "--quiet")
+    assert (code, err) == (0, "")
+    assert split(pages_path(out))[1] == split(pages_path(mirror_pages))[1]
+    asked = {path for server in servers.values() for path, _ in server.requests}
+    assert "/intro/index.md" in asked and "/api/faq/index.md" in asked and "/license/index.md" in asked
+    expected = f"imqueue-mcp/{metadata.version('imqueue-mcp')}"
+    assert {headers.get("User-Agent") for s in servers.values() for _, headers in s.requests} == {expected}
+
+
+def test_the_sidecar_body_is_the_same_bytes_in_separate_processes(tmp_path: Path, mirror_pages: Path) -> None:
+    bodies = [split(pages_path(build_in_a_process(tmp_path, seed, "--pages")))[1] for seed in ("1", "2")]
+    assert bodies[0] == bodies[1] == split(pages_path(mirror_pages))[1]
+
+
+def test_the_summary_line_counts_the_pages_and_their_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "snapshot.msgpack"
+    code, _, err = run_build(capsys, "--from", str(SITE), "--out", str(out), "--pages")
+    assert code == 0 and err.count("\n") == 1, err
+    kb = round(pages_path(out).stat().st_size / 1024)
+    assert f"{pages_path(out)}: {len(SAVED_PAGES)} pages" in err
+    assert f"({MISSING_PAGES} not found, skipped), {kb} kB in " in err
+
+
+def test_without_pages_an_earlier_sidecar_is_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mirror_pages: Path
+) -> None:
+    out = tmp_path / "snapshot.msgpack"
+    earlier = pages_path(mirror_pages).read_bytes()
+    pages_path(out).write_bytes(earlier)
+    assert run_build(capsys, "--from", str(SITE), "--out", str(out), "--quiet") == (0, "", "")
+    assert pages_path(out).read_bytes() == earlier
+    assert load_pages(pages_path(out)).fetched_at == split(mirror_pages)[0]["fetched_at"]
+
+
+def test_a_damaged_sidecar_is_refused_naming_the_file_and_the_fix(tmp_path: Path, mirror_pages: Path) -> None:
+    path = tmp_path / "snapshot.msgpack.pages"
+    damaged = bytearray(pages_path(mirror_pages).read_bytes())
+    damaged[-1] ^= 0xFF
+    path.write_bytes(bytes(damaged))
+    with pytest.raises(SnapshotError) as raised:
+        load_pages(path)
+    assert str(raised.value).startswith(f"{path}: checksum mismatch") and "--pages" in str(raised.value)

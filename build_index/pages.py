@@ -1,0 +1,110 @@
+"""The pages sidecar (`imq-build-index --pages`): every page's markdown, beside the snapshot.
+
+The snapshot holds the search corpus only; with this file next to it, get_doc can answer
+offline too. Same envelope as the snapshot (msgpack `{header, body}`, written atomically,
+checked on load):
+
+header: format, fetched_at (the snapshot's own: a sidecar whose fetched_at differs belongs
+        to another build and is not used), origins, count, body_sha256.
+body:   canonical page URL without fragment ("https://imqueue.org/intro/") -> the markdown
+        bytes the page's /index.md mirror serves; plus both sites' /llms.txt. Sorted by URL.
+
+Which pages: every distinct page path (fragment stripped) of the corpus's documents, read
+at `<path>index.md` through the source the feeds came from. A page that is not there (HTTP
+404, no file in a mirror: normal for an imqueue.com page without a mirror) is skipped and
+counted; any other failure fails the build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgpack  # type: ignore[import-untyped]
+
+from ranker.corpus import SITES
+
+from .snapshot import SnapshotError, unwrap, wrap, write_atomically
+from .sources import NotFound, Source
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot
+
+PAGES_FORMAT = 1
+HOST_OF_SITE = {site: origin.removeprefix("https://") for site, origin in SITES.items()}
+
+
+@dataclass
+class Pages:
+    header: dict[str, Any]  # fetched_at, origins, count (format and body_sha256 once written)
+    body: dict[str, bytes]  # canonical URL -> markdown bytes, sorted by URL
+    missing: list[str] = field(default_factory=list)  # canonical URLs that were not there (404)
+
+    @property
+    def fetched_at(self) -> str:
+        return str(self.header.get("fetched_at", ""))
+
+
+def pages_path(snapshot_path: Path | str) -> Path:
+    """Where a snapshot's sidecar lives: the snapshot path + ".pages"."""
+    return Path(f"{snapshot_path}.pages")
+
+
+def page_paths(snapshot: Snapshot) -> list[tuple[str, str]]:
+    """(host, page path) for every distinct page of the corpus, sorted; "/x" is read as "/x/"."""
+    pages = set()
+    for doc in snapshot.corpus.documents:
+        path = doc.path.split("#", 1)[0] or "/"
+        pages.add((HOST_OF_SITE[doc.site], path if path.endswith("/") else path + "/"))
+    return sorted(pages)
+
+
+def read_pages(
+    source: Source,
+    snapshot: Snapshot,
+    llms: dict[str, bytes],
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Pages:
+    """Every page of `snapshot` read from `source`, plus each host's llms.txt (`llms`, host -> bytes)."""
+    body = {f"https://{host}/llms.txt": data for host, data in llms.items()}
+    missing = []
+    targets = page_paths(snapshot)
+    for step, (host, page) in enumerate(targets, 1):
+        if progress:
+            progress(step, len(targets), f"{host}{page}index.md")
+        try:
+            body[f"https://{host}{page}"] = source.read(host, page + "index.md")
+        except NotFound:
+            missing.append(f"https://{host}{page}")
+    header = {
+        "fetched_at": snapshot.fetched_at,
+        "origins": snapshot.header.get("origins", {}),
+        "count": len(body),
+    }
+    return Pages(header=header, body=dict(sorted(body.items())), missing=missing)
+
+
+def encode_pages(pages: Pages) -> bytes:
+    return wrap(pages.header, bytes(msgpack.packb(pages.body, use_bin_type=True)), PAGES_FORMAT)
+
+
+def save_pages(pages: Pages, path: Path) -> int:
+    """Atomically, like save_snapshot: a crash leaves the old sidecar whole."""
+    return write_atomically(Path(path), encode_pages(pages))
+
+
+def load_pages(path: Path) -> Pages:
+    """The checked sidecar; SnapshotError naming the file and the fix otherwise."""
+    path = Path(path)
+    fix = "rebuild it with `imq-build-index --pages`"
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise SnapshotError(f"{path}: cannot read ({error.strerror}); {fix}") from None
+    header, body = unwrap(path, raw, PAGES_FORMAT, "pages file", fix)
+    pages = msgpack.unpackb(body, raw=False)
+    if not isinstance(pages, dict) or not all(isinstance(v, bytes) for v in pages.values()):
+        raise SnapshotError(f"{path}: not an imqueue-mcp pages file (unexpected body); {fix}")
+    return Pages(header=header, body=pages)

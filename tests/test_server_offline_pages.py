@@ -1,0 +1,165 @@
+"""get_doc offline: a real stdio server reading the pages `imq-build-index --pages` saved.
+
+The snapshot and its sidecar are built once for the module from ../shared/site (read at run
+time, never copied into the repo) into a temp folder; each test starts its own server on it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+from conftest import McpConnection, free_port, origin_args, server_environment, stdio_connection
+from test_server_transport import RawStdio, initialize
+
+from build_index import load_snapshot, pages_path
+from build_index.cli import main as build_main
+
+SHARED_SITE = Path(__file__).resolve().parents[2] / "shared" / "site"
+PAGE = "https://imqueue.org/tutorial/user-service/"
+PAGE_FILE = SHARED_SITE / "imqueue.org" / "tutorial" / "user-service" / "index.md"
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not SHARED_SITE.is_dir():
+        pytest.skip(f"the site mirror is not at {SHARED_SITE}")
+    path = tmp_path_factory.mktemp("offline") / "snapshot.msgpack"
+    assert build_main(["--from", str(SHARED_SITE), "--out", str(path), "--pages", "--quiet"]) == 0
+    assert pages_path(path).is_file()
+    return path
+
+
+@pytest.fixture(scope="module")
+def fetched_at(snapshot: Path) -> str:
+    return load_snapshot(snapshot).fetched_at
+
+
+def serve(args: list[str], tmp_path: Path) -> McpConnection:
+    return stdio_connection(args, server_environment(tmp_path), tmp_path, "legacy")
+
+
+@pytest.fixture
+def offline(snapshot: Path, tmp_path: Path) -> Iterator[McpConnection]:
+    connection = serve(["--offline", "--snapshot", str(snapshot)], tmp_path)
+    yield connection
+    connection.close()
+
+
+def read(connection: McpConnection, url: str) -> tuple[dict[str, Any], str]:
+    result = connection.call("get_doc", {"url": url})
+    assert not result.is_error, result.content[0].text
+    return result.structured_content, result.content[0].text
+
+
+def test_offline_get_doc_reads_the_page_from_the_snapshot_and_says_so(
+    offline: McpConnection, snapshot: Path, fetched_at: str
+) -> None:
+    data, text = read(offline, PAGE)
+    expected = PAGE_FILE.read_bytes()
+    assert data["url"] == PAGE and data["mimeType"] == "text/markdown"
+    assert data["markdown"] == expected.decode("utf-8") and data["bytes"] == len(expected)
+    assert data["truncated"] is False
+    assert data["source"] == {
+        "source": "snapshot",
+        "fetchedAt": fetched_at,
+        "from": str(pages_path(snapshot)),
+        "note": "the server runs with --offline",
+    }
+    assert text.startswith(f"Source: {PAGE}\nRead from the snapshot of {fetched_at} ")
+    assert expected.decode("utf-8").rstrip("\n") in text
+    llms, _ = read(offline, "https://imqueue.org/llms.txt")  # files read as they are
+    assert llms["mimeType"] == "text/plain"
+    assert llms["markdown"] == (SHARED_SITE / "imqueue.org" / "llms.txt").read_text("utf-8")
+    unknown = offline.call("get_doc", {"url": "https://imqueue.org/no-such-page/"})
+    assert unknown.is_error and f"snapshot of {fetched_at}" in unknown.content[0].text
+    assert "have no copy of https://imqueue.org/no-such-page/" in unknown.content[0].text
+
+
+def test_offline_get_doc_answers_a_fragment_with_its_section_and_heading_path(
+    offline: McpConnection, snapshot: Path, fetched_at: str
+) -> None:
+    data, text = read(offline, PAGE + "#prepare-the-data-store")
+    start, end = load_snapshot(snapshot).sections["imqueue.org"]["/tutorial/user-service/"][
+        "prepare-the-data-store"
+    ]
+    lines = PAGE_FILE.read_text("utf-8").split("\n")
+    assert data["url"] == PAGE + "#prepare-the-data-store"
+    assert data["markdown"] == "\n".join(lines[start:end]).rstrip("\n") + "\n"
+    assert data["section"]["heading"] == "Prepare the data store"
+    assert data["section"]["ancestors"] == [
+        "Build your first TypeScript RPC service",
+        "Implementing the service",
+    ]
+    assert data["source"]["source"] == "snapshot" and data["source"]["fetchedAt"] == fetched_at
+    path = "Build your first TypeScript RPC service > Implementing the service > Prepare the data store"
+    assert f"Section {data['section']['index']} of {data['section']['total']}: {path}" in text
+    assert f"snapshot of {fetched_at}" in text
+    missed, _ = read(offline, PAGE + "#no-such-anchor")
+    assert missed["fragmentMiss"]["anchor"] == "no-such-anchor"
+    assert "prepare-the-data-store" in missed["fragmentMiss"]["available"]
+
+
+def test_offline_resources_read_the_saved_page(offline: McpConnection) -> None:
+    contents = offline.run(lambda client: client.read_resource(PAGE)).contents
+    assert [item.text for item in contents] == [PAGE_FILE.read_text("utf-8")]
+
+
+def test_a_site_that_does_not_answer_falls_back_to_the_saved_pages(
+    snapshot: Path, fetched_at: str, tmp_path: Path
+) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    connection = serve(
+        ["--snapshot", str(snapshot), *origin_args({"imqueue.org": dead, "imqueue.com": dead})], tmp_path
+    )
+    try:
+        data, text = read(connection, PAGE)
+    finally:
+        connection.close()
+    assert data["markdown"] == PAGE_FILE.read_text("utf-8")
+    assert data["source"]["fetchedAt"] == fetched_at
+    assert data["source"]["note"].startswith(f"the live site did not answer ({PAGE}index.md: unreachable")
+    assert f"Read from the snapshot of {fetched_at}" in text
+
+
+def test_without_the_sidecar_get_doc_says_how_to_build_one(snapshot: Path, tmp_path: Path) -> None:
+    alone = tmp_path / "alone" / "snapshot.msgpack"
+    alone.parent.mkdir()
+    shutil.copyfile(snapshot, alone)
+    connection = serve(["--offline", "--snapshot", str(alone)], tmp_path)
+    try:
+        result = connection.call("get_doc", {"url": PAGE})
+        searched = connection.call("search_docs", {"query": "user service"})
+    finally:
+        connection.close()
+    text = result.content[0].text
+    assert result.is_error and "--offline" in text
+    assert f"imq-build-index --pages --out {alone}" in text and str(pages_path(alone)) in text
+    assert not searched.is_error  # search answers from the snapshot as before
+
+
+def test_a_sidecar_from_another_build_is_ignored_with_a_log_line(snapshot: Path, tmp_path: Path) -> None:
+    stale = tmp_path / "stale" / "snapshot.msgpack"
+    stale.parent.mkdir()
+    shutil.copyfile(snapshot, stale)
+    outer = msgpack.unpackb(pages_path(snapshot).read_bytes(), raw=False)
+    outer["header"]["fetched_at"] = "2000-01-01T00:00:00+00:00"
+    pages_path(stale).write_bytes(msgpack.packb(outer, use_bin_type=True))
+    raw = RawStdio(["--offline", "--snapshot", str(stale)], server_environment(tmp_path), tmp_path)
+    try:
+        initialize(raw)
+        call = {"name": "get_doc", "arguments": {"url": PAGE}}
+        result = raw.request(2, "tools/call", call)["result"]
+        again = raw.request(3, "tools/call", call)["result"]
+    finally:
+        raw.close()
+    text = result["content"][0]["text"]
+    assert result["isError"] is True and "another build (2000-01-01T00:00:00+00:00)" in text
+    assert "imq-build-index --pages" in text
+    assert again == result
+    log = raw.stderr.decode("utf-8")
+    assert log.count(f"saved pages {pages_path(stale)} ignored: fetched 2000-01-01T00:00:00+00:00") == 1
