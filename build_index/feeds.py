@@ -97,15 +97,16 @@ def parse_llms(text: str) -> tuple[list[str], dict[str, CuratedLink]]:
 
 
 def symbol_parent_and_member(path: str, title: str, kind: str) -> tuple[str, str]:
-    """`/api/core/latest/core.imqoptions.safedelivery/` -> its class's path and `safeDelivery`."""
+    """`/api/core/latest/core.imqoptions.safedelivery/` -> its class's path and `safeDelivery`.
+    A top-level symbol (a class, a function) is its own parent: the per-parent cap groups a
+    class with its members, never a whole package's exports."""
     slug = path.rstrip("/").rsplit("/", 1)[-1]
     parts = slug.split(".")
     if kind in {"method", "property", "constructor"} and len(parts) >= 3:
         parent = path.rstrip("/").rsplit("/", 1)[0] + "/" + ".".join(parts[:-1]) + "/"
         member = title.rsplit(".", 1)[-1]
         return parent, member
-    package_root = path.split("/latest/")[0] + "/latest/" if "/latest/" in path else path
-    return package_root, ""
+    return path, ""
 
 
 def page_of(path: str) -> str:

@@ -57,6 +57,8 @@ DEPRECATED_DEMOTION = 0.5
 # Caps: results sharing a parent (a class, a page) or a member name (send on six classes).
 PER_PARENT_CAP = 2
 PER_MEMBER_CAP = 2
+# ...and one package's API symbols: "datadog tracing" should not be six datadog exports.
+PER_PACKAGE_CAP = 3  # (not under a package filter, which asks for one package)
 
 # Results under this share of the top score are dropped (the list stays a ranking, not a dump).
 RELATIVE_FLOOR = 0.04

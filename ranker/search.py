@@ -292,7 +292,7 @@ def search(
     # Ties break on the URL, so the same query always gives the same order.
     order = index.url_order
     candidates.sort(key=lambda c: (-c[0], order[c[1]]))
-    ordered = cap(index, candidates, limit, notes)
+    ordered = cap(index, candidates, limit, notes, one_package=plan.package is not None)
     if len(ordered) < limit and below_floor:
         # Records under the coverage floor never outrank one above it; they only fill a deep list.
         seen = {index.documents[c[1]].path for c in ordered}
@@ -323,7 +323,11 @@ def search(
 
 
 def cap(
-    index: InvertedIndex, candidates: list[tuple[float, int, float]], limit: int, notes: list[str]
+    index: InvertedIndex,
+    candidates: list[tuple[float, int, float]],
+    limit: int,
+    notes: list[str],
+    one_package: bool = False,
 ) -> list[tuple[float, int, float, str]]:
     """Relative floor, then the caps; local hits ahead of peer (imqueue.com) hits.
     A capped record is not dropped: it moves below every uncapped one. What applied is
@@ -342,6 +346,7 @@ def cap(
     )
     per_parent: dict[str, int] = defaultdict(int)
     per_member: dict[str, int] = defaultdict(int)
+    per_package: dict[str, int] = defaultdict(int)
     seen: set[tuple[str, str]] = set()
     dropped_by_floor = 0
     for score, doc_id, coverage in candidates:
@@ -364,12 +369,16 @@ def cap(
             reason = f"per-parent cap ({rules.PER_PARENT_CAP} from {doc.parent})"
         elif member_key and per_member[member_key] >= rules.PER_MEMBER_CAP:
             reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {doc.member})"
+        elif not one_package and doc.tier == "symbol" and per_package[doc.package] >= rules.PER_PACKAGE_CAP:
+            reason = f"per-package cap ({rules.PER_PACKAGE_CAP} symbols of {doc.package})"
         if reason:
             capped.append((score, doc_id, coverage, reason))
             continue
         per_parent[parent_key] += 1
         if member_key:
             per_member[member_key] += 1
+        if doc.tier == "symbol":
+            per_package[doc.package] += 1
         kept.append((score, doc_id, coverage, ""))
     local = out[False][0] + out[False][1]
     peer = out[True][0] + out[True][1]

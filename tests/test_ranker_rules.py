@@ -887,3 +887,19 @@ def test_a_title_that_words_its_subject_as_the_query_does_is_lifted(monkeypatch:
 
     monkeypatch.setattr(rules, "SHARED_RUN_BOOST", 0.0)
     assert score_of(corpus().search(query), "/faq/#expose") < with_rule
+
+
+def exports_corpus() -> Index:
+    exports = [symbol(f"Widget{n}", "@imqueue/x", kind="class", summary="widget") for n in range(5)]
+    return index_of(*exports, page("/guide/widgets/", "Notes", summary="widget"))
+
+
+def test_one_package_cannot_fill_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "/guide/widgets/" in paths(exports_corpus().search("widget", limit=4))
+
+    monkeypatch.setattr(rules, "PER_PACKAGE_CAP", 10**6)
+    assert "/guide/widgets/" not in paths(exports_corpus().search("widget", limit=4))
+
+
+def test_a_package_filter_is_not_capped_per_package() -> None:
+    assert len(exports_corpus().search("widget", limit=4, package="x").results) == 4
