@@ -28,7 +28,7 @@ from .sources import BuildError
 if TYPE_CHECKING:
     from .pages import Pages
 
-FORMAT_VERSION = 4  # bump whenever the body's wire form (corpus, index, links, ...) changes
+FORMAT_VERSION = 5  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
 
 
 class SnapshotError(BuildError):
