@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import platform
 import sys
 import time
@@ -25,6 +24,7 @@ from typing import Any
 
 from . import scoring
 from .baseline import Bm25Baseline, baseline_documents
+from .machine import machine
 from .paths import REPO, kpi_dir, shared_dir, site_dir
 
 DEFAULT_OUT = REPO / "benchmarks" / "out"
@@ -67,15 +67,6 @@ FLOOR_KEYS = (
     "cases_passed",
 )
 CEILINGS = {"never_returned"}
-
-
-def machine() -> dict[str, Any]:
-    return {
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "processor": platform.processor() or platform.machine(),
-    }
 
 
 def log(message: str) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import pickle
 import platform
 import resource
@@ -30,20 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .machine import machine
 from .paths import REPO, kpi_dir, shared_dir, site_dir
 
 SIDES = ("ours", "bm25")
 LOADS = 5
 LIMIT = 6
-
-
-def machine() -> dict[str, Any]:
-    return {
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "processor": platform.processor() or platform.machine(),
-    }
 
 
 def peak_rss_bytes() -> int:
