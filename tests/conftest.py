@@ -1,19 +1,22 @@
 """Shared test fixtures: the site mirror on loopback, and real servers driven by the SDK's client.
 
 The docs are served by plain `http.server` threads over ../shared/site (read at run time,
-never copied), one per canonical host, passed to servers with --origin. Protocol tests
-spawn the real server (`python -m server`) and talk to it with `mcp.client.Client`; since
-tests are synchronous, `McpConnection` runs that client on an event loop in a thread and
-hands back plain results, with every wait bounded.
+never copied), one per canonical host, passed to servers with --origin. The builder's own
+tests read the tiny hand-written mirror instead (fixtures/tiny_site.py), which `tiny_site()`
+writes out once per session. Protocol tests spawn the real server (`python -m server`) and
+talk to it with `mcp.client.Client`; since tests are synchronous, `McpConnection` runs that
+client on an event loop in a thread and hands back plain results, with every wait bounded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import functools
 import http.server
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -53,7 +56,17 @@ if str(REPO) not in sys.path:  # the tests import the server package from the so
     sys.path.insert(0, str(REPO))
 
 
-# --- the site mirror -------------------------------------------------------------------
+# --- the site mirrors ------------------------------------------------------------------
+
+
+@functools.cache
+def tiny_site() -> Path:
+    """fixtures/tiny_site.py written out once per session, in a temporary folder removed at exit."""
+    from fixtures.tiny_site import write_site
+
+    root = Path(tempfile.mkdtemp(prefix="imq-tiny-site-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return write_site(root)
 
 
 class _SiteHandler(http.server.SimpleHTTPRequestHandler):

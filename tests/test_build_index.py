@@ -1,8 +1,9 @@
 """imq-build-index: feeds -> snapshot, from a mirror folder, loopback origins or a base URL.
 
-Everything is read from fixtures/site (a tiny hand-written mirror), served when needed by
-`http.server` threads on 127.0.0.1 that the tests start and stop themselves. Nothing reaches
-the network, nothing is mocked: the real CLI, the real sources, the real snapshot file.
+Everything is read from fixtures/tiny_site.py (a tiny hand-written mirror, written out once per
+session by conftest.tiny_site), served when needed by `http.server` threads on 127.0.0.1 that
+the tests start and stop themselves. Nothing reaches the network, nothing is mocked: the real
+CLI, the real sources, the real snapshot file.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
+from conftest import tiny_site
 
 from build_index import (
     FEEDS,
@@ -42,7 +44,7 @@ from build_index.pages import PAGES_FORMAT
 from build_index.snapshot import FORMAT_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
-SITE = REPO / "fixtures" / "site"
+SITE = tiny_site()
 HOSTS = ("imqueue.org", "imqueue.com")
 VERSIONED_FEEDS = [
     (h, p) for h, p in FEEDS if p.endswith(".json") and not p.startswith(("/blog/", "/status"))
@@ -156,7 +158,7 @@ def edit_json(file: Path, change: Callable[[Any], None]) -> None:
 
 @pytest.fixture(scope="module")
 def mirror_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A good snapshot built from fixtures/site, written once for the module (read-only)."""
+    """A good snapshot built from the tiny site, written once for the module (read-only)."""
     path = tmp_path_factory.mktemp("snapshot") / "snapshot.msgpack"
     save_snapshot(build(mirror=SITE), path)
     return path
@@ -164,7 +166,7 @@ def mirror_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def mirror_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A snapshot built with --pages from fixtures/site, its sidecar beside it (read-only)."""
+    """A snapshot built with --pages from the tiny site, its sidecar beside it (read-only)."""
     path = tmp_path_factory.mktemp("pages") / "snapshot.msgpack"
     snapshot = build(mirror=SITE, pages=True)
     assert snapshot.pages is not None
@@ -178,7 +180,7 @@ def mirror_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_fixture_mirror_holds_every_feed_the_builder_reads() -> None:
     for host, path in FEEDS:
-        assert (SITE / host / path.lstrip("/")).is_file(), f"fixtures/site lacks {host}{path}"
+        assert (SITE / host / path.lstrip("/")).is_file(), f"the tiny site lacks {host}{path}"
 
 
 def test_build_from_the_mirror_writes_a_snapshot_with_a_complete_header(
@@ -265,7 +267,7 @@ def test_build_from_a_base_url_serving_host_folders(
 
 
 def build_in_a_process(tmp_path: Path, seed: str, *extra: str) -> Path:
-    """`imq-build-index --from fixtures/site` in its own process with PYTHONHASHSEED=seed."""
+    """`imq-build-index --from <tiny site>` in its own process with PYTHONHASHSEED=seed."""
     out = tmp_path / f"seed-{seed}.msgpack"
     env = {**os.environ, "PYTHONHASHSEED": seed, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run(
@@ -629,7 +631,7 @@ def test_a_feed_named_optional_may_be_missing_and_the_snapshot_then_lacks_it(tmp
 
 # --- --pages: every page's markdown in <snapshot>.pages ----------------------------------
 
-# The pages of fixtures/site that have an index.md mirror (canonical URL -> file), and both llms.txt.
+# The pages of the tiny site that have an index.md mirror (canonical URL -> file), and both llms.txt.
 SAVED_PAGES = {
     "https://imqueue.org/llms.txt": "imqueue.org/llms.txt",
     "https://imqueue.com/llms.txt": "imqueue.com/llms.txt",

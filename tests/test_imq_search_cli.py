@@ -1,4 +1,4 @@
-"""imq-search: the ranker on the command line, over a snapshot built from fixtures/site.
+"""imq-search: the ranker on the command line, over a snapshot built from fixtures/tiny_site.py.
 
 In-process through `ranker.cli.main(argv, out=StringIO)` (stderr via capsys), and once as a
 real process. Exit codes: 0 results, 1 a miss (with guidance), 2 a usage or corpus error.
@@ -16,12 +16,13 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
+from conftest import tiny_site
 
 from build_index import build, load_snapshot, save_snapshot
 from ranker.cli import main as search_main
 
 REPO = Path(__file__).resolve().parents[1]
-SITE = REPO / "fixtures" / "site"
+SITE = tiny_site()
 SECTIONS = ["Getting started", "Reference", "Blog", "Commercial"]
 
 
