@@ -47,8 +47,10 @@ class Snapshot:
 
     def index(self) -> Index:
         """The ready-to-search index: stored postings when present, else built now."""
-        if self.index_wire is None:
-            self.index_wire = Index(self.corpus).to_wire()
+        if self.index_wire is None:  # built just now: keep its postings for save_snapshot
+            index = Index(self.corpus)
+            self.index_wire = index.to_wire()
+            return index
         try:
             return Index.from_wire(self.corpus, self.index_wire)
         except (KeyError, TypeError, ValueError):

@@ -1,9 +1,13 @@
 """Query -> ranked hits: term weights, per-record scores, multipliers, caps, and guidance on a miss.
 
-plan_query      terms, their forms and IDF (stopwords dropped, typos corrected when needed)
-score_records   sum over terms of idf^p x saturated evidence, times coverage^c
-apply_multipliers  tier, blog demotion, deprecation
-rank            sort, relative floor, per-parent and per-member caps, local before peer
+plan_query      terms, their forms and IDF; template words weighed down, typos corrected when
+                nothing else matches; mark_coverage picks the terms coverage counts
+score_records   discriminating terms find records, the rest only add to them: sum over terms
+                of idf^p x saturated evidence
+search          x coverage^c x the record's fixed factor (tier, blog, deprecation) x phrase,
+                answer and symbol-name boosts; sort; then cap
+cap             relative floor, per-parent / per-member / per-package caps, local before peer,
+                the peer cut and the peer seat
 """
 
 from __future__ import annotations
@@ -281,9 +285,8 @@ def search(
     for doc_id, raw in scores.items():
         if plan.package and not in_package(index.documents[doc_id], plan.package):
             continue
+        # Every record here was found by a covering term (score_records), so coverage > 0.
         coverage = matched_idf.get(doc_id, 0.0) / total
-        if content_terms and coverage == 0.0:  # template words alone say nothing
-            continue
         factor = index.factor[doc_id] * (1 + boosts.get(doc_id, 0.0))
         if question and doc_id in answers:
             factor *= 1 + rules.ANSWER_BOOST

@@ -125,7 +125,6 @@ class CorpusKeeper:
 
     def _build_live(self) -> LoadedCorpus:
         import build_index
-        import ranker
 
         # Package facts are read from /status.json at call time; a missing one must not cost the corpus.
         snapshot = build_index.build(
@@ -133,7 +132,7 @@ class CorpusKeeper:
         )
         origins = ", ".join(self.config.origins.values())
         return LoadedCorpus(
-            ranker.Index(snapshot.corpus),
+            snapshot.index(),
             "live",
             snapshot.fetched_at,
             origins,
