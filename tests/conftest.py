@@ -133,6 +133,22 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# --- things installed outside pip (Redis, Node packages) --------------------------------
+
+CI = os.environ.get("IMQUEUE_MCP_CI") == "1"  # set by .ci/run, which installs every external
+
+
+def require_external(present: bool, what: str, install: str) -> None:
+    """Skip a test whose external dependency is missing, saying how to install it; in CI
+    (IMQUEUE_MCP_CI=1, where .ci/run has installed everything) a missing one is a failure."""
+    if present:
+        return
+    message = f"{what} is not installed here: run {install}"
+    if CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 # --- environment of a spawned server ---------------------------------------------------
 
 
