@@ -33,6 +33,7 @@ from conftest import (
 )
 from mcp.shared.exceptions import MCPError
 from mcp_types import PromptReference, ResourceTemplateReference
+from test_server_http import hosted  # noqa: F401  (the hosted server fixture, one per module)
 
 VERSIONS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 BUILD = "build_imqueue_service"
@@ -43,16 +44,6 @@ ORG_PAGES = "https://imqueue.org/{+path}"
 COM_PAGES = "https://imqueue.com/{+path}"
 API_PAGES = "https://imqueue.org/api/{package}/latest/"
 ISO_SECOND = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-
-
-@pytest.fixture(scope="module")
-def hosted_server(
-    site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[HttpServer]:
-    home = tmp_path_factory.mktemp("http")
-    server = HttpServer(origin_args(site_origins), server_environment(home), home)
-    yield server
-    server.close()
 
 
 @pytest.fixture(
@@ -69,8 +60,8 @@ def server(
         home = tmp_path_factory.mktemp("home")
         connection = stdio_connection(origin_args(site_origins), server_environment(home), home, mode)
     else:
-        hosted: HttpServer = request.getfixturevalue("hosted_server")
-        connection = McpConnection(hosted.url + "/mcp", mode)
+        http_server: HttpServer = request.getfixturevalue("hosted")
+        connection = McpConnection(http_server.url + "/mcp", mode)
     assert connection.client.protocol_version == VERSIONS[mode]
     connection.hosted = transport == "http"  # type: ignore[attr-defined]
     yield connection
@@ -499,21 +490,23 @@ def test_a_refresh_that_changes_the_list_reaches_a_listening_stateless_client(
 
 
 def test_a_local_server_over_a_snapshot_lists_what_the_hosted_one_does(
-    hosted_server: HttpServer, site_origins: dict[str, str], tmp_path: Path
+    request: pytest.FixtureRequest, site_origins: dict[str, str], tmp_path: Path
 ) -> None:
     import build_index
+
+    http_server: HttpServer = request.getfixturevalue("hosted")
 
     snapshot = tmp_path / "snapshot.msgpack"
     build_index.save_snapshot(build_index.build(mirror=SITE), snapshot)
     args = ["--offline", "--snapshot", str(snapshot), *origin_args(site_origins)]
     offline = stdio_connection(args, server_environment(tmp_path), tmp_path, "legacy")
-    hosted = McpConnection(hosted_server.url + "/mcp", "legacy")
+    remote = McpConnection(http_server.url + "/mcp", "legacy")
     try:
-        assert list_resources(offline) == list_resources(hosted)
+        assert list_resources(offline) == list_resources(remote)
         assert (
             offline.run(lambda client: client.list_prompts()).prompts
-            == hosted.run(lambda client: client.list_prompts()).prompts
+            == remote.run(lambda client: client.list_prompts()).prompts
         )
     finally:
         offline.close()
-        hosted.close()
+        remote.close()
