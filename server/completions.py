@@ -45,12 +45,12 @@ def rank(candidates: Iterable[str], typed: str) -> Completion:
         text = value.lower()
         if text.startswith(needle):
             group = 0
-        elif any(text[match.end() :].startswith(needle) for match in _BOUNDARY.finditer(text)):
-            group = 1
-        elif needle in text:
-            group = 2
-        else:
+        elif needle not in text:
             continue
+        elif any(text.startswith(needle, match.end()) for match in _BOUNDARY.finditer(text)):
+            group = 1
+        else:
+            group = 2
         scored.append((group, value.rstrip("/").count("/"), len(value), value))
     scored.sort()
     values = [value for *_, value in scored[:MAX_VALUES]]
