@@ -2,11 +2,14 @@
 
     __main__.py       `imqueue-mcp`: flags + environment -> Config, then one transport
     config.py         Config: snapshot, offline, origins, hosted allowlists; ConfigError
-    app.py            create_server(config, hosted) -> MCPServer with the right tools, the prompt
-                      and the resources; ImqueueServer answers resources/list and /read
+    app.py            create_server(config, hosted) -> MCPServer with the right tools, the prompts,
+                      the resources and completions; ImqueueServer answers resources/list,
+                      templates and /read; ResourceListAnnouncer announces list changes (stdio)
     tools.py          every tool: title, SPEC §3a hints, description, strict schema, thin body
-    prompts.py        the build_imqueue_service prompt (name normalised as scaffold does)
-    resources.py      the curated llms.txt pages as resources: listed from the corpus, read via docs
+    prompts.py        build_imqueue_service and choose_imqueue_packages (arguments checked: -32602)
+    resources.py      the curated pages, both llms.txt and the package catalogue as resources, the
+                      page templates: listed from the corpus, pages read via docs
+    completions.py    completion/complete: page paths and package names, ranked for a prefix
     strict.py         closed input schemas (unknown arguments refused by name), tidy schemas
     schemas.py        the six shared tools' output schemas (SPEC §4)
     instructions.py   the server instructions and the local-install guide
@@ -33,7 +36,9 @@ every diagnostic goes to stderr through `logging`. A CLI call flows: tools -> cl
 operation -> cli_arguments checks -> imq_runner.ImqRunner runs imq -> word_outcome ->
 BridgeResult -> tool result. A scaffold flows: tools -> scaffold_types.Method models ->
 scaffold.scaffold_* -> dict (structuredContent) + render_*_markdown (text). A resource read
-flows: ImqueueServer.read_resource -> resources.read_resource -> docs.read_doc (as get_doc).
+flows: ImqueueServer.read_resource -> resources.read_resource -> docs.read_doc (as get_doc). A
+refresh that changes the listed URIs flows: corpus.CorpusKeeper watchers ->
+app.ResourceListAnnouncer -> notifications/resources/list_changed (and the subscription bus).
 A page read flows: tools.get_doc -> docs.read_doc -> fetch.Fetcher.get, or, offline or when the
 site does not answer, pages.SavedPages.store() (the snapshot's .pages sidecar) -> the same shape.
 """

@@ -1,8 +1,16 @@
 """create_server: the MCPServer for one transport, apart from the transport itself.
 
-Both transports get the same prompt (prompts.py) and resources (resources.py). The resources
-are the curated pages of the corpus the server keeps, which changes hourly, so `ImqueueServer`
-answers resources/list and resources/read itself: MCPServer's own resource registry is static.
+Both transports get the same prompts (prompts.py), resources and resource templates
+(resources.py) and completions (completions.py). The resources are the curated pages of the
+corpus the server keeps, which changes hourly, so `ImqueueServer` answers resources/list,
+resources/templates/list and resources/read itself: MCPServer's own resource registry is static.
+
+When a refresh changes the listed URIs, `ResourceListAnnouncer` says so: on the subscription
+bus (2026-07-28 clients listening with subscriptions/listen) and as
+notifications/resources/list_changed on the handshake-era (2025-11-25) connection.
+Only the local (stdio) server states resources.listChanged; the hosted endpoint is stateless
+with JSON responses, so it has no stream to announce anything on and serves no
+subscriptions/listen: its capabilities say listChanged false, which is the truth.
 
 Also the protocol-level fixes DESIGN.md lists for the SDK:
 
@@ -22,12 +30,25 @@ from typing import Any
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, EmptyResult, InputRequiredResult, Resource, SetLevelRequestParams
+from mcp_types import (
+    INVALID_PARAMS,
+    CompleteRequestParams,
+    CompleteResult,
+    EmptyResult,
+    InputRequiredResult,
+    Resource,
+    ResourceTemplate,
+    SetLevelRequestParams,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
 
-from . import resources, server_version
+from . import completions, resources, server_version
 from .config import Config
+from .corpus import LoadedCorpus
 from .instructions import INSTRUCTIONS
 from .prompts import service_prompts
 from .tools import Services, hosted_tools, local_tools
@@ -73,6 +94,35 @@ async def _set_logging_level(
     return EmptyResult()
 
 
+class ResourceListAnnouncer:
+    """Announces a changed resource list to the client, whichever era it speaks (see the module doc).
+
+    As middleware it keeps the latest handshake-era request's session (the stdio server has one
+    connection, and a session sends on its connection's standalone channel); as a corpus
+    watcher it compares the listed URIs of the old and the new corpus."""
+
+    def __init__(self, bus: InMemorySubscriptionBus):
+        self.bus = bus
+        self.session: ServerSession | None = None
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self.session = ctx.session
+        return await call_next(ctx)
+
+    async def corpus_replaced(self, old: LoadedCorpus | None, new: LoadedCorpus) -> None:
+        if old is None or resources.listed_uris(old) == resources.listed_uris(new):
+            return
+        logger.info("the docs resource list changed; announcing it")
+        await self.bus.publish(ResourcesListChanged())
+        if self.session is not None:
+            try:
+                await self.session.send_resource_list_changed()
+            except Exception as error:  # a closed connection has nobody to tell
+                logger.info("could not announce the resource list change: %s", error)
+                self.session = None
+
+
 class ImqueueServer(MCPServer[Any]):
     """MCPServer whose resources are the curated docs pages of the corpus `services` keeps."""
 
@@ -83,6 +133,9 @@ class ImqueueServer(MCPServer[Any]):
     async def list_resources(self) -> list[Resource]:
         return await resources.list_resources(self.services.corpus)
 
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return list(resources.TEMPLATES)
+
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
@@ -90,10 +143,12 @@ class ImqueueServer(MCPServer[Any]):
 
 
 def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Services]:
-    """The server with the local fourteen tools, or the hosted seven, the prompt and the docs
-    resources; plus its shared services."""
+    """The server with the local fourteen tools, or the hosted seven, the prompts, the docs
+    resources and completions; plus its shared services."""
     services = Services.from_config(config)
     tools = hosted_tools(services) if hosted else local_tools(services)
+    bus = InMemorySubscriptionBus()
+    announcer = ResourceListAnnouncer(bus)
     server = ImqueueServer(
         services,
         name=SERVER_NAME,
@@ -103,10 +158,21 @@ def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Serv
         website_url="https://imqueue.org/mcp/",
         tools=tools,
         log_level="WARNING",
-        middleware=[PromptNameMiddleware()],
+        middleware=[PromptNameMiddleware()] if hosted else [PromptNameMiddleware(), announcer],
+        subscriptions=False if hosted else bus,
     )
     for prompt in service_prompts(hosted=hosted):
         server.add_prompt(prompt)
+    if not hosted:
+        services.corpus.watch(announcer.corpus_replaced)
+
+    async def complete(ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
+        completion = await completions.complete(params.ref, params.argument, services.corpus)
+        return CompleteResult(completion=completion)
+
+    # MCPServer.completion() is an untyped decorator; the low-level registry is the same one it uses.
+    server._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, complete)
+
     # MCPServer has no public hook for this method; the low-level server's registry is the SDK's own.
     server._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_logging_level)
     return server, services

@@ -9,6 +9,9 @@ command line agree:
     --origin HOST=URL        IMQUEUE_MCP_ORIGINS           fetch HOST's files from URL instead
     --allow-host H           IMQUEUE_MCP_ALLOWED_HOSTS     extra Host values (hosted mode)
     --allow-origin O         IMQUEUE_MCP_ALLOWED_ORIGINS   extra browser Origins (hosted mode)
+    (environment only)       IMQUEUE_MCP_REFRESH_SECONDS   how often the live corpus is rebuilt
+                                                           (default 3600; a mirror that changes
+                                                           often, or a test, sets it lower)
 
 Flags win over the environment. Anything malformed raises `ConfigError`, whose message
 is the single line `__main__` prints before exiting with status 2.
@@ -30,6 +33,10 @@ ENV_OFFLINE = "IMQUEUE_MCP_OFFLINE"
 ENV_ORIGINS = "IMQUEUE_MCP_ORIGINS"
 ENV_ALLOWED_HOSTS = "IMQUEUE_MCP_ALLOWED_HOSTS"
 ENV_ALLOWED_ORIGINS = "IMQUEUE_MCP_ALLOWED_ORIGINS"
+ENV_REFRESH_SECONDS = "IMQUEUE_MCP_REFRESH_SECONDS"
+
+DEFAULT_REFRESH_SECONDS = 3600.0
+MIN_REFRESH_SECONDS = 1.0  # a rebuild costs a second or two of CPU: never more often than this
 
 # Host headers and browser Origins the hosted endpoint accepts out of the box: the loopback
 # names (a local --http run) and the project's own domains. Anything else is added with
@@ -69,6 +76,7 @@ class Config:
     origins: Mapping[str, str] = field(default_factory=lambda: dict(LIVE_ORIGINS))
     allowed_hosts: tuple[str, ...] = DEFAULT_ALLOWED_HOSTS
     allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS
+    refresh_seconds: float = DEFAULT_REFRESH_SECONDS
 
     @property
     def origin_overrides(self) -> dict[str, str]:
@@ -82,6 +90,7 @@ class Config:
             ENV_ORIGINS: ",".join(f"{host}={url}" for host, url in self.origin_overrides.items()),
             ENV_ALLOWED_HOSTS: ",".join(self.allowed_hosts),
             ENV_ALLOWED_ORIGINS: ",".join(self.allowed_origins),
+            ENV_REFRESH_SECONDS: repr(self.refresh_seconds),
         }
         if self.snapshot is not None:
             env[ENV_SNAPSHOT] = str(self.snapshot)
@@ -115,6 +124,21 @@ def parse_flag(name: str, text: str | None) -> bool:
     if value in _FALSE:
         return False
     raise ConfigError(f"{name}={text!r} is not a boolean; use 1 or 0")
+
+
+def parse_refresh_seconds(text: str | None) -> float:
+    if text is None or not text.strip():
+        return DEFAULT_REFRESH_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds >= MIN_REFRESH_SECONDS or seconds == float("inf"):
+        raise ConfigError(
+            f"{ENV_REFRESH_SECONDS}={text!r} is not a number of seconds of at least "
+            f"{MIN_REFRESH_SECONDS:g}; unset it for the hourly default"
+        )
+    return seconds
 
 
 def _split(text: str | None) -> list[str]:
@@ -155,6 +179,7 @@ def build_config(
         allowed_origins=_unique(
             (*DEFAULT_ALLOWED_ORIGINS, *_split(env.get(ENV_ALLOWED_ORIGINS)), *allow_origins)
         ),
+        refresh_seconds=parse_refresh_seconds(env.get(ENV_REFRESH_SECONDS)),
     )
 
 

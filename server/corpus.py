@@ -2,7 +2,8 @@
 
 Sources, in order of preference:
 
-1. the live sites (through the configured origins), rebuilt at most once an hour;
+1. the live sites (through the configured origins), rebuilt at most once an hour (or every
+   Config.refresh_seconds);
 2. the snapshot on disk (--snapshot, else build_index's default path), labelled with its date;
 3. nothing: `CorpusUnavailable`, whose message says how to build a snapshot.
 
@@ -15,6 +16,9 @@ Rules that keep this predictable:
 - Only the very first load makes a caller wait; later refreshes run in the background
   while the previous corpus keeps answering.
 - With --offline the network is never contacted: the snapshot is the only source.
+- Whoever needs to know that a new corpus replaced the old one (resources.py, to announce
+  a changed resource list) registers a watcher with `watch`; it is called with the old and
+  the new corpus after each replacement, and a watcher that fails is logged, never fatal.
 - Building the corpus and its index is CPU work (about a second or two), so it runs in a
   worker thread, off the event loop. ranker and build_index are imported there too, on
   first use, which keeps them off the server's start-up path.
@@ -25,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +41,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-REFRESH_SECONDS = 3600.0
 RETRY_SECONDS = 300.0
 
 
@@ -61,15 +65,25 @@ class LoadedCorpus:
         return info
 
 
+CorpusWatcher = Callable[["LoadedCorpus | None", "LoadedCorpus"], Awaitable[None]]
+
+
 class CorpusKeeper:
     def __init__(self, config: Config):
         self.config = config
+        self.refresh_seconds = config.refresh_seconds
+        self.retry_seconds = min(RETRY_SECONDS, config.refresh_seconds)
+        self._watchers: list[CorpusWatcher] = []
         self.refreshes = 0  # live rebuilds started: lets a test see that concurrent callers shared one
         self._current: LoadedCorpus | None = None
         self._task: asyncio.Task[None] | None = None
         self._next_attempt = 0.0
         self._live_failure = ""
         self._snapshot_failure = ""
+
+    def watch(self, watcher: CorpusWatcher) -> None:
+        """Call `watcher(old, new)` each time a newly loaded corpus replaces the one answering."""
+        self._watchers.append(watcher)
 
     async def current(self) -> LoadedCorpus:
         """The corpus to rank over now; waits only when none has been loaded yet."""
@@ -92,7 +106,7 @@ class CorpusKeeper:
         now = time.monotonic()
         if self.config.offline or now < self._next_attempt or self._current is None:
             return False
-        return self._current.source != "live" or now - self._current.loaded_at >= REFRESH_SECONDS
+        return self._current.source != "live" or now - self._current.loaded_at >= self.refresh_seconds
 
     def _start_refresh(self) -> asyncio.Task[None]:
         if self._task is None or self._task.done():
@@ -103,15 +117,25 @@ class CorpusKeeper:
         await asyncio.shield(self._start_refresh())
 
     async def _load(self) -> None:
+        previous = self._current
+        await self._replace()
+        if self._current is not None and self._current.loaded_at != getattr(previous, "loaded_at", None):
+            for watcher in list(self._watchers):
+                try:
+                    await watcher(previous, self._current)
+                except Exception:  # a watcher must not cost the corpus
+                    logger.exception("a corpus watcher failed")
+
+    async def _replace(self) -> None:
         if not self.config.offline and time.monotonic() >= self._next_attempt:
             self.refreshes += 1
             try:
                 self._current = await asyncio.to_thread(self._build_live)
-                self._next_attempt = time.monotonic() + REFRESH_SECONDS
+                self._next_attempt = time.monotonic() + self.refresh_seconds
                 self._live_failure = ""
                 return
             except Exception as error:  # any failure keeps the previous corpus
-                self._next_attempt = time.monotonic() + RETRY_SECONDS
+                self._next_attempt = time.monotonic() + self.retry_seconds
                 self._live_failure = str(error) or type(error).__name__
                 logger.warning("live docs refresh failed: %s", self._live_failure)
                 if self._current is not None:

@@ -12,7 +12,8 @@ Top to bottom:
                               offline, or when the site does not answer (a timeout or a transport
                               error, not a 404), the page is read from the snapshot's saved pages
                               (pages.SavedPages: `imq-build-index --pages`) with the snapshot's
-                              section ranges, and `source` says so
+                              section ranges; `source` always says where the body came from
+                              (live: the origin and when; snapshot: the file, its date and why)
 
 The section line ranges come from the site's own /search-sections.json: 0-based, half-open,
 start on the heading line. A range that does not start at a heading is treated as unknown
@@ -198,8 +199,9 @@ async def read_doc(
         if saved is None:
             raise
         return await _from_saved(url, mirror, shown, saved, error)
+    read_at = now()
     if fetched.status == 404 and url.host == "imqueue.com":
-        return _commercial_pointer(url, shown)
+        return _commercial_pointer(url, shown) | {"source": live_source(fetcher, url.host, read_at)}
     if fetched.status == 404:
         raise PageNotFound(
             f"{shown} has no page (the site answered 404 for {mirror.file}). Use search_docs to find "
@@ -210,7 +212,19 @@ async def read_doc(
     ranges = (
         await sections.for_page(url.host, mirror.page) if url.fragment and mirror.page is not None else None
     )
-    return _doc_result(url, mirror, shown, fetched.body, ranges)
+    return _doc_result(url, mirror, shown, fetched.body, ranges) | {
+        "source": live_source(fetcher, url.host, read_at)
+    }
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 to the second: when a page was read."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def live_source(fetcher: Fetcher, host: str, read_at: str) -> dict[str, str]:
+    """Provenance of a page read from the site just now, in the shape search_docs uses for its corpus."""
+    return {"source": "live", "fetchedAt": read_at, "from": fetcher.origins.get(host, f"https://{host}")}
 
 
 async def _from_saved(
@@ -279,7 +293,9 @@ def render_doc_text(result: dict[str, Any]) -> str:
     """The text content: header lines that mirror section/fragmentMiss/truncated, then the body."""
     header = [f"Source: {result['url']}"]
     saved = result.get("source")
-    if saved:
+    if saved and saved["source"] == "live":
+        header.append(f"Read live from {saved['from']} at {saved['fetchedAt']}.")
+    elif saved:
         header.append(
             f"Read from the snapshot of {saved['fetchedAt']} ({saved['from']}), not the live site: "
             f"{saved['note']}. The live page may be newer."

@@ -1,9 +1,17 @@
-"""The one prompt, build_imqueue_service: the documented way to build an @imqueue service.
+"""The prompts: workflows an agent (or its user) picks to start from.
+
+    build_imqueue_service    author a service: docs first, scaffold, @expose() with JSDoc,
+                             @classType()/@property() types, generated clients
+                             (arguments: name, purpose)
+    choose_imqueue_packages  pick packages for a need: list_packages, search_docs, exactly one
+                             of an exclusive pair, versions from package_status
+                             (arguments: need, using)
 
 The service name goes through scaffold_types.normalize_service_name, so the prompt names the
-same class scaffold_service would generate (user-service -> UserService); a name scaffold would
-refuse is refused here as invalid params (-32602), with scaffold's message saying what is
-allowed. The rendered workflow stays under 250 words (a test counts them).
+same class scaffold_service would generate (user-service -> UserService); packages in `using`
+go through catalogue.normalize_package and must be catalogued. A value a prompt refuses is
+invalid params (-32602) with a message that starts with the argument's name and says what is
+allowed. Each rendered workflow stays under 250 words (a test counts them).
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import Field
 
+from .catalogue import CATALOGUE, CatalogueError, normalize_package
 from .scaffold_types import ScaffoldError, normalize_service_name
 
 PROMPT_NAME = "build_imqueue_service"
@@ -25,6 +34,13 @@ PROMPT_DESCRIPTION = (
     "typed @expose() methods, generated clients."
 )
 MAX_PURPOSE_CHARACTERS = 300
+
+CHOOSE_NAME = "choose_imqueue_packages"
+CHOOSE_TITLE = "Choose @imqueue packages"
+CHOOSE_DESCRIPTION = (
+    "Pick the @imqueue packages for a need, from the catalogue and the docs, respecting the "
+    "mutually exclusive pairs and stating current versions."
+)
 
 WORKFLOW = """\
 Build an @imqueue service named {service}.{purpose}
@@ -63,19 +79,75 @@ def render_workflow(name: str, purpose: str | None = None, hosted: bool = False)
     try:
         service = normalize_service_name(name)
     except ScaffoldError as error:
-        raise MCPError(code=INVALID_PARAMS, message=str(error)) from None
-    said = " ".join((purpose or "").split())
-    if len(said) > MAX_PURPOSE_CHARACTERS:
-        raise MCPError(
-            code=INVALID_PARAMS,
-            message=f"purpose is {len(said)} characters; say what the service does in at most "
-            f"{MAX_PURPOSE_CHARACTERS} (a sentence or two).",
-        )
+        raise MCPError(code=INVALID_PARAMS, message=f"name: {error}") from None
+    said = sentence("purpose", purpose, "what the service does")
     return WORKFLOW.format(
         service=service,
         purpose=f"\nWhat it does: {said}" if said else "",
         full_project=HOSTED_FULL_PROJECT if hosted else LOCAL_FULL_PROJECT,
         client_tool="" if hosted else " (the generate_client tool)",
+    )
+
+
+CHOOSE_WORKFLOW = """\
+Choose the @imqueue packages for this need: {need}{using}
+
+1. Call list_packages: every documented package with its summary, install command and pick rule.
+2. Call search_docs with the need in plain words, and read the best hits with get_doc, to see \
+which packages the docs use for it. Cite the URLs you relied on.
+3. Of a mutually exclusive pair (pg-prisma or pg-sequelize, opentelemetry or datadog), choose \
+exactly one: follow the pick rule list_packages gives, and keep the one already in use.
+4. Prefer the fewest packages: @imqueue/rpc re-exports @imqueue/core, so do not add core beside it.
+5. Call package_status for each package you choose, for its current version and Node.js floor.
+
+Answer with one line per package: the package, why it fits the need, its install command and \
+current version; then anything the need asks for that no @imqueue package covers."""
+
+
+def sentence(argument: str, text: str | None, what: str) -> str:
+    """A free-text argument with its whitespace folded; MCPError(-32602) naming it when too long."""
+    said = " ".join((text or "").split())
+    if len(said) > MAX_PURPOSE_CHARACTERS:
+        raise MCPError(
+            code=INVALID_PARAMS,
+            message=f"{argument} is {len(said)} characters; say {what} in at most "
+            f"{MAX_PURPOSE_CHARACTERS} (a sentence or two).",
+        )
+    return said
+
+
+def catalogued_packages(using: str | None) -> list[str]:
+    """'rpc, @imqueue/pg-prisma' -> ['@imqueue/rpc', '@imqueue/pg-prisma']; else -32602 naming `using`."""
+    known = {entry.name for entry in CATALOGUE}
+    packages: list[str] = []
+    for item in (using or "").split(","):
+        if not item.strip():
+            continue
+        try:
+            package = normalize_package(item)
+        except CatalogueError as error:
+            raise MCPError(code=INVALID_PARAMS, message=f"using: {error}") from None
+        if package not in known:
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"using: {package} is not a documented @imqueue package; name packages from "
+                "list_packages, separated by commas (e.g. 'rpc, pg-prisma').",
+            )
+        packages.append(package)
+    return list(dict.fromkeys(packages))
+
+
+def render_choice(need: str, using: str | None = None) -> str:
+    """The choose_imqueue_packages text; raises MCPError(-32602) naming a refused argument."""
+    said = sentence("need", need, "what the service needs")
+    if not said:
+        raise MCPError(
+            code=INVALID_PARAMS,
+            message="need is empty; say what the service must do, e.g. 'cache Postgres reads'.",
+        )
+    packages = catalogued_packages(using)
+    return CHOOSE_WORKFLOW.format(
+        need=said, using=f"\nAlready in the project: {', '.join(packages)}." if packages else ""
     )
 
 
@@ -90,8 +162,22 @@ def service_prompts(hosted: bool = False) -> list[Prompt]:
     ) -> list[Message]:
         return [UserMessage(render_workflow(name, purpose, hosted))]
 
+    async def choose_imqueue_packages(
+        need: Annotated[
+            str, Field(description="What the service must do, e.g. 'cache Postgres reads' or 'trace calls'")
+        ],
+        using: Annotated[
+            str | None,
+            Field(description="@imqueue packages the project has, comma-separated, e.g. 'rpc, pg-prisma'"),
+        ] = None,
+    ) -> list[Message]:
+        return [UserMessage(render_choice(need, using))]
+
     return [
         Prompt.from_function(
             build_imqueue_service, name=PROMPT_NAME, title=PROMPT_TITLE, description=PROMPT_DESCRIPTION
-        )
+        ),
+        Prompt.from_function(
+            choose_imqueue_packages, name=CHOOSE_NAME, title=CHOOSE_TITLE, description=CHOOSE_DESCRIPTION
+        ),
     ]

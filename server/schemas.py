@@ -71,11 +71,10 @@ class DocResult(BaseModel):
     fragmentMiss: FragmentMiss | None = Field(
         None, description="Present when the #fragment was not found; the whole page was returned"
     )
-    source: CorpusInfo | None = Field(
-        None,
-        description="Present when the page was read from the pages saved with the snapshot instead of "
-        "the live site (offline, or the site did not answer): source 'snapshot', the snapshot's date, "
-        "the file read, and why",
+    source: CorpusInfo = Field(
+        description="Where the body came from: 'live' (the origin read and when), or 'snapshot' when it "
+        "was read from the pages saved with the snapshot (offline, or the site did not answer), with "
+        "the snapshot's date, the file read, and why",
     )
 
 

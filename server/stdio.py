@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
@@ -69,5 +70,7 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
 
         async with anyio.create_task_group() as group:
             group.start_soon(sift)
-            await lowlevel.run(usable_receive, write_stream, lowlevel.create_initialization_options())
+            # app.py announces a changed docs resource list on this connection, so say it will.
+            options = lowlevel.create_initialization_options(NotificationOptions(resources_changed=True))
+            await lowlevel.run(usable_receive, write_stream, options)
             group.cancel_scope.cancel()

@@ -51,6 +51,14 @@ def test_a_malformed_origin_is_refused(origin: str) -> None:
         build_config(origins=[origin], env={})
 
 
+@pytest.mark.parametrize("text", ["soon", "0", "0.5", "-3", "inf", "nan"])
+def test_the_refresh_interval_is_at_least_a_second(text: str) -> None:
+    assert build_config(env={}).refresh_seconds == 3600
+    assert build_config(env={"IMQUEUE_MCP_REFRESH_SECONDS": "90"}).refresh_seconds == 90
+    with pytest.raises(ConfigError, match="IMQUEUE_MCP_REFRESH_SECONDS"):
+        build_config(env={"IMQUEUE_MCP_REFRESH_SECONDS": text})
+
+
 def test_offline_must_be_a_boolean() -> None:
     assert build_config(env={"IMQUEUE_MCP_OFFLINE": "1"}).offline is True
     with pytest.raises(ConfigError, match="IMQUEUE_MCP_OFFLINE"):
@@ -67,6 +75,7 @@ def test_offline_must_be_a_boolean() -> None:
         (["--snapshot", "/"], {}, "directory"),
         ([], {"IMQUEUE_MCP_OFFLINE": "perhaps"}, "IMQUEUE_MCP_OFFLINE"),
         ([], {"IMQUEUE_MCP_ORIGINS": "imqueue.org"}, "origin"),
+        ([], {"IMQUEUE_MCP_REFRESH_SECONDS": "often"}, "IMQUEUE_MCP_REFRESH_SECONDS"),
     ],
 )
 def test_bad_configuration_exits_2_with_one_line_before_serving(

@@ -80,3 +80,32 @@ def test_offline_never_fetches_and_needs_a_snapshot(site_origins: dict[str, str]
         asyncio.run(keeper.current())
     assert "--offline" in str(raised.value) and str(tmp_path / "missing") in str(raised.value)
     assert keeper.refreshes == 0
+
+
+def test_watchers_hear_each_new_corpus_but_not_a_failed_refresh(tmp_path: Path) -> None:
+    servers = {host: SiteServer(host) for host in ("imqueue.org", "imqueue.com")}
+    keeper = CorpusKeeper(
+        build_config(
+            origins=[f"{h}={s.url}" for h, s in servers.items()], snapshot=str(tmp_path / "no"), env={}
+        )
+    )
+    heard: list[tuple[object, object]] = []
+
+    async def watcher(old: object, new: object) -> None:
+        heard.append((old, new))
+
+    async def failing(old: object, new: object) -> None:
+        raise RuntimeError("a broken watcher")
+
+    async def load_refresh_then_lose_the_site() -> list[object]:
+        keeper.watch(failing)  # logged, and the others still hear
+        keeper.watch(watcher)
+        first = await keeper.current()
+        second = await keeper.refresh()
+        for server in servers.values():
+            server.close()
+        await keeper.refresh()  # fails: the same corpus keeps answering, nothing to hear
+        return [first, second]
+
+    first, second = asyncio.run(load_refresh_then_lose_the_site())
+    assert heard == [(None, first), (first, second)] and first is not second

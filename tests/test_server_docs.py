@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -203,3 +204,23 @@ def test_offline_fetches_nothing() -> None:
 
     with pytest.raises(OfflineError, match="--offline"):
         asyncio.run(once())
+
+
+def test_a_live_read_says_which_origin_answered_and_when(redirecting_origin: str) -> None:
+    from server.docs import SectionRanges, read_doc, render_doc_text
+
+    async def once() -> dict[str, object]:
+        fetcher = Fetcher({"imqueue.org": redirecting_origin})
+        try:
+            return await read_doc("https://imqueue.org/page.md", fetcher, SectionRanges(fetcher))
+        finally:
+            await fetcher.aclose()
+
+    before = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    result = asyncio.run(once())
+    after = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    source = result["source"]
+    assert isinstance(source, dict) and set(source) == {"source", "fetchedAt", "from"}
+    assert source["source"] == "live" and source["from"] == redirecting_origin
+    assert before <= source["fetchedAt"] <= after
+    assert f"Read live from {redirecting_origin} at {source['fetchedAt']}." in render_doc_text(result)
