@@ -322,7 +322,9 @@ def client_example(service: str, namespace: str, client_class: str, methods: Seq
         [
             f"import {{ {namespace} }} from './clients/{service}.js';",
             "",
-            f"const client = new {namespace}.{client_class}();",
+            "// Name the service's queue: by default a client calls its own class name minus 'Client'",
+            f"// ('{client_class.removesuffix(CLIENT_SUFFIX)}'), where no service listens.",
+            f"const client = new {namespace}.{client_class}({{}}, '{service}');",
             "",
             "await client.start();",
             "",
