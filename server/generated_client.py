@@ -22,7 +22,13 @@ from .imq_runner import BridgeResult
 from .scaffold import fenced
 from .scaffold_types import CLIENT_SUFFIX, service_base_name
 
-__all__ = ["MAX_CLIENT_BYTES", "attach_generated_client", "read_generated_client"]
+__all__ = [
+    "MAX_CLIENT_BYTES",
+    "GeneratedClientMissing",
+    "attach_generated_client",
+    "read_generated_client",
+    "render_generated_client",
+]
 
 # A generated client is a few KB per exposed method; far beyond that is not a client file.
 MAX_CLIENT_BYTES = 2 * 1024 * 1024
