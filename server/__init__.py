@@ -11,7 +11,7 @@
                       page templates: listed from the corpus, pages read via docs
     completions.py    completion/complete: page paths and package names, ranked for a prefix
     strict.py         closed input schemas (unknown arguments refused by name), tidy schemas
-    schemas.py        the six shared tools' output schemas (SPEC §4)
+    schemas.py        output schemas: the six shared tools' (SPEC §4) and generate_client's
     instructions.py   the server instructions and the local-install guide
     corpus.py         which corpus search_docs ranks: live (hourly), else snapshot, else error
     search.py         search_docs: ranker.Index.search -> structured result + text
@@ -29,6 +29,7 @@
     cli_arguments.py  refuses user values imq would read as flags, before anything runs
     imq_runner.py     finds and runs imq without a shell (stdin closed, process-group kill, ANSI
                       stripped, output capped) and words the outcome as a BridgeResult
+    generated_client.py the client file generate_client wrote, read back as text + structured data
 
 A query flows: tools.search_docs -> search.search_docs -> corpus.CorpusKeeper.current()
 -> ranker.Index.search -> structuredContent + text. stdout is the protocol channel on stdio;

@@ -27,6 +27,7 @@ from .cli_arguments import (
     refuse_unsafe_flags,
     refused,
 )
+from .generated_client import attach_generated_client
 from .imq_runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
 
 # --------------------------------------------------------------------------- timeouts
@@ -192,7 +193,7 @@ async def generate_client(
         "the client file already exists and imq asks before overwriting it; call generate_client "
         "again with overwrite=true to replace it (adds -o)."
     )
-    return word_outcome(
+    result = word_outcome(
         outcome,
         success_note=f"Generated the {service} client from the running service: {directory}/{service}.ts.",
         failure_hint=_client_failure_hint(outcome, service, overwrite_hint),
@@ -200,6 +201,9 @@ async def generate_client(
             f"if {overwrite_hint} Otherwise {service} did not answer: it must be running and reachable."
         ),
     )
+    if result.is_error:
+        return result
+    return attach_generated_client(result, runner.current_directory() / directory / f"{service}.ts", service)
 
 
 def _client_failure_hint(outcome: RunOutcome | BridgeResult, service: str, overwrite_hint: str) -> str:

@@ -23,6 +23,7 @@ import signal
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "INSTALL_HINT",
@@ -49,6 +50,7 @@ class BridgeResult:
     stdout: str = ""  # cleaned (ANSI stripped, capped) output, for structured use
     stderr: str = ""
     timed_out: bool = False
+    structured: dict[str, Any] | None = None  # structuredContent, for tools that declare an outputSchema
 
 
 # --------------------------------------------------------------------------- limits

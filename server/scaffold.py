@@ -44,6 +44,7 @@ from .scaffold_types import (
 __all__ = [
     "SCAFFOLD_CLIENT_DESCRIPTION",
     "SCAFFOLD_SERVICE_DESCRIPTION",
+    "fenced",
     "render_client_markdown",
     "render_service_markdown",
     "scaffold_client",
@@ -251,11 +252,11 @@ def render_service_markdown(data: Mapping[str, Any]) -> str:
         f"# {service}: @imqueue service scaffold",
         "Nothing has been written to disk: create these files yourself, or use the CLI below.",
         "## Install",
-        _fenced(data["install"], "bash"),
+        fenced(data["install"], "bash"),
         "## Files",
     ]
     for file in data["files"]:
-        parts += [f"### {file['path']}", _fenced(file["content"], file["language"])]
+        parts += [f"### {file['path']}", fenced(file["content"], file["language"])]
     if data["types"]:
         parts += [
             "## Complex types",
@@ -275,7 +276,7 @@ def render_service_markdown(data: Mapping[str, Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _fenced(content: str, language: str) -> str:
+def fenced(content: str, language: str) -> str:
     """A code fence longer than any backtick run inside, so user text cannot close it."""
     longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -321,7 +322,9 @@ def client_example(service: str, namespace: str, client_class: str, methods: Seq
         [
             f"import {{ {namespace} }} from './clients/{service}.js';",
             "",
-            f"const client = new {namespace}.{client_class}();",
+            "// Name the service's queue: by default a client calls its own class name minus 'Client'",
+            f"// ('{client_class.removesuffix(CLIENT_SUFFIX)}'), where no service listens.",
+            f"const client = new {namespace}.{client_class}({{}}, '{service}');",
             "",
             "await client.start();",
             "",
@@ -369,7 +372,7 @@ def render_client_markdown(data: Mapping[str, Any]) -> str:
                 "## Generate it",
                 f"Start the service first (and Redis): generation asks the `{service}` queue to describe "
                 "itself and times out when nobody is listening. Then run:",
-                _fenced(data["generateCommand"], "bash"),
+                fenced(data["generateCommand"], "bash"),
                 f"- Output: `{data['output']}` (commit it: it is the reviewable contract).\n"
                 f"- The argument is the service's class name because that is its queue name.\n"
                 f"- The module's only export is the namespace `{data['namespace']}`; the client class is "
@@ -378,7 +381,7 @@ def render_client_markdown(data: Mapping[str, Any]) -> str:
                 "runs the command for you.",
                 "## Use it (illustrative)",
                 "An example, not generated code: method names and arguments come from the generated file.",
-                _fenced(data["example"]["content"], data["example"]["language"]),
+                fenced(data["example"]["content"], data["example"]["language"]),
             ]
         )
         + "\n"

@@ -1,9 +1,9 @@
-"""Output schemas of the six shared tools (SPEC §4), as pydantic models.
+"""Output schemas of the six shared tools (SPEC §4) and generate_client, as pydantic models.
 
 Each model is published as the tool's outputSchema, and the structuredContent the tool
 returns is validated against it before it leaves the server. Optional fields are absent
-(never null) when they do not apply. The CLI-bridge tools and local_install_guide return
-plain text and declare no outputSchema.
+(never null) when they do not apply. generate_client returns the client file it generated;
+the other CLI-bridge tools and local_install_guide return plain text and declare no outputSchema.
 """
 
 from __future__ import annotations
@@ -173,3 +173,14 @@ class ClientScaffold(BaseModel):
     generateCommand: str
     output: str
     example: ClientExample
+
+
+# --- generate_client -----------------------------------------------------------------
+
+
+class GeneratedClient(BaseModel):
+    service: str = Field(description="The service the client was generated from (its queue name)")
+    path: str = Field(description="Absolute path of the generated TypeScript file")
+    namespace: str = Field(description="The file's only export: import { <namespace> } from it")
+    client: str = Field(description="The client class, used as new <namespace>.<client>(options, service)")
+    content: str = Field(description="The generated file, verbatim")

@@ -2,8 +2,8 @@
 
 Each body calls one function of the module that owns the behaviour (search, docs, status,
 scaffold, cli_bridge) and turns the answer into a CallToolResult: structuredContent plus
-its text rendering for the six shared tools, text alone for the rest, isError with a
-one-or-two-sentence message when something expected went wrong.
+its text rendering for the six shared tools and generate_client, text alone for the rest,
+isError with a one-or-two-sentence message when something expected went wrong.
 
     local_tools(services)   the fourteen stdio tools
     hosted_tools(services)  the seven read-only tools of the hosted endpoint
@@ -29,7 +29,15 @@ from .fetch import DocUrlError, Fetcher, FetchError
 from .instructions import LOCAL_INSTALL_GUIDE
 from .pages import SavedPages
 from .scaffold_types import Method, ScaffoldError
-from .schemas import ClientScaffold, DocResult, PackageList, PackageStatus, SearchResult, ServiceScaffold
+from .schemas import (
+    ClientScaffold,
+    DocResult,
+    GeneratedClient,
+    PackageList,
+    PackageStatus,
+    SearchResult,
+    ServiceScaffold,
+)
 from .strict import strict_tool
 
 
@@ -162,8 +170,9 @@ DESCRIPTIONS = {
     "generate_client": (
         "Generate the typed client of a running @imqueue service with imq client generate SERVICE "
         "[PATH]. The service must be running and reachable through Redis. Writes PATH/SERVICE.ts "
-        "(default ./src/clients); an existing file is replaced only with overwrite: true. To see the "
-        "command, file and class names without running anything, use scaffold_client."
+        "(default ./src/clients); an existing file is replaced only with overwrite: true. Returns the "
+        "file's path and content and the namespace and client class to import. To see the command, "
+        "file and class names without running anything, use scaffold_client."
     ),
     "cli_install": (
         "Install or update the imq CLI globally: npm install -g @imqueue/cli (optionally @version). "
@@ -340,7 +349,7 @@ def cli_tools() -> list[Tool]:
             str | None, Field(description="Output directory (imq default: ./src/clients)")
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace an existing client file")] = False,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, GeneratedClient]:
         from . import cli_bridge
 
         return bridged(await cli_bridge.generate_client(service, path=path, overwrite=overwrite))
@@ -400,7 +409,9 @@ def cli_tools() -> list[Tool]:
 
 
 def bridged(result: Any) -> CallToolResult:
-    """A cli_bridge.BridgeResult as a tool result."""
+    """A cli_bridge.BridgeResult as a tool result, with its structured content when it has any."""
+    if result.structured is not None and not result.is_error:
+        return structured_result(result.structured, result.text)
     return text_result(result.text, is_error=bool(result.is_error))
 
 

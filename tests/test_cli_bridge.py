@@ -27,6 +27,7 @@ from server.cli_bridge import (
     generate_client,
     logs,
 )
+from server.generated_client import attach_generated_client
 from server.imq_runner import OUTPUT_CAP_BYTES, BridgeResult, ImqRunner
 
 STAND_IN_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "imq"
@@ -225,7 +226,36 @@ def test_generate_client_of_a_running_service_writes_the_client(
 
     assert not result.is_error, result.text
     assert "-o" not in result.command
-    assert "export namespace UserService" in (work / "src" / "clients" / "UserService.ts").read_text()
+    assert "export namespace userService {" in (work / "src" / "clients" / "UserService.ts").read_text()
+
+
+def test_generate_client_returns_the_written_file_and_what_to_import(
+    monkeypatch: pytest.MonkeyPatch, runner: ImqRunner, work: Path
+) -> None:
+    monkeypatch.setenv("IMQ_STANDIN_SERVICES", "UserService")
+
+    result = run(generate_client("UserService", "clients", runner=runner))
+
+    written = work / "clients" / "UserService.ts"
+    assert result.structured == {
+        "service": "UserService",
+        "path": str(written),
+        "namespace": "userService",
+        "client": "UserClient",
+        "content": written.read_text(encoding="utf-8"),
+    }
+    assert written.read_text(encoding="utf-8").rstrip() in result.text
+    assert "new userService.UserClient(options, 'UserService')" in result.text
+
+
+def test_a_successful_run_that_left_no_client_file_is_an_error_naming_the_path(work: Path) -> None:
+    succeeded = BridgeResult(text="imq: done", is_error=False, exit_code=0, command=["imq"])
+    file = work / "clients" / "UserService.ts"
+
+    result = attach_generated_client(succeeded, file, "UserService")
+
+    assert result.is_error and result.structured is None
+    assert f"{file} does not exist" in result.text and "generate_client again" in result.text
 
 
 def test_generate_client_of_a_stopped_service_says_it_must_be_running(runner: ImqRunner) -> None:

@@ -249,7 +249,9 @@ def test_client_result_has_exactly_the_spec_shape() -> None:
 def test_client_example_starts_calls_and_destroys_in_finally() -> None:
     example = scaffold_client("user-service", [GET_USER])["example"]["content"]
     assert "import { userService } from './clients/UserService.js';" in example
-    assert "const client = new userService.UserClient();" in example
+    # The generated client's default queue is 'User' (its class name minus 'Client'), and the
+    # service listens on 'UserService': checked on the real runtime by test_framework_e2e.
+    assert "const client = new userService.UserClient({}, 'UserService');" in example
     assert "await client.start();" in example
     assert "await client.getUser('example')" in example
     assert "} finally {\n    await client.destroy();\n}" in example

@@ -94,7 +94,14 @@ def test_a_value_imq_would_prompt_for_fails_fast_with_the_flag_to_pass(bridge: B
 def test_generate_client_writes_then_asks_before_overwriting(bridge: Bridge) -> None:
     arguments = {"service": "UserService", "path": str(bridge.home / "clients")}
     first = bridge.cli.call("generate_client", arguments)
-    assert not first.is_error and (bridge.home / "clients" / "UserService.ts").is_file()
+    written = bridge.home / "clients" / "UserService.ts"
+    assert not first.is_error and written.is_file()
+    assert first.structured_content["path"] == str(written)
+    assert first.structured_content["content"] == written.read_text(encoding="utf-8")
+    assert (first.structured_content["namespace"], first.structured_content["client"]) == (
+        "userService",
+        "UserClient",
+    )
     again = bridge.cli.call("generate_client", arguments)
     assert again.is_error and "overwrite" in text_of(again)
     forced = bridge.cli.call("generate_client", {**arguments, "overwrite": True})
