@@ -20,7 +20,6 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,14 +109,6 @@ def expected_failures() -> dict[str, dict[str, str]]:
 
 
 # --- the conformance suite, over HTTP --------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    home = tmp_path_factory.mktemp("conformance")
-    server = HttpServer(origin_args(site_origins), server_environment(home), home)
-    yield server
-    server.close()
 
 
 def run_suite(url: str, version: str, excused: dict[str, str], out: Path) -> subprocess.CompletedProcess[str]:
