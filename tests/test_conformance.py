@@ -97,7 +97,7 @@ FAILING_MESSAGE = "Unknown package '@imqueue/nonexistent'"
 PROMPT = {"name": "build_imqueue_service", "arguments": {"name": "user"}}
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def node_tools() -> None:
     installed = all(path.is_file() for path in (NODE, SUITE, INSPECTOR))
     require_external(installed, "Node 24 with the MCP conformance suite, SDK and Inspector", INSTALL)
@@ -161,7 +161,7 @@ def judge(results: dict[str, list[dict[str, Any]]], excused: dict[str, str], ver
 
 @pytest.mark.parametrize("version", SPEC_VERSIONS)
 def test_the_conformance_suite_passes_but_for_its_own_fixtures(
-    hosted: HttpServer, version: str, tmp_path: Path
+    node_tools: None, hosted: HttpServer, version: str, tmp_path: Path
 ) -> None:
     excused = expected_failures()[version]
     completed = run_suite(hosted.url + "/mcp", version, excused, tmp_path)
@@ -218,7 +218,7 @@ def check_read_only_answers(answers: dict[str, dict[str, Any]]) -> None:
 
 
 def test_the_typescript_sdk_client_lists_calls_reads_and_gets(
-    stdio_server: dict[str, Any], tmp_path: Path
+    node_tools: None, stdio_server: dict[str, Any], tmp_path: Path
 ) -> None:
     plan = {
         "server": stdio_server,
@@ -268,7 +268,9 @@ def inspect(server: dict[str, Any], home: Path, *method: str) -> subprocess.Comp
     )
 
 
-def test_the_inspector_cli_lists_calls_reads_and_gets(stdio_server: dict[str, Any], tmp_path: Path) -> None:
+def test_the_inspector_cli_lists_calls_reads_and_gets(
+    node_tools: None, stdio_server: dict[str, Any], tmp_path: Path
+) -> None:
     calls = {
         name: ("--method", "tools/call", "--tool-name", name, "--tool-args-json", json.dumps(arguments))
         for name, arguments in READ_ONLY_CALLS.items()
