@@ -238,6 +238,7 @@ def test_the_typescript_sdk_client_lists_calls_reads_and_gets(
     assert completed.returncode == 0, completed.stderr[-3000:]
     seen = json.loads(completed.stdout)
     assert seen["protocolVersion"] == "2025-11-25" and seen["server"]["name"] == "imqueue"
+    assert {"tools", "resources", "prompts", "logging"} <= seen["capabilities"].keys()
     read_only = {tool["name"] for tool in seen["tools"] if tool["readOnlyHint"] is True}
     assert read_only == READ_ONLY_CALLS.keys(), "give every read-only tool valid arguments in READ_ONLY_CALLS"
     assert seen["calls"].keys() == READ_ONLY_CALLS.keys()
@@ -247,7 +248,7 @@ def test_the_typescript_sdk_client_lists_calls_reads_and_gets(
     [page] = seen["resource"]
     assert page["uri"] == TUTORIAL and page["mimeType"] == "text/markdown"
     assert page["text"] == seen["calls"]["get_doc"]["structuredContent"]["markdown"]
-    assert seen["prompts"] == ["build_imqueue_service"]
+    assert PROMPT["name"] in seen["prompts"]
     [message] = seen["prompt"]["messages"]
     assert "Build an @imqueue service named UserService" in message["content"]["text"]
 
