@@ -269,6 +269,7 @@ def inspect(server: dict[str, Any], home: Path, *method: str) -> subprocess.Comp
     )
 
 
+@pytest.mark.timeout(NODE_SECONDS)  # twelve Inspector runs, each starting its own server
 def test_the_inspector_cli_lists_calls_reads_and_gets(
     node_tools: None, stdio_server: dict[str, Any], tmp_path: Path
 ) -> None:
