@@ -288,3 +288,12 @@ class HttpServer:
             self.process.kill()
             self.process.wait(10)
         self.log.close()
+
+
+@pytest.fixture(scope="module")
+def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """`imqueue-mcp --http` over the site mirror, one per test module (a module may override it)."""
+    home = tmp_path_factory.mktemp("http")
+    server = HttpServer(origin_args(site_origins), server_environment(home), home)
+    yield server
+    server.close()

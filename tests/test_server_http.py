@@ -22,14 +22,6 @@ INITIALIZE = {
 }
 
 
-@pytest.fixture(scope="module")
-def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    home = tmp_path_factory.mktemp("http")
-    server = HttpServer(origin_args(site_origins), server_environment(home), home)
-    yield server
-    server.close()
-
-
 @pytest.fixture(
     scope="module",
     params=[("legacy", "2025-11-25"), ("auto", "2026-07-28")],
