@@ -3,7 +3,8 @@
 Only the seven read-only tools are registered here (the CLI bridge acts on the machine the
 server runs on, which for a hosted server is nobody's). The HTTP surface, in full:
 
-    POST    /mcp   MCP JSON-RPC (both protocol revisions the SDK speaks)
+    POST    /mcp   MCP JSON-RPC (both protocol revisions the SDK speaks); JSON answers, except
+                   a 2026-07-28 call that sends progress or log notifications, answered as SSE
     OPTIONS /mcp   204, CORS preflight          OPTIONS /   204
     GET, HEAD /    200, a short plain-text landing
     any other method on /mcp   405, Allow: POST, OPTIONS   (GET would otherwise open an SSE
@@ -32,6 +33,7 @@ from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -41,6 +43,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from . import server_version
 from .app import create_server
 from .config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment
+from .observe import LEVELS, LOG_LEVEL_ENV, configure_logging
 from .tools import TITLES, hosted_tools
 
 ENDPOINT = "/mcp"
@@ -74,10 +77,17 @@ def landing(tool_names: list[str]) -> Callable[[Request], Awaitable[Response]]:
 
 
 class McpEndpoint:
-    """POST goes to the SDK's session manager; every other method is refused with 405."""
+    """POST goes to the SDK's session manager; every other method is refused with 405.
 
-    def __init__(self, manager: StreamableHTTPSessionManager):
+    A 2026-07-28 request from a client that accepts text/event-stream goes to `streaming`, which
+    answers plain JSON unless the call sends notifications (progress a client asked for, log
+    messages it opted in to) before its result; then the answer is an SSE stream carrying them.
+    Handshake-era requests are answered as JSON, which carries no notifications.
+    """
+
+    def __init__(self, manager: StreamableHTTPSessionManager, streaming: StreamableHTTPSessionManager):
         self.manager = manager
+        self.streaming = streaming
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
@@ -89,7 +99,23 @@ class McpEndpoint:
             )
             await refusal(scope, receive, send)
             return
+        if _modern(scope) and _accepts_event_stream(scope):
+            await self.streaming.handle_request(scope, receive, send)
+            return
         await self.manager.handle_request(with_json_accepted(scope), receive, send)
+
+
+def _header(scope: Scope, name: bytes) -> bytes:
+    return b", ".join(value for key, value in scope["headers"] if key == name)
+
+
+def _modern(scope: Scope) -> bool:
+    version = _header(scope, b"mcp-protocol-version").decode("latin-1").strip()
+    return bool(version) and version not in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+def _accepts_event_stream(scope: Scope) -> bool:
+    return b"text/event-stream" in _header(scope, b"accept").lower()
 
 
 def with_json_accepted(scope: Scope) -> Scope:
@@ -154,6 +180,8 @@ class Guard:
 def create_app(config: Config | None = None) -> ASGIApp:
     """The hosted ASGI app. Without a config, read it from the environment (worker processes)."""
     config = config or config_from_environment()
+    level = os.environ.get(LOG_LEVEL_ENV, "WARNING").upper()
+    configure_logging(level if level in LEVELS else "WARNING")  # a worker process's own
     server, services = create_server(config, hosted=True)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
@@ -168,11 +196,18 @@ def create_app(config: Config | None = None) -> ASGIApp:
         max_request_body_size=MAX_BODY_BYTES,
     )
     manager = server.session_manager
+    streaming = StreamableHTTPSessionManager(
+        app=manager.app,
+        json_response=False,
+        stateless=True,
+        security_settings=security,
+        max_request_body_size=MAX_BODY_BYTES,
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        # A mounted sub-app's lifespan never runs, so the manager is entered here.
-        async with manager.run():
+        # A mounted sub-app's lifespan never runs, so the managers are entered here.
+        async with manager.run(), streaming.run():
             try:
                 yield
             finally:
@@ -181,7 +216,7 @@ def create_app(config: Config | None = None) -> ASGIApp:
     tool_names = [tool.name for tool in hosted_tools(services)]
     routes = [
         Route("/", landing(tool_names), methods=["GET", "HEAD"]),
-        Route(ENDPOINT, McpEndpoint(manager)),
+        Route(ENDPOINT, McpEndpoint(manager, streaming)),
     ]
     return Guard(Starlette(routes=routes, lifespan=lifespan), security)
 

@@ -175,7 +175,8 @@ def server_environment(home: Path, *, with_imq: bool = True, **extra: str) -> di
 class McpConnection:
     """An `mcp.client.Client` connected to `target`, running on its own event loop thread."""
 
-    def __init__(self, target: Any, mode: str, timeout: float = WAIT_SECONDS):
+    def __init__(self, target: Any, mode: str, timeout: float = WAIT_SECONDS, **options: Any):
+        """`options` go to `Client` as they are (message_handler, log_level, client_info, ...)."""
         from mcp.client import Client
 
         self._loop = asyncio.new_event_loop()
@@ -187,7 +188,7 @@ class McpConnection:
         async def hold() -> None:
             self._stop = asyncio.Event()
             try:
-                async with Client(target, mode=mode) as client:
+                async with Client(target, mode=mode, **options) as client:
                     self._ready.set_result(client)
                     await self._stop.wait()
             except BaseException as error:
@@ -234,11 +235,13 @@ class McpConnection:
         self._thread.join(10)
 
 
-def stdio_connection(args: list[str], env: dict[str, str], cwd: Path, mode: str) -> McpConnection:
+def stdio_connection(
+    args: list[str], env: dict[str, str], cwd: Path, mode: str, **options: Any
+) -> McpConnection:
     from mcp.client.stdio import StdioServerParameters
 
     parameters = StdioServerParameters(command=sys.executable, args=["-m", "server", *args], env=env, cwd=cwd)
-    return McpConnection(parameters, mode)
+    return McpConnection(parameters, mode, **options)
 
 
 class HttpServer:
