@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,17 @@ def assert_progress_story(
         assert all(reported == total for _, reported, _ in progress[:-1])
 
 
+@pytest.fixture(scope="module")
+def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """One hosted server for the logging tests, writing its per-call lines (INFO)."""
+    home = tmp_path_factory.mktemp("hosted-logging")
+    server = HttpServer(
+        origin_args(site_origins), server_environment(home, IMQUEUE_MCP_LOG_LEVEL="INFO"), home
+    )
+    yield server
+    server.close()
+
+
 # --- progress ---------------------------------------------------------------------------
 
 
@@ -102,13 +114,12 @@ def test_a_dry_run_is_short_and_sends_no_progress(tmp_path: Path) -> None:
         connection.close()
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 def test_the_first_corpus_load_reports_progress_over_stdio(
-    mode: str, site_origins: dict[str, str], tmp_path: Path
+    site_origins: dict[str, str], tmp_path: Path
 ) -> None:
     heard = Heard()
     env = server_environment(tmp_path)
-    connection = stdio_connection(origin_args(site_origins), env, tmp_path, mode, **listening(heard))
+    connection = stdio_connection(origin_args(site_origins), env, tmp_path, "legacy", **listening(heard))
     try:
         result = call_with_progress(connection, heard, "search_docs", {"query": "expose a method"})
         assert not result.is_error and result.structured_content["count"] > 0
@@ -121,22 +132,31 @@ def test_the_first_corpus_load_reports_progress_over_stdio(
         connection.close()
 
 
-def test_hosted_progress_arrives_only_with_a_token(site_origins: dict[str, str], tmp_path: Path) -> None:
-    for with_token in (True, False):
-        server = HttpServer(origin_args(site_origins), server_environment(tmp_path), tmp_path)
-        heard = Heard()
-        connection = McpConnection(server.url + "/mcp", "2026-07-28", **listening(heard))
-        try:
-            if with_token:
-                result = call_with_progress(connection, heard, "search_docs", {"query": "expose a method"})
-                assert_progress_story(heard.progress, None)
-            else:
-                result = connection.call("search_docs", {"query": "expose a method"})
-                assert "notifications/progress" not in heard.methods
-            assert not result.is_error and result.structured_content["count"] > 0
-        finally:
-            connection.close()
-            server.close()
+def test_hosted_progress_arrives_with_a_token(site_origins: dict[str, str], tmp_path: Path) -> None:
+    server = HttpServer(origin_args(site_origins), server_environment(tmp_path), tmp_path)
+    heard = Heard()
+    connection = McpConnection(server.url + "/mcp", "2026-07-28", **listening(heard))
+    try:
+        result = call_with_progress(connection, heard, "search_docs", {"query": "expose a method"})
+        assert not result.is_error and result.structured_content["count"] > 0
+        assert_progress_story(heard.progress, None)
+    finally:
+        connection.close()
+        server.close()
+
+
+def test_hosted_progress_stays_silent_without_a_token(hosted: HttpServer) -> None:
+    # The shared server's first search_docs (no other test here searches): the corpus loads now.
+    heard = Heard()
+    connection = McpConnection(hosted.url + "/mcp", "2026-07-28", **listening(heard))
+    try:
+        result = connection.call("search_docs", {"query": "expose a method"})
+        assert not result.is_error and result.structured_content["count"] > 0
+        assert "notifications/progress" not in heard.methods
+    finally:
+        connection.close()
+    lines = [line for line in json_lines(hosted.stderr()) if line["tool"] == "search_docs"]
+    assert len(lines) == 1  # it was the first search, so the load happened in this call
 
 
 # --- logging ----------------------------------------------------------------------------
@@ -175,14 +195,12 @@ def test_set_level_refuses_a_level_that_does_not_exist(tmp_path: Path) -> None:
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize(("level", "heard_levels"), [("info", ["info"]), ("warning", [])])
 def test_2026_clients_hear_logs_at_or_above_the_level_they_opt_in_to(
-    transport: str, level: str, heard_levels: list[str], site_origins: dict[str, str], tmp_path: Path
+    transport: str, level: str, heard_levels: list[str], hosted: HttpServer, tmp_path: Path
 ) -> None:
     heard = Heard()
     options = {"log_level": level, **listening(heard)}
-    server = None
     if transport == "http":
-        server = HttpServer(origin_args(site_origins), server_environment(tmp_path), tmp_path)
-        connection = McpConnection(server.url + "/mcp", "2026-07-28", **options)
+        connection = McpConnection(hosted.url + "/mcp", "2026-07-28", **options)
     else:
         connection = stdio_connection([], server_environment(tmp_path), tmp_path, "2026-07-28", **options)
     try:
@@ -190,8 +208,6 @@ def test_2026_clients_hear_logs_at_or_above_the_level_they_opt_in_to(
         assert [entry.level for entry in heard.logs] == heard_levels
     finally:
         connection.close()
-        if server is not None:
-            server.close()
 
 
 # --- the per-call log line --------------------------------------------------------------
@@ -284,20 +300,15 @@ def test_the_env_level_applies_and_a_bad_level_is_refused_before_serving(tmp_pat
     assert bad.returncode == 2 and "--log-level='CHATTY'" in bad.stderr and bad.stdout == ""
 
 
-def test_hosted_calls_are_logged_with_the_2026_client_and_revision(
-    site_origins: dict[str, str], tmp_path: Path
-) -> None:
-    env = server_environment(tmp_path, IMQUEUE_MCP_LOG_LEVEL="INFO")
-    server = HttpServer(origin_args(site_origins), env, tmp_path)
+def test_hosted_calls_are_logged_with_the_2026_client_and_revision(hosted: HttpServer) -> None:
     info = mcp_types.Implementation(name="hosted-log-test", version="1.2.3")
-    connection = McpConnection(server.url + "/mcp", "2026-07-28", client_info=info)
+    connection = McpConnection(hosted.url + "/mcp", "2026-07-28", client_info=info)
     try:
         assert connection.call("package_status", {"package": "rpc"}).structured_content["packages"]
-        connection.close()
-        lines = [line for line in json_lines(server.stderr()) if line.get("event") == "tool_call"]
-        assert len(lines) == 1
-        assert lines[0]["tool"] == "package_status" and lines[0]["resultCount"] == 1
-        assert lines[0]["client"] == {"name": "hosted-log-test", "version": "1.2.3"}
-        assert lines[0]["protocol"] == "2026-07-28"
     finally:
-        server.close()
+        connection.close()
+    lines = [line for line in json_lines(hosted.stderr()) if line["client"]["name"] == "hosted-log-test"]
+    assert len(lines) == 1
+    assert lines[0]["tool"] == "package_status" and lines[0]["resultCount"] == 1
+    assert lines[0]["client"] == {"name": "hosted-log-test", "version": "1.2.3"}
+    assert lines[0]["protocol"] == "2026-07-28" and lines[0]["isError"] is False
