@@ -11,8 +11,13 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
+import test_server_http
+from conftest import McpConnection, origin_args, server_environment, stdio_connection
 from test_server_cli import isolated_environment
+
+# The hosted server and a client of each protocol revision, as test_server_http sets them up.
+hosted = test_server_http.hosted
+hosted_client = test_server_http.hosted_client
 
 # (tool, arguments, code, a word the suggested action must contain); every hosted tool appears.
 SHARED_CASES = [
@@ -71,21 +76,6 @@ def assert_guided(
 def local(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("guided-local")
     connection = stdio_connection(origin_args(site_origins), isolated_environment(home), home, "legacy")
-    yield connection
-    connection.close()
-
-
-@pytest.fixture(scope="module")
-def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    home = tmp_path_factory.mktemp("guided-http")
-    server = HttpServer(origin_args(site_origins), server_environment(home), home)
-    yield server
-    server.close()
-
-
-@pytest.fixture(scope="module", params=["legacy", "2026-07-28"])
-def hosted_client(request: pytest.FixtureRequest, hosted: HttpServer) -> Iterator[McpConnection]:
-    connection = McpConnection(hosted.url + "/mcp", request.param)
     yield connection
     connection.close()
 
