@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,7 +36,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import (
     INVALID_PARAMS,
     CallToolResult,
@@ -56,6 +57,10 @@ from .prompts import service_prompts
 from .tools import Services, hosted_tools, local_tools
 
 logger = logging.getLogger("server")
+
+# SEP-2577 deprecates logging from 2026-07-28 on; handshake-era clients still rely on it, and
+# the SDK's warning would land on stderr at the first notification of every session.
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
 
 SERVER_NAME = "imqueue"
 SERVER_TITLE = "@imqueue"
