@@ -19,8 +19,9 @@ Every tool call goes through `ImqueueServer.call_tool`, which adds what the SDK 
 - progress: the call's Context is the reporter for long operations below it (progress.py);
 - diagnostics: the server's log records emitted during the call go to stderr at the user's
   level and to the client as notifications/message at or above the client's level: the one
-  logging/setLevel set on handshake-era connections (warning until it is set), the per-request
-  `_meta` opt-in on 2026-07-28 ones (which the SDK enforces);
+  logging/setLevel set on a handshake-era stdio connection (warning until it is set; the
+  stateless hosted endpoint keeps no level, so warning there), the per-request `_meta` opt-in
+  on 2026-07-28 ones (which the SDK enforces);
 - one JSON line on stderr per call (observe.py).
 """
 
@@ -101,16 +102,21 @@ class ImqueueServer(MCPServer[Any]):
     """MCPServer whose resources are the curated docs pages of the corpus `services` keeps, and
     whose tool calls carry guided errors, progress, client diagnostics and a log line."""
 
-    def __init__(self, services: Services, **settings: Any):
+    def __init__(self, services: Services, *, hosted: bool, **settings: Any):
         super().__init__(**settings)
         self.services = services
-        # One process serves one stdio connection; stateless HTTP answers handshake-era requests
-        # as JSON, which carries no notifications, so a per-process level is per-connection here.
+        self.hosted = hosted
+        # On stdio one process serves one connection, so the level is the connection's.
         self.client_log_level: LoggingLevel = DEFAULT_CLIENT_LOG_LEVEL
 
     async def set_logging_level(
         self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams
     ) -> EmptyResult:
+        if self.hosted:
+            # Stateless HTTP has no session to keep a level in, and one client's choice must not
+            # become every client's: answered, not stored (2026-07-28 clients opt in per request).
+            logger.debug("logging/setLevel %s not kept: the hosted endpoint is stateless", params.level)
+            return EmptyResult()
         self.client_log_level = params.level
         logger.info("client log level set to %s", params.level)
         return EmptyResult()
@@ -231,6 +237,7 @@ def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Serv
     tools = hosted_tools(services) if hosted else local_tools(services)
     server = ImqueueServer(
         services,
+        hosted=hosted,
         name=SERVER_NAME,
         title=SERVER_TITLE,
         version=server_version(),

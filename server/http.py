@@ -4,7 +4,7 @@ Only the seven read-only tools are registered here (the CLI bridge acts on the m
 server runs on, which for a hosted server is nobody's). The HTTP surface, in full:
 
     POST    /mcp   MCP JSON-RPC (both protocol revisions the SDK speaks); JSON answers, except
-                   a 2026-07-28 call that sends progress or log notifications, answered as SSE
+                   a call that sends progress (or 2026-07-28 log) notifications: SSE
     OPTIONS /mcp   204, CORS preflight          OPTIONS /   204
     GET, HEAD /    200, a short plain-text landing
     any other method on /mcp   405, Allow: POST, OPTIONS   (GET would otherwise open an SSE
@@ -25,6 +25,7 @@ configuration from the same environment variables as the command line (config.py
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -79,10 +80,10 @@ def landing(tool_names: list[str]) -> Callable[[Request], Awaitable[Response]]:
 class McpEndpoint:
     """POST goes to the SDK's session manager; every other method is refused with 405.
 
-    A 2026-07-28 request from a client that accepts text/event-stream goes to `streaming`, which
-    answers plain JSON unless the call sends notifications (progress a client asked for, log
-    messages it opted in to) before its result; then the answer is an SSE stream carrying them.
-    Handshake-era requests are answered as JSON, which carries no notifications.
+    Notifications need a stream, so two requests from a client that accepts text/event-stream go
+    to `streaming`: any 2026-07-28 request (answered as plain JSON unless the call sends progress
+    or log notifications before its result, then as SSE) and a 2025-11-25 request that carries a
+    progressToken (answered as SSE). Every other request is answered as JSON.
     """
 
     def __init__(self, manager: StreamableHTTPSessionManager, streaming: StreamableHTTPSessionManager):
@@ -99,10 +100,53 @@ class McpEndpoint:
             )
             await refusal(scope, receive, send)
             return
-        if _modern(scope) and _accepts_event_stream(scope):
-            await self.streaming.handle_request(scope, receive, send)
-            return
+        if _accepts_event_stream(scope):
+            if _modern(scope):
+                await self.streaming.handle_request(scope, receive, send)
+                return
+            messages, body = await _read_body(receive)
+            receive = _replay(messages, receive)
+            if _asks_for_progress(body):
+                await self.streaming.handle_request(scope, receive, send)
+                return
         await self.manager.handle_request(with_json_accepted(scope), receive, send)
+
+
+async def _read_body(receive: Receive) -> tuple[list[Message], bytes]:
+    """The request's messages up to MAX_BODY_BYTES (the SDK refuses a longer body), and its body."""
+    messages: list[Message] = []
+    body = bytearray()
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            break
+        body += message.get("body", b"")
+        if not message.get("more_body") or len(body) > MAX_BODY_BYTES:
+            break
+    return messages, bytes(body)
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed
+
+
+def _asks_for_progress(body: bytes) -> bool:
+    """A JSON-RPC request whose params._meta has a progressToken."""
+    if b"progressToken" not in body:
+        return False
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get("progressToken") is not None
 
 
 def _header(scope: Scope, name: bytes) -> bytes:

@@ -132,10 +132,13 @@ def test_the_first_corpus_load_reports_progress_over_stdio(
         connection.close()
 
 
-def test_hosted_progress_arrives_with_a_token(site_origins: dict[str, str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_hosted_progress_arrives_with_a_token(
+    mode: str, site_origins: dict[str, str], tmp_path: Path
+) -> None:
     server = HttpServer(origin_args(site_origins), server_environment(tmp_path), tmp_path)
     heard = Heard()
-    connection = McpConnection(server.url + "/mcp", "2026-07-28", **listening(heard))
+    connection = McpConnection(server.url + "/mcp", mode, **listening(heard))
     try:
         result = call_with_progress(connection, heard, "search_docs", {"query": "expose a method"})
         assert not result.is_error and result.structured_content["count"] > 0
@@ -190,6 +193,19 @@ def test_set_level_refuses_a_level_that_does_not_exist(tmp_path: Path) -> None:
     (refused, accepted), _ = raw_stdio_session([], server_environment(tmp_path), tmp_path, requests)
     assert refused["error"]["code"] == mcp_types.INVALID_PARAMS
     assert accepted["result"] == {}
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+def test_the_stateless_hosted_endpoint_answers_set_level_but_keeps_no_level(hosted: HttpServer) -> None:
+    heard = Heard()
+    connection = McpConnection(hosted.url + "/mcp", "legacy", **listening(heard))
+    try:
+        assert connection.run(lambda client: client.set_logging_level("debug")) == mcp_types.EmptyResult()
+        # A progressToken makes the answer a stream that could carry log messages: none at info.
+        assert call_with_progress(connection, heard, "get_doc", REFUSED_URL).is_error
+        assert heard.logs == []
+    finally:
+        connection.close()
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
