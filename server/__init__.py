@@ -3,8 +3,15 @@
     __main__.py       `imqueue-mcp`: flags + environment -> Config, then one transport
     config.py         Config: snapshot, offline, origins, hosted allowlists; ConfigError
     app.py            create_server(config, hosted) -> MCPServer with the right tools, the prompt
-                      and the resources; ImqueueServer answers resources/list and /read
+                      and the resources; ImqueueServer answers resources/list and /read, and wraps
+                      every tool call: guided errors for refused calls, progress, client log
+                      messages (logging/setLevel), the per-call log line
     tools.py          every tool: title, SPEC §3a hints, description, strict schema, thin body
+    errors.py         the one table of tool error codes and next steps; error_result -> isError
+                      with text and structuredContent.error {code, message, suggestedAction}
+    progress.py       notifications/progress for long operations, when the client sent a token
+    observe.py        stderr logging at the user's level, the per-call JSON line, and the records
+                      a tool call emits, gathered for the client
     prompts.py        the build_imqueue_service prompt (name normalised as scaffold does)
     resources.py      the curated llms.txt pages as resources: listed from the corpus, read via docs
     strict.py         closed input schemas (unknown arguments refused by name), tidy schemas
@@ -27,6 +34,8 @@
     imq_runner.py     finds and runs imq without a shell (stdin closed, process-group kill, ANSI
                       stripped, output capped) and words the outcome as a BridgeResult
 
+A tool call flows: ImqueueServer.call_tool (progress reporter and record collection set) ->
+the tool -> its result or a guided error -> log messages to the client -> the stderr line.
 A query flows: tools.search_docs -> search.search_docs -> corpus.CorpusKeeper.current()
 -> ranker.Index.search -> structuredContent + text. stdout is the protocol channel on stdio;
 every diagnostic goes to stderr through `logging`. A CLI call flows: tools -> cli_bridge
