@@ -23,6 +23,7 @@ from conftest import HttpServer, McpConnection, origin_args, server_environment,
 from test_server_cli import isolated_environment
 
 APPLY_TIMEOUT_SECONDS = 120.0  # cli_bridge.APPLY_TIMEOUT_SECONDS: the total a create reports
+# (generate_client and fleet report CLIENT_TIMEOUT_SECONDS 90 and FLEET_TIMEOUT_SECONDS 120)
 REFUSED_URL = {"url": "https://example.com/intro/"}
 
 
@@ -82,9 +83,12 @@ def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactor
 # --- progress ---------------------------------------------------------------------------
 
 
-def test_create_with_apply_reports_progress_only_to_a_caller_with_a_token(tmp_path: Path) -> None:
+def test_long_cli_runs_report_progress_only_to_a_caller_with_a_token(tmp_path: Path) -> None:
     heard = Heard()
-    env = isolated_environment(tmp_path, IMQ_STANDIN_SLEEP="1.5")
+    env = isolated_environment(tmp_path, IMQ_STANDIN_SLEEP="1.5", IMQ_STANDIN_SERVICES="UserService")
+    service = tmp_path / "fleet" / "billing"
+    service.mkdir(parents=True)
+    (service / "package.json").write_text('{"name": "billing", "scripts": {"dev": "x"}}')
     connection = stdio_connection([], env, tmp_path, "legacy", **listening(heard))
     try:
         flags = ["--email=dev@example.com"]
@@ -100,6 +104,18 @@ def test_create_with_apply_reports_progress_only_to_a_caller_with_a_token(tmp_pa
         quiet = {**arguments, "name": "orders", "path": str(tmp_path / "orders")}
         assert not connection.call("create_service", quiet).is_error
         assert "notifications/progress" not in heard.methods
+
+        long_runs = [
+            ("generate_client", {"service": "UserService", "path": str(tmp_path / "clients")}, 90.0),
+            ("fleet", {"action": "start", "path": "fleet"}, 120.0),
+        ]
+        for tool, long_run, total in long_runs:
+            heard.progress.clear()
+            call_with_progress(connection, heard, tool, long_run)
+            assert_progress_story(heard.progress, total)
+        heard.progress.clear()
+        call_with_progress(connection, heard, "fleet", {"action": "status", "path": "fleet"})
+        assert heard.progress == []  # status is quick: no progress even with a token
     finally:
         connection.close()
 
