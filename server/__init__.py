@@ -4,8 +4,15 @@
     config.py         Config: snapshot, offline, origins, hosted allowlists; ConfigError
     app.py            create_server(config, hosted) -> MCPServer with the right tools, the prompts,
                       the resources and completions; ImqueueServer answers resources/list,
-                      templates and /read; ResourceListAnnouncer announces list changes (stdio)
+                      templates and /read, and wraps every tool call: guided errors for refused
+                      calls, progress, client log messages (logging/setLevel), the per-call log
+                      line; ResourceListAnnouncer announces list changes (stdio)
     tools.py          every tool: title, SPEC §3a hints, description, strict schema, thin body
+    errors.py         the one table of tool error codes and next steps; error_result -> isError
+                      with text and structuredContent.error {code, message, suggestedAction}
+    progress.py       notifications/progress for long operations, when the client sent a token
+    observe.py        stderr logging at the user's level, the per-call JSON line, and the records
+                      a tool call emits, gathered for the client
     prompts.py        build_imqueue_service and choose_imqueue_packages (arguments checked: -32602)
     resources.py      the curated pages, both llms.txt and the package catalogue as resources, the
                       page templates: listed from the corpus, pages read via docs
@@ -31,6 +38,8 @@
                       stripped, output capped) and words the outcome as a BridgeResult
     generated_client.py the client file generate_client wrote, read back as text + structured data
 
+A tool call flows: ImqueueServer.call_tool (progress reporter and record collection set) ->
+the tool -> its result or a guided error -> log messages to the client -> the stderr line.
 A query flows: tools.search_docs -> search.search_docs -> corpus.CorpusKeeper.current()
 -> ranker.Index.search -> structuredContent + text. stdout is the protocol channel on stdio;
 every diagnostic goes to stderr through `logging`. A CLI call flows: tools -> cli_bridge

@@ -2,7 +2,7 @@
 
     imqueue-mcp [--http [--host H] [--port P] [--workers N]] [--snapshot PATH] [--offline]
                 [--origin imqueue.org=URL] [--origin imqueue.com=URL]
-                [--allow-host HOST] [--allow-origin ORIGIN]
+                [--allow-host HOST] [--allow-origin ORIGIN] [--log-level LEVEL]
 
 stdio is the default. Bad configuration is reported before any transport opens, as one
 line on stderr, with exit status 2. Nothing but protocol is ever written to stdout.
@@ -11,12 +11,12 @@ line on stderr, with exit status 2. Nothing but protocol is ever written to stdo
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from typing import NoReturn
 
 from .config import Config, ConfigError, build_config
+from .observe import LEVELS, LOG_LEVEL_ENV, configure_logging
 
 EXIT_BAD_CONFIG = 2
 
@@ -69,6 +69,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="an extra browser Origin the HTTP endpoint accepts; repeatable",
     )
+    p.add_argument(
+        "--log-level",
+        metavar="LEVEL",
+        help="what reaches stderr: DEBUG, INFO (adds one JSON line per tool call), WARNING (default), "
+        "ERROR or CRITICAL [env IMQUEUE_MCP_LOG_LEVEL]",
+    )
     return p
 
 
@@ -93,18 +99,13 @@ def main(argv: list[str] | None = None) -> None:
             raise ConfigError(f"--port {args.port} is not a port number (0-65535)")
         if args.workers is not None and args.workers < 1:
             raise ConfigError(f"--workers {args.workers} must be at least 1")
-        log_level = os.environ.get("IMQUEUE_MCP_LOG_LEVEL", "WARNING").upper()
-        if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-            raise ConfigError(f"IMQUEUE_MCP_LOG_LEVEL={log_level!r} is not DEBUG, INFO, WARNING or ERROR")
+        log_level = log_level_of(args.log_level)
     except ConfigError as error:
         sys.stderr.write(f"imqueue-mcp: error: {error}\n")
         sys.exit(EXIT_BAD_CONFIG)
 
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=log_level,
-        format="imqueue-mcp %(levelname)s %(name)s: %(message)s",
-    )
+    os.environ[LOG_LEVEL_ENV] = log_level  # HTTP worker processes read it (http.create_app)
+    configure_logging(log_level)
     if args.http:
         from .http import run_http
 
@@ -112,6 +113,15 @@ def main(argv: list[str] | None = None) -> None:
         run_http(config, host=args.host or "127.0.0.1", port=port, workers=args.workers or 1)
     else:
         serve_stdio(config)
+
+
+def log_level_of(flag: str | None) -> str:
+    """The stderr level: the flag, else IMQUEUE_MCP_LOG_LEVEL, else WARNING; ConfigError if unknown."""
+    source = "--log-level" if flag is not None else LOG_LEVEL_ENV
+    level = (flag if flag is not None else os.environ.get(LOG_LEVEL_ENV, "WARNING")).upper()
+    if level not in LEVELS:
+        raise ConfigError(f"{source}={level!r} is not one of {', '.join(LEVELS)}")
+    return level
 
 
 def serve_stdio(config: Config) -> None:

@@ -18,27 +18,44 @@ Also the protocol-level fixes DESIGN.md lists for the SDK:
   (invalid params), not the SDK's code 0 / -32603, via `PromptNameMiddleware`, which also
   names the offending argument where the SDK says only "Error rendering prompt";
 - a logging/setLevel handler is registered, so the logging capability is advertised on
-  handshake-era connections (the level is recorded; diagnostics still go to stderr).
+  handshake-era connections; the level it sets is honoured (see below).
+
+Every tool call goes through `ImqueueServer.call_tool`, which adds what the SDK leaves out:
+
+- guided errors (errors.py) for what fails before a tool body runs: arguments the strict
+  schema refuses, an unknown tool name, and a crash (its text stays on stderr);
+- progress: the call's Context is the reporter for long operations below it (progress.py);
+- diagnostics: the server's log records emitted during the call go to stderr at the user's
+  level and to the client as notifications/message at or above the client's level: the one
+  logging/setLevel set on a handshake-era stdio connection (warning until it is set; the
+  stateless hosted endpoint keeps no level, so warning there), the per-request `_meta` opt-in
+  on 2026-07-28 ones (which the SDK enforces);
+- one JSON line on stderr per call (observe.py).
 """
 
 from __future__ import annotations
 
 import logging
+import time
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import (
     INVALID_PARAMS,
+    CallToolResult,
     CompleteRequestParams,
     CompleteResult,
     EmptyResult,
     InputRequiredResult,
+    LoggingLevel,
     Resource,
     ResourceTemplate,
     SetLevelRequestParams,
@@ -46,14 +63,19 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
 
-from . import completions, resources, server_version
+from . import completions, observe, progress, resources, server_version
 from .config import Config
 from .corpus import LoadedCorpus
+from .errors import ErrorCode, error_of, error_result
 from .instructions import INSTRUCTIONS
 from .prompts import service_prompts
 from .tools import Services, hosted_tools, local_tools
 
 logger = logging.getLogger("server")
+
+# SEP-2577 deprecates logging from 2026-07-28 on; handshake-era clients still rely on it, and
+# the SDK's warning would land on stderr at the first notification of every session.
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
 
 SERVER_NAME = "imqueue"
 SERVER_TITLE = "@imqueue"
@@ -87,11 +109,7 @@ def _prompt_error_message(error: ValueError) -> str:
     return f"{error}: {problems}"
 
 
-async def _set_logging_level(
-    ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams
-) -> EmptyResult:
-    logger.info("client asked for log level %s", params.level)
-    return EmptyResult()
+DEFAULT_CLIENT_LOG_LEVEL: LoggingLevel = "warning"  # handshake-era connections, until logging/setLevel
 
 
 class ResourceListAnnouncer:
@@ -124,11 +142,74 @@ class ResourceListAnnouncer:
 
 
 class ImqueueServer(MCPServer[Any]):
-    """MCPServer whose resources are the curated docs pages of the corpus `services` keeps."""
+    """MCPServer whose resources are the curated docs pages of the corpus `services` keeps, and
+    whose tool calls carry guided errors, progress, client diagnostics and a log line."""
 
-    def __init__(self, services: Services, **settings: Any):
+    def __init__(self, services: Services, *, hosted: bool, **settings: Any):
         super().__init__(**settings)
         self.services = services
+        self.hosted = hosted
+        # On stdio one process serves one connection, so the level is the connection's.
+        self.client_log_level: LoggingLevel = DEFAULT_CLIENT_LOG_LEVEL
+
+    async def set_logging_level(
+        self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams
+    ) -> EmptyResult:
+        if self.hosted:
+            # Stateless HTTP has no session to keep a level in, and one client's choice must not
+            # become every client's: answered, not stored (2026-07-28 clients opt in per request).
+            logger.debug("logging/setLevel %s not kept: the hosted endpoint is stateless", params.level)
+            return EmptyResult()
+        self.client_log_level = params.level
+        logger.info("client log level set to %s", params.level)
+        return EmptyResult()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        started = time.perf_counter()
+        records: list[logging.LogRecord] = []
+        request = _request_of(context)
+        reporter = context.report_progress if context is not None and request is not None else None
+        with progress.reporting_to(reporter), observe.collecting(records):
+            try:
+                result = await super().call_tool(name, arguments, context)
+            except UnexpectedToolError as error:
+                logger.error("tool %s crashed", name, exc_info=error.__cause__ or error)
+                result = error_result(
+                    ErrorCode.INTERNAL_ERROR,
+                    f"{name} failed unexpectedly; nothing was changed by the server itself.",
+                )
+            except ToolError as error:
+                result = _refused_call(name, error)
+            if isinstance(result, CallToolResult) and result.is_error:
+                detail = error_of(result) or {}
+                logger.info("%s: %s: %s", name, detail.get("code", "error"), detail.get("message", ""))
+        if request is not None:
+            await self._send_diagnostics(request, records)
+        _log_call(name, result, request, time.perf_counter() - started)
+        return result
+
+    async def _send_diagnostics(
+        self, request: ServerRequestContext[Any, Any], records: list[logging.LogRecord]
+    ) -> None:
+        if request.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            threshold = logging.DEBUG  # the request's own _meta opt-in filters, in the SDK
+        else:
+            threshold = observe.python_level(self.client_log_level)
+        for record in records:
+            if record.levelno < threshold:
+                continue
+            try:
+                await request.session.send_log_message(  # pyright: ignore[reportDeprecated]
+                    level=observe.mcp_level(record.levelno),
+                    data=record.getMessage(),
+                    logger=record.name,
+                    related_request_id=request.request_id,
+                )
+            except Exception as error:  # a closed stream must not turn a result into a failure
+                logger.debug("log notification not sent: %s", error)
+                return
 
     async def list_resources(self) -> list[Resource]:
         return await resources.list_resources(self.services.corpus)
@@ -142,6 +223,59 @@ class ImqueueServer(MCPServer[Any]):
         return await resources.read_resource(str(uri), self.services)
 
 
+def _request_of(context: Context[Any, Any] | None) -> ServerRequestContext[Any, Any] | None:
+    if context is None:
+        return None
+    try:
+        return context.request_context
+    except ValueError:  # called outside a request (a test calling the server in-process)
+        return None
+
+
+def _refused_call(name: str, error: ToolError) -> CallToolResult:
+    """A call the SDK refused before the tool body ran: bad arguments or an unknown name."""
+    cause = error.__cause__
+    if isinstance(cause, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: "
+            f"{str(problem['msg']).removeprefix('Value error, ')}{_given(problem.get('input'))}"
+            for problem in cause.errors()
+        )
+        return error_result(
+            ErrorCode.INVALID_ARGUMENTS, f"{name} was not run: invalid arguments: {problems}."
+        )
+    if str(error).startswith("Unknown tool"):
+        return error_result(ErrorCode.UNKNOWN_TOOL, f"There is no tool named {name!r} on this server.")
+    return error_result(ErrorCode.INTERNAL_ERROR, str(error))
+
+
+def _given(value: Any) -> str:
+    """The refused value, echoed to the caller who sent it, when it is one short scalar."""
+    if isinstance(value, str | int | float | bool) and len(repr(value)) <= 80:
+        return f" (got {value!r})"
+    return ""
+
+
+def _log_call(name: str, result: Any, request: ServerRequestContext[Any, Any] | None, seconds: float) -> None:
+    is_error = isinstance(result, CallToolResult) and bool(result.is_error)
+    detail = error_of(result) if isinstance(result, CallToolResult) else None
+    client_info = None
+    if request is not None and request.session.client_params is not None:
+        client_info = request.session.client_params.client_info
+    observe.log_tool_call(
+        tool=name,
+        duration_ms=seconds * 1000,
+        is_error=is_error,
+        error_code=detail.get("code") if detail else None,
+        result_count=None if is_error else observe.result_count(getattr(result, "structured_content", None)),
+        client={
+            "name": client_info.name if client_info else None,
+            "version": client_info.version if client_info else None,
+        },
+        protocol=request.protocol_version if request is not None else None,
+    )
+
+
 def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Services]:
     """The server with the local fourteen tools, or the hosted seven, the prompts, the docs
     resources and completions; plus its shared services."""
@@ -151,6 +285,7 @@ def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Serv
     announcer = ResourceListAnnouncer(bus)
     server = ImqueueServer(
         services,
+        hosted=hosted,
         name=SERVER_NAME,
         title=SERVER_TITLE,
         version=server_version(),
@@ -174,5 +309,7 @@ def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Serv
     server._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, complete)
 
     # MCPServer has no public hook for this method; the low-level server's registry is the SDK's own.
-    server._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_logging_level)
+    server._lowlevel_server.add_request_handler(
+        "logging/setLevel", SetLevelRequestParams, server.set_logging_level
+    )
     return server, services

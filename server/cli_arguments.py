@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .errors import ErrorCode
 from .imq_runner import BridgeResult
 
 __all__ = [
@@ -21,9 +22,9 @@ __all__ = [
 ]
 
 
-def refused(message: str) -> BridgeResult:
+def refused(message: str, code: ErrorCode = ErrorCode.ARGUMENT_REFUSED) -> BridgeResult:
     """A result for a call that was refused: an error, and nothing ran."""
-    return BridgeResult(text=message, is_error=True, exit_code=None, command=[])
+    return BridgeResult(text=message, is_error=True, exit_code=None, command=[], error_code=code)
 
 
 def refuse_option_like(label: str, value: str) -> BridgeResult | None:

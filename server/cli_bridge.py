@@ -11,7 +11,9 @@ What lives here, top to bottom:
 Running imq lives in imq_runner.py, and the checks on user values in cli_arguments.py.
 Data flows one way: operation validates its input (cli_arguments) -> builds imq's argv ->
 ``ImqRunner`` runs it -> the operation words the outcome (and the next step) into a
-``BridgeResult`` with ``word_outcome``.
+``BridgeResult`` with ``word_outcome``; an error carries its code from errors.py. The long
+runs (install, create with apply, client generation, fleet start/restart) pass ``long=True``
+so a client that sent a progressToken hears how they are going.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from .cli_arguments import (
     refuse_unsafe_flags,
     refused,
 )
+from .errors import ErrorCode
 from .generated_client import attach_generated_client
 from .imq_runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
 
@@ -140,7 +143,9 @@ async def create_service(
     args = ["service", "create", name, *([path] if path else []), *flags]
     if not apply:
         args.append("--dry-run")
-    outcome = await runner.run_imq(args, APPLY_TIMEOUT_SECONDS if apply else DRY_RUN_TIMEOUT_SECONDS)
+    outcome = await runner.run_imq(
+        args, APPLY_TIMEOUT_SECONDS if apply else DRY_RUN_TIMEOUT_SECONDS, long=apply
+    )
     if apply:
         success = f"Created service {name} in {runner.current_directory() / (path or name)}."
     else:
@@ -187,7 +192,7 @@ async def generate_client(
     if refusal:
         return refusal
     args = ["client", "generate", service, *([path] if path else []), *(["-o"] if overwrite else [])]
-    outcome = await runner.run_imq(args, CLIENT_TIMEOUT_SECONDS)
+    outcome = await runner.run_imq(args, CLIENT_TIMEOUT_SECONDS, long=True)
     directory = path or "./src/clients"
     overwrite_hint = (
         "the client file already exists and imq asks before overwriting it; call generate_client "
@@ -231,10 +236,11 @@ async def cli_install(version: str | None = None, *, runner: ImqRunner | None = 
     if npm is None:
         return refused(
             "npm is not on PATH, so imq cannot be installed from here. Install Node.js (it ships "
-            "npm), then call cli_install again; scaffold_service and scaffold_client work offline."
+            "npm), then call cli_install again; scaffold_service and scaffold_client work offline.",
+            ErrorCode.NPM_NOT_INSTALLED,
         )
     package = f"@imqueue/cli@{version}" if version else "@imqueue/cli"
-    outcome = await runner.run_program([npm, "install", "-g", package], INSTALL_TIMEOUT_SECONDS)
+    outcome = await runner.run_program([npm, "install", "-g", package], INSTALL_TIMEOUT_SECONDS, long=True)
     installed = runner.find_imq()
     if installed:
         success = f"imq is now at {installed}; cli_status reports its version."
@@ -277,7 +283,7 @@ async def fleet(
     if services:
         args += ["-s", ",".join(services)]
     args += [flag for flag, wanted in (("-u", update), ("-c", clean), ("-v", verbose)) if wanted]
-    outcome = await runner.run_imq(args, FLEET_TIMEOUT_SECONDS)
+    outcome = await runner.run_imq(args, FLEET_TIMEOUT_SECONDS, long=action in ("start", "restart"))
     where = (
         f"Path: {root}."
         if path
@@ -304,6 +310,7 @@ def _config_init_explanation() -> BridgeResult:
         is_error=True,
         exit_code=None,
         command=[],
+        error_code=ErrorCode.INTERACTIVE_ONLY,
     )
 
 

@@ -13,8 +13,8 @@ Rules that keep this predictable:
   and a caller that is cancelled does not cancel it for the others.
 - A failed refresh keeps whatever corpus was already loaded, and is retried no sooner
   than RETRY_SECONDS later, so an unreachable site costs one timeout, not one per query.
-- Only the very first load makes a caller wait; later refreshes run in the background
-  while the previous corpus keeps answering.
+- Only the very first load makes a caller wait (and hears its progress, if it asked: see
+  progress.py); later refreshes run in the background while the previous corpus keeps answering.
 - With --offline the network is never contacted: the snapshot is the only source.
 - Whoever needs to know that a new corpus replaced the old one (resources.py, to announce
   a changed resource list) registers a watcher with `watch`; it is called with the old and
@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import progress
 from .config import Config
 
 if TYPE_CHECKING:
@@ -88,7 +89,8 @@ class CorpusKeeper:
     async def current(self) -> LoadedCorpus:
         """The corpus to rank over now; waits only when none has been loaded yet."""
         if self._current is None:
-            await self._refresh()
+            async with progress.ticking("loading the docs corpus"):
+                await self._refresh()
             if self._current is None:
                 raise CorpusUnavailable(self._unavailable_message())
         elif self._refresh_due():
@@ -99,7 +101,8 @@ class CorpusKeeper:
         """Try the live sites now, whatever the schedule says; the corpus answering afterwards."""
         if not self.config.offline and (self._task is None or self._task.done()):
             self._next_attempt = 0.0
-        await self._refresh()
+        async with progress.ticking("refreshing the docs corpus"):
+            await self._refresh()
         return self._current
 
     def _refresh_due(self) -> bool:

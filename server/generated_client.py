@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .errors import ErrorCode
 from .imq_runner import BridgeResult
 from .scaffold import fenced
 from .scaffold_types import CLIENT_SUFFIX, service_base_name
@@ -73,9 +74,11 @@ def attach_generated_client(result: BridgeResult, file: Path, service: str) -> B
     except GeneratedClientMissing as error:
         return dataclasses.replace(
             result,
-            text=f"{result.text}\n\n{error} Check the path, then call generate_client again.",
+            text=f"{result.text}\n\n{error}",
             is_error=True,
             structured=None,
+            error_code=ErrorCode.IMQ_FAILED,
+            next_step="Check the path imq wrote to, then call generate_client again.",
         )
     return dataclasses.replace(
         result, text=f"{result.text}\n\n{render_generated_client(generated)}", structured=generated

@@ -3,7 +3,8 @@
 Only the seven read-only tools are registered here (the CLI bridge acts on the machine the
 server runs on, which for a hosted server is nobody's). The HTTP surface, in full:
 
-    POST    /mcp   MCP JSON-RPC (both protocol revisions the SDK speaks)
+    POST    /mcp   MCP JSON-RPC (both protocol revisions the SDK speaks); JSON answers, except
+                   a call that sends progress (or 2026-07-28 log) notifications: SSE
     OPTIONS /mcp   204, CORS preflight          OPTIONS /   204
     GET, HEAD /    200, a short plain-text landing
     any other method on /mcp   405, Allow: POST, OPTIONS   (GET would otherwise open an SSE
@@ -24,6 +25,7 @@ configuration from the same environment variables as the command line (config.py
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -32,6 +34,7 @@ from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -41,6 +44,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from . import server_version
 from .app import create_server
 from .config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment
+from .observe import LEVELS, LOG_LEVEL_ENV, configure_logging
 from .tools import TITLES, hosted_tools
 
 ENDPOINT = "/mcp"
@@ -74,10 +78,17 @@ def landing(tool_names: list[str]) -> Callable[[Request], Awaitable[Response]]:
 
 
 class McpEndpoint:
-    """POST goes to the SDK's session manager; every other method is refused with 405."""
+    """POST goes to the SDK's session manager; every other method is refused with 405.
 
-    def __init__(self, manager: StreamableHTTPSessionManager):
+    Notifications need a stream, so two requests from a client that accepts text/event-stream go
+    to `streaming`: any 2026-07-28 request (answered as plain JSON unless the call sends progress
+    or log notifications before its result, then as SSE) and a 2025-11-25 request that carries a
+    progressToken (answered as SSE). Every other request is answered as JSON.
+    """
+
+    def __init__(self, manager: StreamableHTTPSessionManager, streaming: StreamableHTTPSessionManager):
         self.manager = manager
+        self.streaming = streaming
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
@@ -89,7 +100,66 @@ class McpEndpoint:
             )
             await refusal(scope, receive, send)
             return
+        if _accepts_event_stream(scope):
+            if _modern(scope):
+                await self.streaming.handle_request(scope, receive, send)
+                return
+            messages, body = await _read_body(receive)
+            receive = _replay(messages, receive)
+            if _asks_for_progress(body):
+                await self.streaming.handle_request(scope, receive, send)
+                return
         await self.manager.handle_request(with_json_accepted(scope), receive, send)
+
+
+async def _read_body(receive: Receive) -> tuple[list[Message], bytes]:
+    """The request's messages up to MAX_BODY_BYTES (the SDK refuses a longer body), and its body."""
+    messages: list[Message] = []
+    body = bytearray()
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            break
+        body += message.get("body", b"")
+        if not message.get("more_body") or len(body) > MAX_BODY_BYTES:
+            break
+    return messages, bytes(body)
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed
+
+
+def _asks_for_progress(body: bytes) -> bool:
+    """A JSON-RPC request whose params._meta has a progressToken."""
+    if b"progressToken" not in body:
+        return False
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get("progressToken") is not None
+
+
+def _header(scope: Scope, name: bytes) -> bytes:
+    return b", ".join(value for key, value in scope["headers"] if key == name)
+
+
+def _modern(scope: Scope) -> bool:
+    version = _header(scope, b"mcp-protocol-version").decode("latin-1").strip()
+    return bool(version) and version not in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+def _accepts_event_stream(scope: Scope) -> bool:
+    return b"text/event-stream" in _header(scope, b"accept").lower()
 
 
 def with_json_accepted(scope: Scope) -> Scope:
@@ -154,6 +224,8 @@ class Guard:
 def create_app(config: Config | None = None) -> ASGIApp:
     """The hosted ASGI app. Without a config, read it from the environment (worker processes)."""
     config = config or config_from_environment()
+    level = os.environ.get(LOG_LEVEL_ENV, "WARNING").upper()
+    configure_logging(level if level in LEVELS else "WARNING")  # a worker process's own
     server, services = create_server(config, hosted=True)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
@@ -168,11 +240,18 @@ def create_app(config: Config | None = None) -> ASGIApp:
         max_request_body_size=MAX_BODY_BYTES,
     )
     manager = server.session_manager
+    streaming = StreamableHTTPSessionManager(
+        app=manager.app,
+        json_response=False,
+        stateless=True,
+        security_settings=security,
+        max_request_body_size=MAX_BODY_BYTES,
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        # A mounted sub-app's lifespan never runs, so the manager is entered here.
-        async with manager.run():
+        # A mounted sub-app's lifespan never runs, so the managers are entered here.
+        async with manager.run(), streaming.run():
             try:
                 yield
             finally:
@@ -181,7 +260,7 @@ def create_app(config: Config | None = None) -> ASGIApp:
     tool_names = [tool.name for tool in hosted_tools(services)]
     routes = [
         Route("/", landing(tool_names), methods=["GET", "HEAD"]),
-        Route(ENDPOINT, McpEndpoint(manager)),
+        Route(ENDPOINT, McpEndpoint(manager, streaming)),
     ]
     return Guard(Starlette(routes=routes, lifespan=lifespan), security)
 

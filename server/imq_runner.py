@@ -8,13 +8,15 @@ What lives here, top to bottom:
 - Output cleaning: ANSI codes stripped, spinner redraws settled, each stream capped to its tail.
 - Process control: a timed-out process group gets SIGTERM, a grace period, then SIGKILL.
 - ``ImqRunner``: finds imq (re-checked on every call, so PATH changes are seen), runs it
-  without a shell, with stdin closed, in its own process group -> a ``RunOutcome``.
+  without a shell, with stdin closed, in its own process group -> a ``RunOutcome``; a long
+  run (``long=True``) reports its progress to a client that asked for it (progress.py).
 - ``word_outcome``: a ``RunOutcome`` plus the operation's notes -> a ``BridgeResult``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shlex
@@ -24,6 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from . import progress
+from .errors import ErrorCode
 
 __all__ = [
     "INSTALL_HINT",
@@ -51,6 +56,8 @@ class BridgeResult:
     stderr: str = ""
     timed_out: bool = False
     structured: dict[str, Any] | None = None  # structuredContent, for tools that declare an outputSchema
+    error_code: ErrorCode | None = None  # for an error: its code in errors.py's table
+    next_step: str = ""  # for an error: what to do next, when the operation knows better than the table
 
 
 # --------------------------------------------------------------------------- limits
@@ -225,16 +232,23 @@ class ImqRunner:
             )
         else:
             text = f"imq (@imqueue/cli) is not installed: it was not found on PATH. {INSTALL_HINT}"
-        return BridgeResult(text=text, is_error=True, exit_code=None, command=[])
+        return BridgeResult(
+            text=text, is_error=True, exit_code=None, command=[], error_code=ErrorCode.IMQ_NOT_INSTALLED
+        )
 
-    async def run_imq(self, args: Sequence[str], timeout_seconds: float) -> RunOutcome | BridgeResult:
+    async def run_imq(
+        self, args: Sequence[str], timeout_seconds: float, *, long: bool = False
+    ) -> RunOutcome | BridgeResult:
         """Runs imq with args; a BridgeResult back means imq could not be run at all."""
         imq = self.find_imq()
         if imq is None:
             return self.missing_imq()
-        return await self.run_program([imq, *args], timeout_seconds)
+        return await self.run_program([imq, *args], timeout_seconds, long=long)
 
-    async def run_program(self, argv: list[str], timeout_seconds: float) -> RunOutcome | BridgeResult:
+    async def run_program(
+        self, argv: list[str], timeout_seconds: float, *, long: bool = False
+    ) -> RunOutcome | BridgeResult:
+        """Runs argv; a long run reports its progress to a client that asked (progress.py)."""
         timeout = self.timeout_seconds if self.timeout_seconds is not None else timeout_seconds
         try:
             process = await asyncio.create_subprocess_exec(
@@ -253,20 +267,23 @@ class ImqRunner:
                 is_error=True,
                 exit_code=None,
                 command=argv,
+                error_code=ErrorCode.IMQ_FAILED,
             )
         stdout, stderr = _Tail(self.output_cap_bytes), _Tail(self.output_cap_bytes)
         readers = asyncio.gather(_read_into(process.stdout, stdout), _read_into(process.stderr, stderr))
         timed_out = False
-        try:
-            await asyncio.wait_for(process.wait(), timeout)
-        except TimeoutError:
-            timed_out = True
-            await _stop_process_group(process, self.kill_grace_seconds)
-        except asyncio.CancelledError:
-            # The caller gave up (an MCP cancellation, a server shutdown): leave nothing running.
-            _signal_group(process.pid, signal.SIGKILL)
-            readers.cancel()
-            raise
+        watch = progress.ticking(_display(argv), timeout) if long else contextlib.nullcontext()
+        async with watch:
+            try:
+                await asyncio.wait_for(process.wait(), timeout)
+            except TimeoutError:
+                timed_out = True
+                await _stop_process_group(process, self.kill_grace_seconds)
+            except asyncio.CancelledError:
+                # The caller gave up (an MCP cancellation, a server shutdown): leave nothing running.
+                _signal_group(process.pid, signal.SIGKILL)
+                readers.cancel()
+                raise
         try:
             await asyncio.wait_for(readers, OUTPUT_DRAIN_SECONDS)
         except TimeoutError:
@@ -325,6 +342,9 @@ def word_outcome(
     else:
         note = failure_hint
     text = _transcript(outcome) + (f"\n\n{note}" if note else "")
+    code = None
+    if not outcome.succeeded:
+        code = ErrorCode.IMQ_TIMED_OUT if outcome.timed_out else ErrorCode.IMQ_FAILED
     return BridgeResult(
         text=text,
         is_error=not outcome.succeeded,
@@ -333,4 +353,6 @@ def word_outcome(
         stdout=outcome.stdout,
         stderr=outcome.stderr,
         timed_out=outcome.timed_out,
+        error_code=code,
+        next_step=note if code else "",
     )

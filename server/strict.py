@@ -7,7 +7,9 @@ rebuilds the argument model on `StrictArguments`, so the schema says
 `additionalProperties: false` and a call with an unknown argument fails with a message
 naming it and listing the accepted ones.
 
-It also tidies the published schemas: optional arguments read as their plain type
+A published outputSchema also admits the guided error shape, `{error: {code, message,
+suggestedAction}}` (errors.py), since an isError result carries that instead. It also tidies
+the published schemas: optional arguments read as their plain type
 instead of `anyOf [T, null]` with `default: null`, and pydantic's generated titles are
 dropped, so what an agent reads is the contract and nothing else.
 """
@@ -21,6 +23,8 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import ToolAnnotations
 from pydantic import ConfigDict, create_model, model_validator
+
+from .errors import accepting_errors
 
 
 class StrictArguments(ArgModelBase):
@@ -59,8 +63,11 @@ def strict_tool(
     tool.fn_metadata.arg_model = strict
     tool.parameters = tidy_schema(strict.model_json_schema(by_alias=True))
     if tool.fn_metadata.output_schema is not None:
-        # Results may carry explicit nulls (an unknown fact), so only the titles go there.
-        tool.fn_metadata.output_schema = tidy_schema(tool.fn_metadata.output_schema, collapse_optional=False)
+        # An error result carries {error} instead (errors.py); results may carry explicit nulls
+        # (an unknown fact), so only the titles go.
+        tool.fn_metadata.output_schema = tidy_schema(
+            accepting_errors(tool.fn_metadata.output_schema), collapse_optional=False
+        )
     return tool
 
 

@@ -2,8 +2,10 @@
 
 Each body calls one function of the module that owns the behaviour (search, docs, status,
 scaffold, cli_bridge) and turns the answer into a CallToolResult: structuredContent plus
-its text rendering for the six shared tools and generate_client, text alone for the rest,
-isError with a one-or-two-sentence message when something expected went wrong.
+its text rendering for the six shared tools and generate_client, text alone for the rest.
+Something expected that went wrong is a guided error (errors.py): isError, what happened and
+the next step, in the text and as structuredContent.error with its code from the one table
+(`failed`, `bridged`).
 
     local_tools(services)   the fourteen stdio tools
     hosted_tools(services)  the seven read-only tools of the hosted endpoint
@@ -25,7 +27,8 @@ from . import docs, scaffold, search, status
 from .catalogue import CatalogueError, render_packages_markdown, render_status_markdown
 from .config import Config
 from .corpus import CorpusKeeper, CorpusUnavailable
-from .fetch import DocUrlError, Fetcher, FetchError
+from .errors import ErrorCode, error_result
+from .fetch import DocUrlError, Fetcher, FetchError, OfflineError
 from .instructions import LOCAL_INSTALL_GUIDE
 from .pages import SavedPages
 from .scaffold_types import Method, ScaffoldError
@@ -207,6 +210,27 @@ def structured_result(data: dict[str, Any], text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
+# Expected failures of the docs and scaffold tools -> their code in errors.py; first match wins.
+FAILURE_CODES: tuple[tuple[type[Exception], ErrorCode], ...] = (
+    (DocUrlError, ErrorCode.URL_REFUSED),
+    (docs.PageNotFound, ErrorCode.PAGE_NOT_FOUND),
+    (OfflineError, ErrorCode.OFFLINE),
+    (FetchError, ErrorCode.SITE_UNREACHABLE),
+    (docs.DocError, ErrorCode.SITE_UNREACHABLE),
+    (CorpusUnavailable, ErrorCode.CORPUS_UNAVAILABLE),
+    (status.StatusUnavailable, ErrorCode.FACTS_UNAVAILABLE),
+    (CatalogueError, ErrorCode.UNKNOWN_PACKAGE),
+    (ScaffoldError, ErrorCode.INVALID_SCAFFOLD_INPUT),
+    (ValueError, ErrorCode.INVALID_ARGUMENTS),
+)
+
+
+def failed(error: Exception) -> CallToolResult:
+    """An expected failure as a guided error: its message, its code's next step."""
+    code = next((code for kind, code in FAILURE_CODES if isinstance(error, kind)), ErrorCode.INTERNAL_ERROR)
+    return error_result(code, str(error))
+
+
 def _tool(fn: Callable[..., Any], name: str) -> Tool:
     return strict_tool(
         fn, name=name, title=TITLES[name], description=DESCRIPTIONS[name], annotations=HINTS[name]
@@ -239,14 +263,14 @@ def docs_tools(services: Services) -> list[Tool]:
         try:
             data = await search.search_docs(services.corpus, query, limit, package)
         except (CorpusUnavailable, ValueError) as error:
-            return text_result(str(error), is_error=True)
+            return failed(error)
         return structured_result(data, search.render_search_text(data))
 
     async def get_doc(url: DocLink) -> Annotated[CallToolResult, DocResult]:
         try:
             data = await docs.read_doc(url, services.fetcher, services.sections, services.saved)
         except (DocUrlError, FetchError, docs.DocError) as error:
-            return text_result(str(error), is_error=True)
+            return failed(error)
         return structured_result(data, docs.render_doc_text(data))
 
     async def list_packages() -> Annotated[CallToolResult, PackageList]:
@@ -261,7 +285,7 @@ def docs_tools(services: Services) -> list[Tool]:
         try:
             data = await status.package_status(services.fetcher, package)
         except (status.StatusUnavailable, CatalogueError) as error:
-            return text_result(str(error), is_error=True)
+            return failed(error)
         return structured_result(data, render_status_markdown(data))
 
     return [
@@ -280,7 +304,7 @@ def scaffold_tools() -> list[Tool]:
         try:
             data = scaffold.scaffold_service(name, methods)
         except ScaffoldError as error:
-            return text_result(str(error), is_error=True)
+            return failed(error)
         return structured_result(data, scaffold.render_service_markdown(data))
 
     async def scaffold_client(
@@ -290,7 +314,7 @@ def scaffold_tools() -> list[Tool]:
         try:
             data = scaffold.scaffold_client(service, methods)
         except ScaffoldError as error:
-            return text_result(str(error), is_error=True)
+            return failed(error)
         return structured_result(data, scaffold.render_client_markdown(data))
 
     return [_tool(scaffold_service, "scaffold_service"), _tool(scaffold_client, "scaffold_client")]
@@ -409,10 +433,16 @@ def cli_tools() -> list[Tool]:
 
 
 def bridged(result: Any) -> CallToolResult:
-    """A cli_bridge.BridgeResult as a tool result, with its structured content when it has any."""
-    if result.structured is not None and not result.is_error:
-        return structured_result(result.structured, result.text)
-    return text_result(result.text, is_error=bool(result.is_error))
+    """A cli_bridge.BridgeResult as a tool result, with its structured content when it has any;
+    an error as a guided error."""
+    if not result.is_error:
+        if result.structured is not None:
+            return structured_result(result.structured, result.text)
+        return text_result(result.text)
+    message, next_step = result.text, result.next_step
+    if next_step and message.endswith(next_step):  # word_outcome appends it; say it once
+        message = message.removesuffix(next_step).rstrip()
+    return error_result(result.error_code or ErrorCode.IMQ_FAILED, message, next_step)
 
 
 def local_tools(services: Services) -> list[Tool]:

@@ -37,7 +37,9 @@ def test_list_packages_still_lists_the_catalogue_and_says_facts_are_unavailable(
 
 def test_package_status_fails_and_says_why(feed_down: McpConnection) -> None:
     result = feed_down.call("package_status", {"package": "rpc"})
-    assert result.is_error and result.structured_content is None
+    # No facts at all, stale or otherwise: the structured answer is the guided error alone.
+    assert result.is_error and set(result.structured_content) == {"error"}
+    assert result.structured_content["error"]["code"] == "facts_unavailable"
     text = result.content[0].text
     assert (
         "unavailable" in text and "imqueue.org/status.json" in text and "https://imqueue.org/status/" in text

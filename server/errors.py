@@ -1,0 +1,142 @@
+"""Guided tool errors: one table of stable error codes, each with the next step for an agent.
+
+Every tool error leaves the server the same way: `isError: true`, a text block that says
+what happened and then what to do next, and `structuredContent.error` with
+
+    {"code": <ErrorCode>, "message": <what happened>, "suggestedAction": <what to do next>}
+
+The codes are stable API (the README lists them): an agent or a host may branch on them.
+A code's default next step is in ACTIONS; a caller that knows better (the imq bridge knows
+which flag was missing) passes its own. Tools that publish an outputSchema publish it as
+"the result, or {error}" (`accepting_errors`), so an error result conforms to it too.
+
+This module knows no MCP transport and no tool: tools.py maps its failures onto the codes.
+"""
+
+from __future__ import annotations
+
+from copy import deepcopy
+from enum import StrEnum
+from typing import Any
+
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+
+class ErrorCode(StrEnum):
+    INVALID_ARGUMENTS = "invalid_arguments"
+    UNKNOWN_TOOL = "unknown_tool"
+    URL_REFUSED = "url_refused"
+    PAGE_NOT_FOUND = "page_not_found"
+    SITE_UNREACHABLE = "site_unreachable"
+    OFFLINE = "offline"
+    CORPUS_UNAVAILABLE = "corpus_unavailable"
+    UNKNOWN_PACKAGE = "unknown_package"
+    FACTS_UNAVAILABLE = "facts_unavailable"
+    INVALID_SCAFFOLD_INPUT = "invalid_scaffold_input"
+    IMQ_NOT_INSTALLED = "imq_not_installed"
+    NPM_NOT_INSTALLED = "npm_not_installed"
+    ARGUMENT_REFUSED = "argument_refused"
+    INTERACTIVE_ONLY = "interactive_only"
+    IMQ_FAILED = "imq_failed"
+    IMQ_TIMED_OUT = "imq_timed_out"
+    INTERNAL_ERROR = "internal_error"
+
+
+# What happened (for the README) and the default next step, code by code.
+MEANINGS: dict[ErrorCode, str] = {
+    ErrorCode.INVALID_ARGUMENTS: "the arguments do not match the inputSchema (unknown, missing or wrong)",
+    ErrorCode.UNKNOWN_TOOL: "no tool has that name on this server",
+    ErrorCode.URL_REFUSED: "get_doc was given a URL outside https://imqueue.org/ and https://imqueue.com/",
+    ErrorCode.PAGE_NOT_FOUND: "the site has no page at that URL (HTTP 404)",
+    ErrorCode.SITE_UNREACHABLE: "the site did not answer, or answered with an HTTP error",
+    ErrorCode.OFFLINE: "the server runs with --offline and the saved pages have no copy",
+    ErrorCode.CORPUS_UNAVAILABLE: "no docs corpus: the live sites failed and there is no usable snapshot",
+    ErrorCode.UNKNOWN_PACKAGE: "the package name is not an @imqueue package",
+    ErrorCode.FACTS_UNAVAILABLE: "imqueue.org/status.json (package versions, licences) could not be read",
+    ErrorCode.INVALID_SCAFFOLD_INPUT: "a service, method, parameter or type name cannot be scaffolded",
+    ErrorCode.IMQ_NOT_INSTALLED: "the imq CLI (@imqueue/cli) is not installed where the server looks",
+    ErrorCode.NPM_NOT_INSTALLED: "npm is not on PATH, so imq cannot be installed",
+    ErrorCode.ARGUMENT_REFUSED: "a value was refused before anything ran (imq would misread it)",
+    ErrorCode.INTERACTIVE_ONLY: "the imq command only works on a terminal, so it was not run",
+    ErrorCode.IMQ_FAILED: "imq (or npm) ran and failed",
+    ErrorCode.IMQ_TIMED_OUT: "imq (or npm) ran past its time limit and was stopped",
+    ErrorCode.INTERNAL_ERROR: "the server failed unexpectedly",
+}
+
+ACTIONS: dict[ErrorCode, str] = {
+    ErrorCode.INVALID_ARGUMENTS: "Correct the arguments the message names (see inputSchema) and call again.",
+    ErrorCode.UNKNOWN_TOOL: "Call tools/list and use one of the names it returns.",
+    ErrorCode.URL_REFUSED: "Call search_docs to find the page, then call get_doc with the url it returns.",
+    ErrorCode.PAGE_NOT_FOUND: "Call search_docs to find the page's current URL, then call get_doc with it.",
+    ErrorCode.SITE_UNREACHABLE: "Retry later; search_docs keeps answering from its corpus meanwhile.",
+    ErrorCode.OFFLINE: "Call search_docs for a page the snapshot has, or run the server without --offline.",
+    ErrorCode.CORPUS_UNAVAILABLE: (
+        "Build a docs snapshot with `imq-build-index` (or `imq-build-index --from DIR --out PATH` and "
+        "start the server with --snapshot PATH), then call search_docs again."
+    ),
+    ErrorCode.UNKNOWN_PACKAGE: "Call list_packages for the package names, then retry with one of them.",
+    ErrorCode.FACTS_UNAVAILABLE: (
+        "Retry later; list_packages still lists the packages (without versions) meanwhile."
+    ),
+    ErrorCode.INVALID_SCAFFOLD_INPUT: "Rename what the message names and call the scaffold tool again.",
+    ErrorCode.IMQ_NOT_INSTALLED: (
+        "Call cli_install to install imq; or use scaffold_service and scaffold_client, which need no imq."
+    ),
+    ErrorCode.NPM_NOT_INSTALLED: (
+        "Install Node.js (it ships npm), then call cli_install; scaffold_service and scaffold_client "
+        "work meanwhile."
+    ),
+    ErrorCode.ARGUMENT_REFUSED: "Change the value the message names and call again; nothing was run.",
+    ErrorCode.INTERACTIVE_ONLY: "Use config(action='set', option=..., value=...) for each option instead.",
+    ErrorCode.IMQ_FAILED: "Read imq's output in the message, check the flags with cli_help, and retry.",
+    ErrorCode.IMQ_TIMED_OUT: (
+        "If imq was waiting for input, pass that value as a flag (cli_help lists them); otherwise retry."
+    ),
+    ErrorCode.INTERNAL_ERROR: "Retry once; if it fails again, report it to the imqueue-mcp maintainers.",
+}
+
+
+class ToolErrorDetail(BaseModel):
+    code: ErrorCode = Field(description="Stable error code (see the README's table)")
+    message: str = Field(description="What happened")
+    suggestedAction: str = Field(description="The next step to take")
+
+
+class ToolErrorResult(BaseModel):
+    """The structuredContent of every failed tool call."""
+
+    error: ToolErrorDetail
+
+
+def error_result(code: ErrorCode, message: str, suggested_action: str = "") -> CallToolResult:
+    """The isError result: text that reads whole, and the same facts as structuredContent.error."""
+    message = message.strip() or MEANINGS[code]
+    action = suggested_action.strip() or ACTIONS[code]
+    detail = ToolErrorDetail(code=code, message=message, suggestedAction=action)
+    text = f"{message}\n\nNext step: {action}\n(error code: {code.value})"
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=ToolErrorResult(error=detail).model_dump(mode="json"),
+        is_error=True,
+    )
+
+
+def error_of(result: CallToolResult) -> dict[str, Any] | None:
+    """structuredContent.error of a guided error result, else None."""
+    structured = result.structured_content
+    detail = structured.get("error") if result.is_error and isinstance(structured, dict) else None
+    return detail if isinstance(detail, dict) else None
+
+
+def accepting_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """An outputSchema for "the result, or {error}": both alternatives, one object at the root."""
+    success = deepcopy(schema)
+    definitions = success.pop("$defs", {})
+    failure = ToolErrorResult.model_json_schema(ref_template="#/$defs/{model}")
+    definitions.update(failure.pop("$defs", {}))
+    return {
+        "type": "object",
+        "anyOf": [success, failure],
+        **({"$defs": definitions} if definitions else {}),
+    }
