@@ -16,7 +16,6 @@ from conftest import McpConnection, origin_args, server_environment, stdio_conne
 from test_server_cli import isolated_environment
 
 # The hosted server and a client of each protocol revision, as test_server_http sets them up.
-hosted = test_server_http.hosted
 hosted_client = test_server_http.hosted_client
 
 # (tool, arguments, code, a word the suggested action must contain); every hosted tool appears.
