@@ -39,7 +39,7 @@ from typing import Any
 
 import httpx
 
-from .bench_server import QUERIES, environment, free_port, origin_args, percentile, site_origins
+from .bench_server import QUERIES, environment, free_port, origin_args, percentile, running, site_origins
 from .machine import machine
 from .paths import REPO
 
@@ -158,35 +158,11 @@ class MemoryWatch:
 
 @contextmanager
 def hosted_server(workers: int, origins: dict[str, str], home: Path) -> Iterator[tuple[str, int]]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    command = [sys.executable, "-m", "server", "--http", "--port", str(port), "--workers", str(workers)]
-    process = subprocess.Popen(
-        [*command, *origin_args(origins)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=environment(home),
-        cwd=home,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "ping"}, timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise SystemExit("soak: the hosted server did not start") from None
-                time.sleep(0.05)
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    command = [sys.executable, "-m", "server", "--http", "--port", port, "--workers", str(workers)]
+    with running([*command, *origin_args(origins)], environment(home), home, url) as process:
         yield url, process.pid
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(15)
 
 
 @dataclass

@@ -95,30 +95,37 @@ def text_of(result: object) -> str:
     return "\n".join(getattr(block, "text", "") for block in getattr(result, "content", []))
 
 
-@pytest.mark.parametrize("case", list(BAD_SNAPSHOTS))
-def test_the_server_starts_with_a_bad_snapshot_and_each_call_explains_it(
-    good_snapshot: Path, tmp_path: Path, case: str
-) -> None:
-    path = tmp_path / "snapshot.msgpack"
-    reason = BAD_SNAPSHOTS[case](path, good_snapshot.read_bytes())
-    server = HttpServer(["--offline", "--snapshot", str(path)], server_environment(tmp_path), tmp_path)
+@contextlib.contextmanager
+def offline_server(args: list[str], home: Path) -> Iterator[McpConnection]:
+    """The hosted server with --offline and `args`, an SDK client on it; on the way out, its
+    stderr must hold no traceback."""
+    server = HttpServer(["--offline", *args], server_environment(home), home)
     try:
         connection = McpConnection(server.url + "/mcp", "legacy")
         try:
-            for _ in range(2):  # the second call is explained as well as the first
-                result = connection.call("search_docs", {"query": "expose a method"})
-                message = text_of(result)
-                assert result.is_error, message
-                assert str(path) in message and reason in message, message
-                assert "imq-build-index" in message, message
-            packages = connection.call("list_packages")  # a tool that needs no snapshot still works
-            assert not packages.is_error
+            yield connection
         finally:
             connection.close()
     finally:
         stderr = server.stderr()
         server.close()
     assert "Traceback" not in stderr, stderr
+
+
+@pytest.mark.parametrize("case", list(BAD_SNAPSHOTS))
+def test_the_server_starts_with_a_bad_snapshot_and_each_call_explains_it(
+    good_snapshot: Path, tmp_path: Path, case: str
+) -> None:
+    path = tmp_path / "snapshot.msgpack"
+    reason = BAD_SNAPSHOTS[case](path, good_snapshot.read_bytes())
+    with offline_server(["--snapshot", str(path)], tmp_path) as connection:
+        for _ in range(2):  # the second call is explained as well as the first
+            result = connection.call("search_docs", {"query": "expose a method"})
+            message = text_of(result)
+            assert result.is_error, message
+            assert str(path) in message and reason in message, message
+            assert "imq-build-index" in message, message
+        assert not connection.call("list_packages").is_error  # a tool that needs no snapshot works
 
 
 def test_offline_get_doc_with_a_damaged_pages_file_names_it(good_snapshot: Path, tmp_path: Path) -> None:
@@ -126,19 +133,10 @@ def test_offline_get_doc_with_a_damaged_pages_file_names_it(good_snapshot: Path,
     path.write_bytes(good_snapshot.read_bytes())
     pages = build_index.pages_path(path)
     pages.write_bytes(build_index.pages_path(good_snapshot).read_bytes()[:1000])
-    server = HttpServer(["--offline", "--snapshot", str(path)], server_environment(tmp_path), tmp_path)
-    try:
-        connection = McpConnection(server.url + "/mcp", "legacy")
-        try:
-            result = connection.call("get_doc", {"url": "https://imqueue.org/cli/"})
-            assert result.is_error and str(pages) in text_of(result), text_of(result)
-            assert not connection.call("search_docs", {"query": "expose a method"}).is_error
-        finally:
-            connection.close()
-    finally:
-        stderr = server.stderr()
-        server.close()
-    assert "Traceback" not in stderr, stderr
+    with offline_server(["--snapshot", str(path)], tmp_path) as connection:
+        result = connection.call("get_doc", {"url": "https://imqueue.org/cli/"})
+        assert result.is_error and str(pages) in text_of(result), text_of(result)
+        assert not connection.call("search_docs", {"query": "expose a method"}).is_error
 
 
 # --- a read-only cache folder ------------------------------------------------------------
@@ -167,16 +165,8 @@ def test_the_server_reads_its_snapshot_from_a_read_only_cache_folder(
     cache = tmp_path / "cache" / "imqueue-mcp"  # the default path under XDG_CACHE_HOME
     cache.mkdir(parents=True)
     (cache / "snapshot.msgpack").write_bytes(good_snapshot.read_bytes())
-    with read_only(cache):
-        server = HttpServer(["--offline"], server_environment(tmp_path), tmp_path)
-        try:
-            connection = McpConnection(server.url + "/mcp", "legacy")
-            try:
-                result = connection.call("search_docs", {"query": "expose a method"})
-            finally:
-                connection.close()
-        finally:
-            server.close()
+    with read_only(cache), offline_server([], tmp_path) as connection:
+        result = connection.call("search_docs", {"query": "expose a method"})
     assert not result.is_error, text_of(result)
     assert result.structured_content["corpus"]["from"] == str(cache / "snapshot.msgpack")
 
@@ -191,6 +181,7 @@ def wait_for_temp_file(process: subprocess.Popen[bytes], folder: Path) -> None:
         time.sleep(0.001)
 
 
+@pytest.mark.timeout(max(180, KILLS * 12))  # a kill costs up to one build: about 2-6 s here
 def test_a_build_killed_at_random_points_leaves_the_previous_snapshot_loadable(
     good_snapshot: Path, tmp_path: Path
 ) -> None:
