@@ -269,7 +269,9 @@ def bench_search(queries: int, origins: dict[str, str], home: Path) -> dict[str,
 
 
 @contextmanager
-def running(command: list[str], env: dict[str, str], cwd: Path, url: str) -> Iterator[None]:
+def running(
+    command: list[str], env: dict[str, str], cwd: Path, url: str
+) -> Iterator[subprocess.Popen[bytes]]:
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,
@@ -288,7 +290,7 @@ def running(command: list[str], env: dict[str, str], cwd: Path, url: str) -> Ite
                 if time.monotonic() > deadline or process.poll() is not None:
                     raise RuntimeError(f"{command[:4]} did not start") from None
                 time.sleep(0.05)
-        yield
+        yield process
     finally:
         process.terminate()
         try:

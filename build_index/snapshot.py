@@ -28,6 +28,7 @@ from .sources import BuildError
 if TYPE_CHECKING:
     from .pages import Pages
 
+TEMP_PREFIX = ".snapshot-"  # + writer pid + "-" + random + ".tmp"
 FORMAT_VERSION = 5  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
 
 
@@ -117,7 +118,8 @@ def write_atomically(path: Path, data: bytes) -> int:
     """`data` to `path` via a temp file in the same folder + fsync + rename; its size."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".snapshot-", suffix=".tmp", dir=path.parent)
+        remove_abandoned_temp_files(path.parent)
+        fd, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".tmp", dir=path.parent)
     except OSError as error:
         raise SnapshotError(
             f"{path}: cannot write there ({error.strerror}); pass --out with a writable path"
@@ -132,6 +134,25 @@ def write_atomically(path: Path, data: bytes) -> int:
         Path(temp).unlink(missing_ok=True)
         raise
     return len(data)
+
+
+def remove_abandoned_temp_files(folder: Path) -> None:
+    """Temp files of writers that died mid-write (killed, or the machine went down): each name
+    carries its writer's pid, and one whose writer is gone is deleted; a live writer's is kept."""
+    for temp in folder.glob(f"{TEMP_PREFIX}*.tmp"):
+        pid = temp.name[len(TEMP_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not _process_exists(int(pid)):
+            temp.unlink(missing_ok=True)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def load_snapshot(path: Path) -> Snapshot:

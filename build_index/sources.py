@@ -8,6 +8,7 @@ print one line and exit non-zero; `NotFound`, its subclass, when the file is sim
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -17,6 +18,7 @@ import httpx
 HOSTS = ("imqueue.org", "imqueue.com")
 LIVE_ORIGINS = {host: f"https://{host}" for host in HOSTS}
 TIMEOUT_SECONDS = 5.0
+MAX_FEED_BYTES = 16 * 2**20  # the largest real feed is about 1 MB
 
 
 class BuildError(Exception):
@@ -65,23 +67,51 @@ class HttpSource:
     def read(self, host: str, path: str) -> bytes:
         url = self.origins[host] + path
         try:
-            response = self._client.get(url)
+            with self._client.stream("GET", url) as response:
+                if response.status_code != 200:
+                    raise (NotFound if response.status_code == 404 else FeedUnavailable)(
+                        f"{url}: HTTP {response.status_code}; the origin does not serve this feed — point "
+                        "--from at a site that does"
+                    )
+                return self._body(url, response)
         except httpx.TimeoutException:
+            raise self._too_slow(url) from None
+        except httpx.RemoteProtocolError:
             raise FeedUnavailable(
-                f"{url}: no answer within {self.timeout:g} s; check the network or build from a mirror "
-                "with --from DIR"
+                f"{url}: the connection broke off before the whole answer came; try again, or build "
+                "from a mirror with --from DIR"
             ) from None
         except httpx.HTTPError as error:
             raise FeedUnavailable(
                 f"{url}: unreachable ({type(error).__name__}); check the origin is up, or build from a "
                 "mirror with --from DIR"
             ) from None
-        if response.status_code != 200:
-            raise (NotFound if response.status_code == 404 else FeedUnavailable)(
-                f"{url}: HTTP {response.status_code}; the origin does not serve this feed — point --from "
-                "at a site that does"
-            )
-        return response.content
+
+    def _body(self, url: str, response: httpx.Response) -> bytes:
+        """The body, read within one timeout in all and up to MAX_FEED_BYTES: a feed that
+        trickles in, or never ends, is refused rather than waited for."""
+        deadline = time.monotonic() + self.timeout
+        declared = response.headers.get("content-length", "")
+        too_big = FeedUnavailable(
+            f"{url}: the body is over {MAX_FEED_BYTES // 2**20} MB, far beyond any real feed; check "
+            "that the origin serves the site's feeds"
+        )
+        if declared.isdigit() and int(declared) > MAX_FEED_BYTES:
+            raise too_big
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > MAX_FEED_BYTES:
+                raise too_big
+            if time.monotonic() > deadline:
+                raise self._too_slow(url)
+        return bytes(body)
+
+    def _too_slow(self, url: str) -> FeedUnavailable:
+        return FeedUnavailable(
+            f"{url}: no answer within {self.timeout:g} s; check the network or build from a mirror "
+            "with --from DIR"
+        )
 
     def close(self) -> None:
         self._client.close()

@@ -20,6 +20,7 @@ Exception tree:
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 TIMEOUT_SECONDS = 5.0
 MAX_REDIRECTS = 3
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MAX_BODY_BYTES = 16 * 1024 * 1024  # far above any real page; a bound, not a feature
 
 
@@ -152,27 +154,38 @@ class Fetcher:
                 f"{canonical} was not fetched: the server runs with --offline (IMQUEUE_MCP_OFFLINE=1). "
                 "Restart it without --offline to read pages."
             )
-        origin = self.origins[host]
-        target = origin + path
-        for _ in range(MAX_REDIRECTS + 1):
-            try:
-                response = await self._http().get(target)
-                body = response.content
-            except httpx.TimeoutException:
-                raise Unreachable(
-                    f"{canonical}: no answer within {self.timeout:g} s; try again later"
-                ) from None
-            except httpx.HTTPError as error:
-                raise Unreachable(
-                    f"{canonical}: unreachable ({type(error).__name__}); check the network and try again"
-                ) from None
-            if response.is_redirect:
-                target = self._redirect_target(host, target, response.headers.get("location", ""), canonical)
-                continue
-            if len(body) > MAX_BODY_BYTES:
-                raise FetchError(f"{canonical}: the body is over {MAX_BODY_BYTES} bytes; refusing to read it")
-            return Fetched(canonical, response.status_code, body, response.headers.get("content-type", ""))
+        target = self.origins[host] + path
+        try:
+            # One budget for the whole GET, redirects and body included: a site that trickles
+            # bytes, or redirects in a loop, costs one timeout, never more.
+            async with asyncio.timeout(self.timeout):
+                for _ in range(MAX_REDIRECTS + 1):
+                    status, body, headers = await self._read(target, canonical)
+                    if status in REDIRECT_STATUSES and "location" in headers:
+                        target = self._redirect_target(host, target, headers["location"], canonical)
+                        continue
+                    return Fetched(canonical, status, body, headers.get("content-type", ""))
+        except (TimeoutError, httpx.TimeoutException):
+            raise Unreachable(f"{canonical}: no answer within {self.timeout:g} s; try again later") from None
+        except httpx.HTTPError as error:
+            raise Unreachable(
+                f"{canonical}: unreachable ({type(error).__name__}); check the network and try again"
+            ) from None
         raise FetchError(f"{canonical}: more than {MAX_REDIRECTS} redirects; not followed further")
+
+    async def _read(self, target: str, canonical: str) -> tuple[int, bytes, httpx.Headers]:
+        """One GET, its body read up to MAX_BODY_BYTES: a longer one is refused unread."""
+        async with self._http().stream("GET", target) as response:
+            declared = response.headers.get("content-length", "")
+            too_big = FetchError(f"{canonical}: the body is over {MAX_BODY_BYTES} bytes; refusing to read it")
+            if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+                raise too_big
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    raise too_big
+            return response.status_code, bytes(body), response.headers
 
     def _redirect_target(self, host: str, current: str, location: str, canonical: str) -> str:
         """Where to go next, if the redirect stays on this host; refuse otherwise."""

@@ -49,6 +49,7 @@ from .tools import TITLES, hosted_tools
 
 ENDPOINT = "/mcp"
 MAX_BODY_BYTES = 1_000_000
+KEEP_ALIVE_SECONDS = 75
 ALLOWED_METHODS = {ENDPOINT: "POST, OPTIONS", "/": "GET, HEAD, OPTIONS"}
 CORS_MAX_AGE = "86400"
 CORS_HEADERS = (
@@ -284,5 +285,8 @@ def run_http(config: Config, *, host: str, port: int, workers: int) -> None:
         "log_level": "warning",
         "server_header": False,
         "timeout_graceful_shutdown": 5,
+        # Longer than clients keep idle connections (httpx: 5 s), so the server never closes
+        # one just as a client reuses it; at uvicorn's 5 s, a busy loop did (the soak saw it).
+        "timeout_keep_alive": KEEP_ALIVE_SECONDS,
     }
     uvicorn.run("server.http:create_app", **options)
