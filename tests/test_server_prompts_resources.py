@@ -33,7 +33,6 @@ from conftest import (
 )
 from mcp.shared.exceptions import MCPError
 from mcp_types import PromptReference, ResourceTemplateReference
-from test_server_http import hosted  # noqa: F401  (the hosted server fixture, one per module)
 
 VERSIONS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 BUILD = "build_imqueue_service"
