@@ -39,7 +39,6 @@ from mcp_types import (
     PARSE_ERROR,
     ErrorData,
     JSONRPCError,
-    JSONRPCMessage,
     JSONRPCNotification,
     jsonrpc_message_adapter,
 )
@@ -49,8 +48,9 @@ INVALID_MESSAGE = "Invalid Request: not a JSON-RPC 2.0 message"
 INVALID_ID = "Invalid Request: a request id must be a string or an integer"
 
 
-def read_line(line: str) -> JSONRPCMessage | JSONRPCError | None:
-    """The message on one stdin line, or the error that answers it, or None for a blank line."""
+def read_line(line: str) -> SessionMessage | JSONRPCError | None:
+    """The message on one stdin line (for the session), or the error that answers the line, or
+    None for a blank line. A client's own error response is a message, never an answer."""
     if not line.strip():
         return None
     try:
@@ -61,7 +61,7 @@ def read_line(line: str) -> JSONRPCMessage | JSONRPCError | None:
         return _parse_error()
     if isinstance(message, JSONRPCNotification) and _has_id(line):
         return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=INVALID_ID))
-    return message
+    return SessionMessage(message)
 
 
 def error_for(item: Exception) -> JSONRPCError | None:
@@ -132,10 +132,10 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
                         if read is None:
                             continue
                         try:
-                            if isinstance(read, JSONRPCError):
-                                await write_stream.send(SessionMessage(read))
+                            if isinstance(read, SessionMessage):
+                                await usable_send.send(read)
                             else:
-                                await usable_send.send(SessionMessage(read))
+                                await write_stream.send(SessionMessage(read))
                         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                             return
 
