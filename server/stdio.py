@@ -22,10 +22,10 @@ points fd 1 at stderr while serving, and all logging goes to stderr.
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO
@@ -105,11 +105,21 @@ def _request_id(errors: list[Any]) -> str | int | None:
 
 @contextmanager
 def claimed_stdin() -> Iterator[BinaryIO]:
-    """The wire on fd 0 as a private binary file, while fd 0 itself reads the null device."""
-    private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+    """The wire on fd 0 as a private binary file, while fd 0 itself reads the null device.
+    Where fd 0 cannot be duplicated or diverted, the wire is read in place."""
+    try:
+        private = os.dup(0)  # not inheritable: children never see the wire
+    except OSError:
+        yield sys.stdin.buffer
+        return
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    except OSError:
+        os.close(private)
+        yield sys.stdin.buffer
+        return
     try:
         # closefd=False: a worker thread may still block on it after the loop ends.
         yield os.fdopen(private, "rb", closefd=False)
