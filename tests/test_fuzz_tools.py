@@ -347,3 +347,9 @@ def test_every_hosted_tool_answers_any_arguments_readably_over_http(hosted: McpC
 
     fuzz()
     assert {found.name for found in hosted.tools()} == HOSTED_TOOLS
+
+
+def test_an_oversized_request_over_http_is_a_readable_invalid_params_error(hosted: McpConnection) -> None:
+    kind, message = outcome_of(hosted, "search_docs", {"query": "q" * 1_100_000})
+    assert (kind, "1,000,000 bytes" in message) == ("invalidParams", True), message
+    assert outcome_of(hosted, "search_docs", {"query": "expose"})[0] == "ok"  # and it keeps serving
