@@ -31,6 +31,7 @@ def refused(message: str) -> BridgeResult:
 # (ENAMETOOLONG), so the bridge refuses first, with a message instead of a stack trace.
 LONGEST = {"service name": 214}
 LONGEST_VALUE = 4096
+LONGEST_FOLDER_NAME = 255  # NAME_MAX: one component of a path
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -50,6 +51,13 @@ def refuse_option_like(label: str, value: str) -> BridgeResult | None:
         return refused(
             f"{label} is {len(value):,} characters long; imq takes at most {longest:,} bytes here. "
             "Pass a shorter value. Nothing was run."
+        )
+    if label == "path" and any(
+        len(part.encode("utf-8", errors="surrogatepass")) > LONGEST_FOLDER_NAME for part in value.split("/")
+    ):
+        return refused(
+            f"path has a folder name longer than {LONGEST_FOLDER_NAME} bytes, which no file system "
+            "takes. Pass a shorter path. Nothing was run."
         )
     if value.startswith("-"):
         hint = " For a path, prefix it with ./ (for example ./-dir)." if "path" in label else ""

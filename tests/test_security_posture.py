@@ -290,6 +290,7 @@ def test_every_changing_cli_tool_is_marked_destructive(
         ("create_service", {"name": "svc", "flags": ["--email=a@b.test\x1b[2J"]}),
         ("generate_client", {"service": "User\tService"}),
         ("fleet", {"action": "status", "services": ["svc\r"]}),
+        ("fleet", {"action": "status", "path": "9" * 400}),
         ("config", {"action": "set", "option": "email", "value": "v" * 5000}),
     ],
 )
