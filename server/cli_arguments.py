@@ -27,12 +27,39 @@ def refused(message: str, code: ErrorCode = ErrorCode.ARGUMENT_REFUSED) -> Bridg
     return BridgeResult(text=message, is_error=True, exit_code=None, command=[], error_code=code)
 
 
+# A service name becomes a folder and an npm package name (npm allows 214 characters); no
+# other value imq takes is longer than a Linux path (4096 bytes). Past these imq fails on its own
+# (ENAMETOOLONG), so the bridge refuses first, with a message instead of a stack trace.
+LONGEST = {"service name": 214}
+LONGEST_VALUE = 4096
+LONGEST_FOLDER_NAME = 255  # NAME_MAX: one component of a path
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def refuse_option_like(label: str, value: str) -> BridgeResult | None:
     """Refuses a user value imq would parse as a flag (or that cannot be an argv entry)."""
     if value == "":
         return refused(f"{label} must not be empty. Nothing was run.")
     if "\x00" in value:
         return refused(f"{label} contains a NUL byte, which cannot be passed to a program. Nothing was run.")
+    if _CONTROL.search(value):
+        return refused(
+            f"{label} {value[:60]!r} contains control characters (newlines, tabs or escape codes); "
+            "pass plain text. Nothing was run."
+        )
+    longest = LONGEST.get(label, LONGEST_VALUE)
+    if len(value.encode("utf-8", errors="surrogatepass")) > longest:
+        return refused(
+            f"{label} is {len(value):,} characters long; imq takes at most {longest:,} bytes here. "
+            "Pass a shorter value. Nothing was run."
+        )
+    if label == "path" and any(
+        len(part.encode("utf-8", errors="surrogatepass")) > LONGEST_FOLDER_NAME for part in value.split("/")
+    ):
+        return refused(
+            f"path has a folder name longer than {LONGEST_FOLDER_NAME} bytes, which no file system "
+            "takes. Pass a shorter path. Nothing was run."
+        )
     if value.startswith("-"):
         hint = " For a path, prefix it with ./ (for example ./-dir)." if "path" in label else ""
         return refused(
@@ -55,7 +82,7 @@ def refuse_service_names(services: Sequence[str] | None) -> BridgeResult | None:
     return None
 
 
-_LONG_FLAG = re.compile(r"--[a-z][a-z0-9]*(-[a-z0-9]+)*(=[^\x00]*)?")
+_LONG_FLAG = re.compile(r"--[a-z][a-z0-9]*(-[a-z0-9]+)*(=[^\x00-\x1f\x7f]*)?")
 
 
 def refuse_unsafe_flags(flags: Sequence[str]) -> BridgeResult | None:
@@ -66,9 +93,13 @@ def refuse_unsafe_flags(flags: Sequence[str]) -> BridgeResult | None:
             return refused(
                 "Do not pass --dry-run in flags; apply=false (the default) is the dry run. Nothing was run."
             )
-        if not _LONG_FLAG.fullmatch(flag):
+        if (
+            not _LONG_FLAG.fullmatch(flag)
+            or len(flag.encode("utf-8", errors="surrogatepass")) > LONGEST_VALUE
+        ):
             return refused(
-                f"flag {flag!r} is not a long option of the form --name or --name=value, so it "
+                f"flag {flag[:60]!r} is not a long option of the form --name or --name=value (plain "
+                f"text, at most {LONGEST_VALUE:,} bytes), so it "
                 "was refused and nothing was run. Give values inline (--email=you@example.com); "
                 "cli_help('service create') lists the flags."
             )

@@ -13,9 +13,9 @@ server runs on, which for a hosted server is nobody's). The HTTP surface, in ful
 
 In front of all of it, for every path: the Host header must be allowed (421 otherwise) and
 a browser Origin, when present, must be allowed (403 otherwise); a request without Origin
-is fine. Bodies over MAX_BODY_BYTES get 413. A client that accepts only application/json
-(or sends no Accept) is served: every answer here is JSON, so the Accept header is
-completed rather than refused with 406.
+is fine. Bodies over MAX_BODY_BYTES get 413, with a JSON-RPC -32602 error naming the limit.
+A client that accepts only application/json (or sends no Accept) is served: every answer
+here is JSON, so the Accept header is completed rather than refused with 406.
 
 `create_app` is an app factory: `uvicorn --factory server.http:create_app` works, and
 `imqueue-mcp --http --workers N` starts N such processes. Worker processes read their
@@ -34,6 +34,7 @@ from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp_types import INVALID_PARAMS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -101,6 +102,7 @@ class McpEndpoint:
             )
             await refusal(scope, receive, send)
             return
+        send = body_limit_as_json(send)
         if _accepts_event_stream(scope):
             if _modern(scope):
                 await self.streaming.handle_request(scope, receive, send)
@@ -111,6 +113,48 @@ class McpEndpoint:
                 await self.streaming.handle_request(scope, receive, send)
                 return
         await self.manager.handle_request(with_json_accepted(scope), receive, send)
+
+
+BODY_TOO_LARGE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": INVALID_PARAMS,
+            "message": f"Request body too large: this endpoint takes at most {MAX_BODY_BYTES:,} bytes per "
+            "request. Send shorter arguments (a search query is at most 200 characters).",
+        },
+    }
+).encode()
+
+
+def body_limit_as_json(send: Send) -> Send:
+    """The SDK answers an oversized body with a plain-text 413, which MCP clients can only report
+    as an opaque internal error; answer the same 413 with a JSON-RPC error they can show."""
+    replacing = False
+
+    async def send_json_413(message: Message) -> None:
+        nonlocal replacing
+        if message["type"] == "http.response.start" and message["status"] == 413:
+            replacing = True
+            kept = [
+                (name, value)
+                for name, value in message.get("headers", [])
+                if name not in (b"content-type", b"content-length")
+            ]
+            headers = [
+                *kept,
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(BODY_TOO_LARGE)),
+            ]
+            await send({**message, "headers": headers})
+        elif replacing and message["type"] == "http.response.body":
+            if not message.get("more_body", False):
+                await send({"type": "http.response.body", "body": BODY_TOO_LARGE})
+        else:
+            await send(message)
+
+    return send_json_413
 
 
 async def _read_body(receive: Receive) -> tuple[list[Message], bytes]:

@@ -1,0 +1,201 @@
+"""The stdio server fed 1,000 malformed and hostile lines, each answered as JSON-RPC 2.0 and MCP say.
+
+Raw bytes on the real server's stdin, no SDK client in between. Each hostile line is followed
+by a ping with its own id, so the answers can be told apart: an error without an id (parse
+error, invalid request) must arrive before that line's ping answer; an answer with an id is
+matched by the id, which is unique per line. Notifications and the client's own responses
+must get no answer at all. Afterwards the server still answers a valid request, and every
+byte it wrote to stdout was a JSON-RPC frame.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conftest import free_port, origin_args, server_environment
+from test_server_transport import RawStdio, initialize
+
+LINES = 1000
+HUGE = 10 * 1024 * 1024
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+
+
+@dataclass
+class Hostile:
+    line: bytes
+    answer: str | None  # None: no answer; "error": an error with `code`; "result": a result
+    code: int | None = None
+    id: Any = None  # the id the answer carries (None: the JSON null id)
+
+
+def request(request_id: Any, method: str, params: Any = None, **extra: Any) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method, **extra}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message).encode()
+
+
+def valid_id(index: int, rng: random.Random) -> Any:
+    """An id of each legal type and shape, unique to its line."""
+    return rng.choice(
+        [
+            index,
+            -index - 1,
+            10**25 + index,
+            f"line-{index}",
+            f"ü\u202e{index}",
+            f"{index}.5",
+            f" {index} ",
+        ]
+    )
+
+
+def hostile_line(index: int, rng: random.Random) -> Hostile:
+    """Line `index` of the corpus: one of fourteen kinds, drawn by a seeded generator."""
+    rid = valid_id(index, rng)
+    kind = rng.randrange(14)
+    if kind == 0:  # text that is not JSON at all
+        junk = "".join(rng.choice("@#abc{}[]:,\"' \t\\\x01\x7f") for _ in range(rng.randrange(1, 80)))
+        return Hostile(("@" + junk).encode(), "error", PARSE_ERROR)
+    if kind == 1:  # truncated JSON
+        whole = request(rid, "tools/list")
+        return Hostile(whole[: rng.randrange(1, len(whole) - 1)], "error", PARSE_ERROR)
+    if kind == 2:  # bytes that are not UTF-8, or a NUL
+        return Hostile(
+            rng.choice([b"\xff\xfe\xfd", b"\x00", b"\xc3\x28", b'{"id": \xff}']), "error", PARSE_ERROR
+        )
+    if kind == 3:  # nested deeper than any parser should follow
+        depth = rng.randrange(5_000, 50_000)
+        return Hostile(b"[" * depth + b"]" * depth, "error", PARSE_ERROR)
+    if kind == 4:  # JSON, but not an object
+        value = rng.choice(
+            [
+                "1",
+                '"ping"',
+                "null",
+                "true",
+                "[]",
+                "[1, 2]",
+                "-0.5e9",
+                json.dumps([json.loads(request(rid, "ping"))]),
+            ]
+        )
+        return Hostile(value.encode(), "error", INVALID_REQUEST)
+    if kind == 5:  # an object of the wrong shape, with a readable id
+        shape = rng.choice(
+            [
+                {"jsonrpc": "1.0", "id": rid, "method": "ping"},
+                {"id": rid, "method": "ping"},
+                {"jsonrpc": "2.0", "id": rid},
+                {"jsonrpc": "2.0", "id": rid, "method": 42},
+                {"jsonrpc": "2.0", "id": rid, "method": None},
+                {"jsonrpc": "2.0", "id": rid, "method": "ping", "params": rng.choice([5, "x", [1], True])},
+                {"jsonrpc": 2, "id": rid, "method": "ping"},
+            ]
+        )
+        return Hostile(json.dumps(shape).encode(), "error", INVALID_REQUEST, rid)
+    if kind == 6:  # an object of the wrong shape, without an id
+        shape = rng.choice([{}, {"jsonrpc": "2.0"}, {"jsonrpc": "2.0", "method": 7}, {"method": "ping"}])
+        return Hostile(json.dumps(shape).encode(), "error", INVALID_REQUEST)
+    if kind == 7:  # a request whose id is of a type MCP does not allow
+        bad = rng.choice([None, True, False, 1.5, -0.25, {}, {"id": 1}, [], [index]])
+        return Hostile(request(bad, "ping"), "error", INVALID_REQUEST)
+    if kind == 8:  # an unknown method
+        method = rng.choice(["nope", "tools/destroy", "", "../../etc/passwd", "x" * 5000, "ρing", "PING"])
+        return Hostile(request(rid, method), "error", METHOD_NOT_FOUND, rid)
+    if kind == 9:  # notifications, known or not: never answered
+        method = rng.choice(
+            ["notifications/nope", "nope", "notifications/initialized", "notifications/cancelled"]
+        )
+        params = rng.choice([None, {}, {"requestId": "zzz"}, {"x": "\x00" * 10}])
+        message = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+        return Hostile(json.dumps(message).encode(), None)
+    if kind == 10:  # responses the client never had a request for: never answered
+        answer = rng.choice([{"result": {}}, {"error": {"code": -1, "message": "no"}}])
+        return Hostile(json.dumps({"jsonrpc": "2.0", "id": f"stray-{index}", **answer}).encode(), None)
+    if kind == 11:  # a known method with params it cannot take
+        method, params = rng.choice(
+            [
+                ("tools/call", {}),
+                ("tools/call", {"name": 5}),
+                ("tools/call", {"name": "search_docs", "arguments": []}),
+                ("tools/list", {"cursor": 5}),
+                ("resources/read", {}),
+                ("prompts/get", {"name": "no-such-prompt"}),
+                ("logging/setLevel", {"level": "loudest"}),
+            ]
+        )
+        return Hostile(request(rid, method, params), "error", INVALID_PARAMS, rid)
+    if kind == 12:  # a tool the server does not have: an isError result, as MCP says
+        return Hostile(request(rid, "tools/call", {"name": "rm_rf", "arguments": {}}), "result", None, rid)
+    return Hostile(request(rid, "ping", extra_member="ignored"), "result", None, rid)  # legal, odd ids
+
+
+def corpus() -> list[Hostile]:
+    rng = random.Random(6)
+    lines = [hostile_line(index, rng) for index in range(LINES - 3)]
+    lines.append(Hostile(b"@" + b"x" * HUGE, "error", PARSE_ERROR))  # a 10 MB line of junk
+    huge_query = {"name": "search_docs", "arguments": {"query": "q" * HUGE}}
+    lines.append(Hostile(request("huge-call", "tools/call", huge_query), "result", None, "huge-call"))
+    lines.append(
+        Hostile(request("huge-id-" + "i" * HUGE, "nope"), "error", METHOD_NOT_FOUND, "huge-id-" + "i" * HUGE)
+    )
+    return lines
+
+
+def send_bytes(raw: RawStdio, line: bytes) -> None:
+    assert raw.process.stdin is not None
+    raw.process.stdin.write(line + b"\n")
+    raw.process.stdin.flush()
+
+
+def test_a_thousand_hostile_lines_are_each_answered_as_the_protocol_says(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    raw = RawStdio(
+        origin_args({"imqueue.org": dead, "imqueue.com": dead}), server_environment(tmp_path), tmp_path
+    )
+    hostile = corpus()
+    assert len(hostile) == LINES
+    by_id: dict[Any, dict[str, Any]] = {}
+    try:
+        initialize(raw)
+        for index, item in enumerate(hostile):
+            send_bytes(raw, item.line)
+            raw.send({"jsonrpc": "2.0", "id": f"sync-{index}", "method": "ping"})
+            unnamed = []
+            while True:
+                frame = raw.next_frame()
+                if frame.get("id") == f"sync-{index}":
+                    assert frame.get("result") == {}, frame
+                    break
+                if frame.get("id") is None:
+                    unnamed.append(frame)
+                else:
+                    assert frame["id"] not in by_id, f"two answers for id {frame['id']!r:.80}"
+                    by_id[frame["id"]] = frame
+            shown = item.line[:120]
+            if item.answer == "error" and item.id is None:
+                assert [frame["error"]["code"] for frame in unnamed] == [item.code], (shown, unnamed)
+                assert all(frame["error"]["message"] for frame in unnamed)
+            else:
+                assert unnamed == [], (shown, unnamed)
+        tools = raw.request(LINES + 1, "tools/list")["result"]["tools"]
+        assert len(tools) == 14  # still serving, fully
+    finally:
+        raw.close()
+
+    expected = {item.id: item for item in hostile if item.answer is not None and item.id is not None}
+    assert set(by_id) == set(expected), "answers to notifications or responses, or answers missing"
+    for request_id, item in expected.items():
+        frame = by_id[request_id]
+        if item.answer == "result":
+            assert "result" in frame, (item.line[:120], frame)
+        else:
+            assert frame["error"]["code"] == item.code and frame["error"]["message"], (item.line[:120], frame)
+    assert raw.process.returncode == 0
+    assert all(isinstance(json.loads(line), dict) for line in raw.lines)
+    assert b"Traceback" not in raw.stderr
