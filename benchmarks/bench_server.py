@@ -38,6 +38,8 @@ from typing import Any
 
 import httpx
 
+from .processes import stop
+
 REPO = Path(__file__).resolve().parents[1]
 SITE = REPO.parent / "shared" / "site"
 PYTHON = sys.executable
@@ -213,8 +215,9 @@ def bench_cold_start(runs: int, home: Path) -> dict[str, Any]:
 # --- search round trips over stdio -----------------------------------------------------
 
 
-def bench_search(queries: int, origins: dict[str, str], home: Path) -> dict[str, Any]:
-    process = subprocess.Popen(
+def stdio_server(origins: dict[str, str], home: Path) -> subprocess.Popen[bytes]:
+    """`python -m server` on pipes, reading the docs from `origins`; its stderr discarded."""
+    return subprocess.Popen(
         [PYTHON, "-m", "server", *origin_args(origins)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -222,6 +225,10 @@ def bench_search(queries: int, origins: dict[str, str], home: Path) -> dict[str,
         env=environment(home),
         cwd=home,
     )
+
+
+def bench_search(queries: int, origins: dict[str, str], home: Path) -> dict[str, Any]:
+    process = stdio_server(origins, home)
     assert process.stdin is not None and process.stdout is not None
 
     def call(request_id: int, query: str) -> dict[str, Any]:
@@ -292,12 +299,7 @@ def running(
                 time.sleep(0.05)
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(15)
+        stop(process)
 
 
 async def load(url: str, body: dict[str, Any], clients: int, seconds: float) -> dict[str, Any]:
@@ -435,15 +437,20 @@ def report(figures: dict[str, Any]) -> None:
     print(json.dumps(figures, sort_keys=True))
 
 
+def add_load_arguments(parser: argparse.ArgumentParser, *, seconds: float, clients: int) -> None:
+    """--seconds, --clients and --workers: how long, how wide and on how many workers a load runs."""
+    parser.add_argument("--seconds", type=float, default=seconds, help="load duration of each run")
+    parser.add_argument("--clients", type=int, default=clients, help="concurrent HTTP clients")
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn workers of each HTTP server")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=15, help="cold-start runs per server")
     parser.add_argument("--queries", type=int, default=300, help="search_docs round trips")
-    parser.add_argument("--seconds", type=float, default=5.0, help="load duration per HTTP server")
-    parser.add_argument("--clients", type=int, default=8, help="concurrent HTTP clients")
-    parser.add_argument("--workers", type=int, default=1, help="uvicorn workers for both HTTP servers")
+    add_load_arguments(parser, seconds=5.0, clients=8)
     args = parser.parse_args(argv)
     if not SITE.is_dir():
         sys.exit(f"bench_server: the site mirror is not at {SITE}; clone next to ../shared")

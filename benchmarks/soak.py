@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,9 +38,20 @@ from typing import Any
 
 import httpx
 
-from .bench_server import QUERIES, environment, free_port, origin_args, percentile, running, site_origins
+from .bench_server import (
+    QUERIES,
+    add_load_arguments,
+    environment,
+    free_port,
+    origin_args,
+    percentile,
+    running,
+    site_origins,
+    stdio_server,
+)
 from .machine import machine
 from .paths import REPO
+from .processes import stop
 
 PAGES = [
     "https://imqueue.org/agents/delayed-scheduled-work",
@@ -234,14 +244,7 @@ def soak_http(
 
 
 def soak_stdio(seconds: float, origins: dict[str, str], home: Path) -> dict[str, Any]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "server", *origin_args(origins)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=environment(home),
-        cwd=home,
-    )
+    process = stdio_server(origins, home)
     assert process.stdin is not None and process.stdout is not None
     pipe_in, pipe_out = process.stdin, process.stdout
 
@@ -289,11 +292,7 @@ def soak_stdio(seconds: float, origins: dict[str, str], home: Path) -> dict[str,
         memory = watch.stop()
     finally:
         pipe_in.close()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(15)
+        stop(process, terminate=False)
     return {"clients": 1, "seconds": elapsed, **tally.figures(elapsed), **memory}
 
 
@@ -326,9 +325,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--seconds", type=float, default=60.0, help="load duration of each run")
-    parser.add_argument("--clients", type=int, default=64, help="concurrent clients of the hosted run")
-    parser.add_argument("--workers", type=int, default=1, help="uvicorn workers of the hosted server")
+    add_load_arguments(parser, seconds=60.0, clients=64)
     parser.add_argument("--mode", choices=("both", "http", "stdio"), default="both")
     args = parser.parse_args(argv)
     if not (REPO.parent / "shared" / "site").is_dir():

@@ -30,6 +30,8 @@ from typing import Any
 import pytest
 from conftest import REPO, free_port, require_external, server_environment, stdio_connection
 
+from benchmarks import processes
+
 FRAMEWORK = REPO / "tests" / "framework"
 NODE_MODULES = FRAMEWORK / "node_modules"
 TSC = NODE_MODULES / "typescript" / "bin" / "tsc"
@@ -96,13 +98,7 @@ def wait_for_redis(port: int, process: subprocess.Popen[bytes]) -> None:
 
 
 def stop(process: subprocess.Popen[Any]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+    processes.stop(process, 10)
 
 
 @pytest.fixture(scope="module")
