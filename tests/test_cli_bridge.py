@@ -255,7 +255,7 @@ def test_a_successful_run_that_left_no_client_file_is_an_error_naming_the_path(w
     result = attach_generated_client(succeeded, file, "UserService")
 
     assert result.is_error and result.structured is None
-    assert f"{file} does not exist" in result.text and "generate_client again" in result.text
+    assert f"{file} does not exist" in result.text and "generate_client again" in result.next_step
 
 
 def test_generate_client_of_a_stopped_service_says_it_must_be_running(runner: ImqRunner) -> None:

@@ -158,10 +158,29 @@ def exercise_every_hosted_surface(url: str) -> None:
             text = "".join(b.text for b in connection.call(tool, arguments).content if b.type == "text")
             assert text.strip() and "Traceback" not in text
         listed = connection.run(lambda client: client.list_resources()).resources
-        if listed:
-            connection.run(lambda client: client.read_resource(listed[0].uri))
+        assert listed
+        # one resource of each kind (a page, an llms.txt index, the JSON catalogue), and one read
+        # through a template: what the hosted server reads for them must stay within its snapshot
+        kinds: dict[str, str] = {}
+        for resource in listed:
+            uri = str(resource.uri)
+            kind = (
+                "catalogue" if not uri.startswith("https://") else "index" if uri.endswith(".txt") else "page"
+            )
+            kinds.setdefault(kind, uri)
+        kinds["template"] = "https://imqueue.org/api/rpc/latest/"
+        for uri in kinds.values():
+            connection.run(lambda client, uri=uri: client.read_resource(uri))
+        values = {"name": "user", "need": "a message queue", "purpose": "stores users"}
         for prompt in connection.run(lambda client: client.list_prompts()).prompts:
-            connection.run(lambda client, name=prompt.name: client.get_prompt(name, {"name": "user"}))
+            arguments = {a.name: values[a.name] for a in prompt.arguments or [] if a.required}
+            connection.run(lambda client, p=prompt.name, a=arguments: client.get_prompt(p, a))
+        from mcp_types import PromptReference, ResourceTemplateReference
+
+        page_ref = ResourceTemplateReference(type="ref/resource", uri="https://imqueue.org/{+path}")
+        connection.run(lambda client: client.complete(page_ref, {"name": "path", "value": "tut"}))
+        prompt_ref = PromptReference(type="ref/prompt", name="choose_imqueue_packages")
+        connection.run(lambda client: client.complete(prompt_ref, {"name": "using", "value": "r"}))
     finally:
         connection.close()
 
