@@ -1,4 +1,5 @@
-"""The hosted endpoint: Streamable HTTP at POST /mcp, stateless, JSON responses.
+"""The hosted endpoint: Streamable HTTP at POST /mcp, stateless, JSON responses (SSE only for a
+call that streams progress or log messages, see McpEndpoint).
 
 Only the seven read-only tools are registered here (the CLI bridge acts on the machine the
 server runs on, which for a hosted server is nobody's). The HTTP surface, in full:
@@ -63,7 +64,8 @@ def landing_text(tool_names: list[str]) -> str:
     tools = "\n".join(f"  {name:<20} {TITLES[name]}" for name in tool_names)
     return (
         f"imqueue-mcp {server_version()}: the @imqueue MCP server, hosted and read-only.\n\n"
-        f"MCP endpoint: POST {ENDPOINT} (Streamable HTTP, stateless, JSON responses).\n"
+        f"MCP endpoint: POST {ENDPOINT} (Streamable HTTP, stateless; JSON responses, SSE when a call streams "
+        "progress).\n"
         f"Tools:\n{tools}\n\n"
         "Docs: https://imqueue.org/mcp/\n"
         "Run it locally, with the imq CLI tools as well: uvx imqueue-mcp\n"
