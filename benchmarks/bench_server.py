@@ -192,7 +192,7 @@ def bench_cold_start(runs: int, home: Path) -> dict[str, Any]:
     bare_script.write_text(BARE_SDK_SERVER)
     env = environment(home)
     commands = {
-        "imqueue-mcp": [PYTHON, "-m", "server", "--offline"],
+        "imqueue-mcp": [PYTHON, "-m", "imqueue_mcp.server", "--offline"],
         "bare SDK server": [PYTHON, str(bare_script)],
     }
     for command in commands.values():  # warm the OS file cache once, untimed
@@ -218,7 +218,7 @@ def bench_cold_start(runs: int, home: Path) -> dict[str, Any]:
 def stdio_server(origins: dict[str, str], home: Path) -> subprocess.Popen[bytes]:
     """`python -m server` on pipes, reading the docs from `origins`; its stderr discarded."""
     return subprocess.Popen(
-        [PYTHON, "-m", "server", *origin_args(origins)],
+        [PYTHON, "-m", "imqueue_mcp.server", *origin_args(origins)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -354,7 +354,7 @@ def bench_hosted(
     ours = [
         PYTHON,
         "-m",
-        "server",
+        "imqueue_mcp.server",
         "--http",
         "--port",
         str(port),

@@ -79,7 +79,7 @@ def timed_queries(queries: list[str], run: Any) -> list[int]:
 
 def measure_ours(shared: Path, scratch: Path) -> dict[str, Any]:
     start = time.perf_counter()
-    from build_index import build, load_snapshot, save_snapshot
+    from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
 
     imported = time.perf_counter() - start
 
@@ -146,7 +146,7 @@ def measure_bm25(shared: Path, scratch: Path, docs_file: Path | None) -> dict[st
 
 
 def export_baseline_documents(shared: Path) -> list[Any]:
-    from build_index import build
+    from imqueue_mcp.build_index import build
 
     from .baseline import baseline_documents
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ranker.corpus import Corpus, Document
+from imqueue_mcp.ranker.corpus import Corpus, Document
 
 from . import feeds
 from .pages import read_pages

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ranker.corpus import Document
+from imqueue_mcp.ranker.corpus import Document
 
 from .sources import BuildError
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgpack  # type: ignore[import-untyped]
 
-from ranker.corpus import SITES
+from imqueue_mcp.ranker.corpus import SITES
 
 from .snapshot import SnapshotError, unwrap, wrap, write_atomically
 from .sources import NotFound, Source

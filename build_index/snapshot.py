@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgpack  # type: ignore[import-untyped]
 
-from ranker import Index
-from ranker.corpus import Corpus
+from imqueue_mcp.ranker import Index
+from imqueue_mcp.ranker.corpus import Corpus
 
 from .feeds import CuratedLink
 from .sources import BuildError

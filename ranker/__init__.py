@@ -54,6 +54,6 @@ class Index:
 
 def load(path: str | Path) -> Index:
     """Load a snapshot written by build_index and return its ready index."""
-    from build_index import load_snapshot  # the snapshot format lives with the builder
+    from imqueue_mcp.build_index import load_snapshot  # the snapshot format lives with the builder
 
     return load_snapshot(Path(path)).index()

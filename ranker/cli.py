@@ -55,7 +55,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def load_index(snapshot: Path | None, source: str | None) -> Index:
-    from build_index import BuildError, build, default_snapshot_path, load_snapshot
+    from imqueue_mcp.build_index import BuildError, build, default_snapshot_path, load_snapshot
 
     if snapshot and source:
         raise UsageError("give either --snapshot or --from, not both")

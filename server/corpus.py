@@ -38,7 +38,7 @@ from . import progress
 from .config import Config
 
 if TYPE_CHECKING:
-    from build_index.feeds import CuratedLink
+    from imqueue_mcp.build_index.feeds import CuratedLink
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ class CorpusKeeper:
                 logger.warning("no docs snapshot: %s", self._snapshot_failure)
 
     def _build_live(self) -> LoadedCorpus:
-        import build_index
+        from imqueue_mcp import build_index
 
         # Package facts are read from /status.json at call time; a missing one must not cost the corpus.
         snapshot = build_index.build(
@@ -168,7 +168,7 @@ class CorpusKeeper:
         )
 
     def _load_snapshot(self) -> LoadedCorpus:
-        import build_index
+        from imqueue_mcp import build_index
 
         path = self.snapshot_path()
         if not path.is_file():
@@ -189,7 +189,7 @@ class CorpusKeeper:
     def snapshot_path(self) -> Path:
         if self.config.snapshot is not None:
             return self.config.snapshot
-        import build_index
+        from imqueue_mcp import build_index
 
         return Path(build_index.default_snapshot_path())
 

@@ -335,4 +335,4 @@ def run_http(config: Config, *, host: str, port: int, workers: int) -> None:
         # one just as a client reuses it; at uvicorn's 5 s, a busy loop did (the soak saw it).
         "timeout_keep_alive": KEEP_ALIVE_SECONDS,
     }
-    uvicorn.run("server.http:create_app", **options)
+    uvicorn.run("imqueue_mcp.server.http:create_app", **options)

@@ -60,7 +60,7 @@ class SavedPages:
             return self._store
 
     def _load(self) -> PageStore | None:
-        import build_index
+        from imqueue_mcp import build_index
 
         snapshot_path = self.keeper.snapshot_path()
         sidecar = build_index.pages_path(snapshot_path)

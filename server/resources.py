@@ -36,7 +36,7 @@ from .corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
 from .fetch import DocUrlError, FetchError, parse_doc_url
 
 if TYPE_CHECKING:
-    from build_index.feeds import CuratedLink
+    from imqueue_mcp.build_index.feeds import CuratedLink
 
     from .tools import Services
 

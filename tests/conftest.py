@@ -240,7 +240,7 @@ def stdio_connection(
 ) -> McpConnection:
     from mcp.client.stdio import StdioServerParameters
 
-    parameters = StdioServerParameters(command=sys.executable, args=["-m", "server", *args], env=env, cwd=cwd)
+    parameters = StdioServerParameters(command=sys.executable, args=["-m", "imqueue_mcp.server", *args], env=env, cwd=cwd)
     return McpConnection(parameters, mode, **client_options)
 
 
@@ -252,7 +252,7 @@ class HttpServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "server", "--http", "--port", str(self.port), *args],
+            [sys.executable, "-m", "imqueue_mcp.server", "--http", "--port", str(self.port), *args],
             env=env,
             cwd=cwd,
             stdout=subprocess.DEVNULL,

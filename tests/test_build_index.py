@@ -28,7 +28,7 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from conftest import tiny_site
 
-from build_index import (
+from imqueue_mcp.build_index import (
     FEEDS,
     BuildError,
     SnapshotError,
@@ -39,9 +39,9 @@ from build_index import (
     save_pages,
     save_snapshot,
 )
-from build_index.cli import main as build_main
-from build_index.pages import PAGES_FORMAT
-from build_index.snapshot import FORMAT_VERSION
+from imqueue_mcp.build_index.cli import main as build_main
+from imqueue_mcp.build_index.pages import PAGES_FORMAT
+from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = tiny_site()
@@ -271,7 +271,7 @@ def build_in_a_process(tmp_path: Path, seed: str, *extra: str) -> Path:
     out = tmp_path / f"seed-{seed}.msgpack"
     env = {**os.environ, "PYTHONHASHSEED": seed, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run(
-        [sys.executable, "-m", "build_index.cli", "--from", str(SITE), "--out", str(out), "--quiet", *extra],
+        [sys.executable, "-m", "imqueue_mcp.build_index.cli", "--from", str(SITE), "--out", str(out), "--quiet", *extra],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -421,7 +421,7 @@ def test_the_console_script_fails_with_one_line_and_no_traceback(tmp_path: Path)
     missing = tmp_path / "nowhere"
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run(
-        [sys.executable, "-m", "build_index.cli", "--from", str(missing)],
+        [sys.executable, "-m", "imqueue_mcp.build_index.cli", "--from", str(missing)],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -614,7 +614,7 @@ def test_loading_a_bad_snapshot_raises_a_snapshot_error_naming_the_file_and_the_
 
 
 def test_the_ranker_loader_reports_the_same_snapshot_error(tmp_path: Path) -> None:
-    import ranker
+    from imqueue_mcp import ranker
 
     with pytest.raises(SnapshotError, match="imq-build-index"):
         ranker.load(tmp_path / "absent.msgpack")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from server.catalogue import (
+from imqueue_mcp.server.catalogue import (
     CATALOGUE,
     EXCLUSIVE_PAIRS,
     CatalogueError,

@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-from build_index.cli import parser as build_parser
-from ranker.cli import parser as search_parser
-from server.__main__ import parser as server_parser
+from imqueue_mcp.build_index.cli import parser as build_parser
+from imqueue_mcp.ranker.cli import parser as search_parser
+from imqueue_mcp.server.__main__ import parser as server_parser
 
 COMMANDS = {
-    "imq-search": ["-m", "ranker.cli"],
-    "imq-build-index": ["-m", "build_index.cli"],
-    "imqueue-mcp": ["-m", "server"],
+    "imq-search": ["-m", "imqueue_mcp.ranker.cli"],
+    "imq-build-index": ["-m", "imqueue_mcp.build_index.cli"],
+    "imqueue-mcp": ["-m", "imqueue_mcp.server"],
 }
 
 

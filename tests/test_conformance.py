@@ -193,7 +193,7 @@ def stdio_server(site_origins: dict[str, str], tmp_path_factory: pytest.TempPath
     home = tmp_path_factory.mktemp("stdio")
     return {
         "command": sys.executable,
-        "args": ["-m", "server", *origin_args(site_origins)],
+        "args": ["-m", "imqueue_mcp.server", *origin_args(site_origins)],
         "env": server_environment(home),
         "cwd": str(home),
     }

@@ -20,11 +20,11 @@ import pytest
 from conftest import McpConnection, server_environment, stdio_connection
 from fault_origin import KINDS, SITE, Fault, FaultyOrigins
 
-import build_index
-from build_index.cli import main as build_main
-from build_index.sources import TIMEOUT_SECONDS
-from server.config import build_config
-from server.corpus import CorpusKeeper
+from imqueue_mcp import build_index
+from imqueue_mcp.build_index.cli import main as build_main
+from imqueue_mcp.build_index.sources import TIMEOUT_SECONDS
+from imqueue_mcp.server.config import build_config
+from imqueue_mcp.server.corpus import CorpusKeeper
 
 MARGIN_SECONDS = 5.0  # on top of the 5 s timeout: a loaded 2-CPU machine, a snapshot load
 BOUND = TIMEOUT_SECONDS + MARGIN_SECONDS

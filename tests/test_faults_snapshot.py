@@ -23,9 +23,9 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from conftest import REPO, SITE, HttpServer, McpConnection, server_environment
 
-import build_index
-from build_index.cli import main as build_main
-from build_index.snapshot import FORMAT_VERSION
+from imqueue_mcp import build_index
+from imqueue_mcp.build_index.cli import main as build_main
+from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
 
 KILLS = int(os.environ.get("IMQUEUE_MCP_KILLS", "10"))
 
@@ -189,7 +189,7 @@ def test_a_build_killed_at_random_points_leaves_the_previous_snapshot_loadable(
     folder.mkdir()
     out = folder / "snapshot.msgpack"
     out.write_bytes(good_snapshot.read_bytes())
-    command = [sys.executable, "-m", "build_index.cli", "--from", str(SITE), "--out", str(out), "--quiet"]
+    command = [sys.executable, "-m", "imqueue_mcp.build_index.cli", "--from", str(SITE), "--out", str(out), "--quiet"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
 
     started = time.monotonic()

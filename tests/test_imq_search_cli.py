@@ -18,8 +18,8 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from conftest import tiny_site
 
-from build_index import build, load_snapshot, save_snapshot
-from ranker.cli import main as search_main
+from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
+from imqueue_mcp.ranker.cli import main as search_main
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = tiny_site()
@@ -362,7 +362,7 @@ def test_batch_writes_one_kpi_results_line_per_query(
 def test_the_cli_and_the_library_rank_the_same(
     capsys: pytest.CaptureFixture[str], snapshot: Path, query: str
 ) -> None:
-    import ranker
+    from imqueue_mcp import ranker
 
     index = load_snapshot(snapshot).index()
     library = index.search(query, limit=10)
@@ -381,7 +381,7 @@ def test_the_cli_and_the_library_rank_the_same(
 
 def imq_search_command() -> list[str]:
     script = Path(sys.executable).parent / "imq-search"
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "ranker.cli"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "imqueue_mcp.ranker.cli"]
 
 
 def test_the_console_script_searches_a_mirror_built_in_memory(tmp_path: Path) -> None:

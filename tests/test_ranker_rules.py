@@ -18,14 +18,14 @@ import importlib
 import pytest
 
 from fixtures.corpus_tiny import answer, index_of, page, section, symbol
-from ranker import Index, SearchResponse, normalize_package, rules
-from ranker import index as index_module
-from ranker.index import Form, InvertedIndex
-from ranker.text import RAW_TOKEN
+from imqueue_mcp.ranker import Index, SearchResponse, normalize_package, rules
+from imqueue_mcp.ranker import index as index_module
+from imqueue_mcp.ranker.index import Form, InvertedIndex
+from imqueue_mcp.ranker.text import RAW_TOKEN
 
 # `ranker.search` the attribute is the search function (re-exported by ranker/__init__), so the
 # module is taken from the import system.
-search_module = importlib.import_module("ranker.search")
+search_module = importlib.import_module("imqueue_mcp.ranker.search")
 
 
 def paths(response: SearchResponse) -> list[str]:

@@ -87,7 +87,7 @@ class Audit:
         pids = [
             event["pid"]
             for event in self.events()
-            if event["event"] == "cpython.run_module" and event["args"][0] == "server"
+            if event["event"] == "cpython.run_module" and event["args"][0] == "imqueue_mcp.server"
         ]
         assert len(pids) == 1, pids
         return int(pids[0])
@@ -102,7 +102,7 @@ def audit_in(folder: Path) -> Audit:
 
 @pytest.fixture(scope="module")
 def snapshot(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import build_index
+    from imqueue_mcp import build_index
 
     path = tmp_path_factory.mktemp("posture-snapshot") / "snapshot.msgpack"
     build_index.save_snapshot(build_index.build(origins=site_origins), path)

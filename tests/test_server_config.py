@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from server.__main__ import parser
-from server.config import LIVE_ORIGINS, ConfigError, build_config, config_from_environment
+from imqueue_mcp.server.__main__ import parser
+from imqueue_mcp.server.config import LIVE_ORIGINS, ConfigError, build_config, config_from_environment
 
 
 def test_defaults_are_the_live_sites_online() -> None:
@@ -82,7 +82,7 @@ def test_bad_configuration_exits_2_with_one_line_before_serving(
     args: list[str], env: dict[str, str], words: str
 ) -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "server", *args],
+        [sys.executable, "-m", "imqueue_mcp.server", *args],
         cwd=REPO,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), **env},
         stdin=subprocess.DEVNULL,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import SiteServer, free_port
 
-from server.config import build_config
-from server.corpus import CorpusKeeper, CorpusUnavailable
+from imqueue_mcp.server.config import build_config
+from imqueue_mcp.server.corpus import CorpusKeeper, CorpusUnavailable
 
 
 def origins_flags(origins: dict[str, str]) -> list[str]:
@@ -59,7 +59,7 @@ def test_a_failed_refresh_keeps_the_previous_corpus(tmp_path: Path) -> None:
 def test_unreachable_sites_fall_back_to_the_snapshot_and_say_so(
     site_origins: dict[str, str], tmp_path: Path
 ) -> None:
-    import build_index
+    from imqueue_mcp import build_index
 
     snapshot_file = tmp_path / "snapshot.msgpack"
     build_index.save_snapshot(build_index.build(origins=site_origins), snapshot_file)

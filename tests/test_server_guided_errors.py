@@ -101,7 +101,7 @@ def test_an_argument_error_names_the_argument_and_the_accepted_ones(local: McpCo
 
 
 def test_the_readme_lists_every_error_code_with_its_default_next_step() -> None:
-    from server.errors import ACTIONS, ErrorCode
+    from imqueue_mcp.server.errors import ACTIONS, ErrorCode
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
     for code in ErrorCode:

@@ -256,7 +256,7 @@ def raw_stdio_session(
         "clientInfo": {"name": "log-line-test", "version": "9.8.7"},
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "server", *args],
+        [sys.executable, "-m", "imqueue_mcp.server", *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -323,7 +323,7 @@ def test_the_env_level_applies_and_a_bad_level_is_refused_before_serving(tmp_pat
     env = server_environment(tmp_path, IMQUEUE_MCP_LOG_LEVEL="info")
     assert len(json_lines(raw_stdio_session([], env, tmp_path, CALLS)[1])) == 2
     bad = subprocess.run(
-        [sys.executable, "-m", "server", "--log-level", "chatty"],
+        [sys.executable, "-m", "imqueue_mcp.server", "--log-level", "chatty"],
         capture_output=True,
         text=True,
         env=server_environment(tmp_path),

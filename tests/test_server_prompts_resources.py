@@ -491,7 +491,7 @@ def test_a_refresh_that_changes_the_list_reaches_a_listening_stateless_client(
 def test_a_local_server_over_a_snapshot_lists_what_the_hosted_one_does(
     request: pytest.FixtureRequest, site_origins: dict[str, str], tmp_path: Path
 ) -> None:
-    import build_index
+    from imqueue_mcp import build_index
 
     http_server: HttpServer = request.getfixturevalue("hosted")
 

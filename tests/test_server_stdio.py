@@ -68,7 +68,7 @@ def text_of(result: Any) -> str:
 
 
 def test_server_identifies_itself_with_instructions(local: McpConnection) -> None:
-    from server import server_version
+    from imqueue_mcp.server import server_version
 
     instructions = local.client.instructions or ""
     assert "search_docs" in instructions and "@expose()" in instructions and "@classType()" in instructions
@@ -290,7 +290,7 @@ def imq_search_urls() -> dict[str, list[str]]:
     """What `imq-search QUERY --json` ranks for each parity query, run side by side."""
     processes = {
         query: subprocess.Popen(
-            [sys.executable, "-m", "ranker.cli", query, "--json", "--limit", "6", "--from", str(SITE)],
+            [sys.executable, "-m", "imqueue_mcp.ranker.cli", query, "--json", "--limit", "6", "--from", str(SITE)],
             cwd=REPO,
             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
             stdout=subprocess.PIPE,

@@ -19,7 +19,7 @@ class RawStdio:
 
     def __init__(self, args: list[str], env: dict[str, str], cwd: Path):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "server", *args],
+            [sys.executable, "-m", "imqueue_mcp.server", *args],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,
@@ -115,7 +115,7 @@ def test_every_stdout_line_is_json_rpc_and_malformed_lines_get_errors(tmp_path: 
 
 @pytest.fixture(scope="module")
 def snapshot_file(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import build_index
+    from imqueue_mcp import build_index
 
     path = tmp_path_factory.mktemp("snapshot") / "snapshot.msgpack"
     build_index.save_snapshot(build_index.build(origins=site_origins), path)
@@ -154,7 +154,7 @@ def test_offline_without_a_snapshot_says_how_to_build_one(tmp_path: Path) -> Non
 
 def test_python_dash_m_server_help_goes_to_stdout_and_exits_0() -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "server", "--help"],
+        [sys.executable, "-m", "imqueue_mcp.server", "--help"],
         cwd=REPO,
         capture_output=True,
         text=True,
