@@ -19,18 +19,17 @@ from pathlib import Path
 from .build import build
 from .pages import pages_path, save_pages
 from .snapshot import default_snapshot_path, save_snapshot
-from .sources import HOSTS, BuildError
+from .sites import OriginError, parse_origin
+from .sources import BuildError
 
 
 def parse_origins(values: list[str]) -> dict[str, str]:
     origins = {}
     for value in values:
-        host, sep, url = value.partition("=")
-        if not sep or host not in HOSTS or not url.startswith(("http://", "https://")):
-            raise BuildError(
-                f"--origin {value!r}: expected HOST=URL with HOST one of {', '.join(HOSTS)}, "
-                "e.g. --origin imqueue.org=http://127.0.0.1:8101"
-            )
+        try:
+            host, url = parse_origin(value)
+        except OriginError as error:
+            raise BuildError(f"--origin: {error}") from None
         origins[host] = url
     return origins
 

@@ -5,14 +5,12 @@
     rules.py   every ranking constant, named
     index.py   inverted index (packed postings), term forms (as written, inflection, prefix, typo)
     search.py  plan_query -> score_records -> multipliers -> caps -> SearchResponse
-    cli.py     `imq-search`
 
 Flow: Corpus -> Index (built once, or loaded from a snapshot) -> Index.search(query) -> hits.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from . import search as ranking
@@ -20,7 +18,7 @@ from .corpus import Corpus, Document
 from .index import InvertedIndex
 from .search import Guidance, Hit, SearchResponse, normalize_package
 
-__all__ = ["Corpus", "Document", "Guidance", "Hit", "Index", "SearchResponse", "load", "normalize_package"]
+__all__ = ["Corpus", "Document", "Guidance", "Hit", "Index", "SearchResponse", "normalize_package"]
 
 
 class Index:
@@ -51,9 +49,3 @@ class Index:
             sections=self.corpus.section_names,
         )
 
-
-def load(path: str | Path) -> Index:
-    """Load a snapshot written by build_index and return its ready index."""
-    from imqueue_mcp.build_index import load_snapshot  # the snapshot format lives with the builder
-
-    return load_snapshot(Path(path)).index()

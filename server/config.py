@@ -23,10 +23,10 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
-CANONICAL_HOSTS = ("imqueue.org", "imqueue.com")
-LIVE_ORIGINS = {host: f"https://{host}" for host in CANONICAL_HOSTS}
+from imqueue_mcp.build_index import sites
+from imqueue_mcp.build_index.sites import HOSTS as CANONICAL_HOSTS
+from imqueue_mcp.build_index.sites import LIVE_ORIGINS
 
 ENV_SNAPSHOT = "IMQUEUE_MCP_SNAPSHOT"
 ENV_OFFLINE = "IMQUEUE_MCP_OFFLINE"
@@ -99,22 +99,10 @@ class Config:
 
 def parse_origin(text: str) -> tuple[str, str]:
     """'imqueue.org=http://127.0.0.1:8101' -> ('imqueue.org', 'http://127.0.0.1:8101')."""
-    host, separator, url = text.strip().partition("=")
-    host, url = host.strip().lower(), url.strip().rstrip("/")
-    parts = urlsplit(url) if separator else None
-    if (
-        host not in CANONICAL_HOSTS
-        or parts is None
-        or parts.scheme not in ("http", "https")
-        or not parts.netloc
-        or parts.query
-        or parts.fragment
-    ):
-        raise ConfigError(
-            f"origin {text!r} is not HOST=URL with HOST one of {', '.join(CANONICAL_HOSTS)} and an "
-            "http(s) URL, e.g. imqueue.org=http://127.0.0.1:8101"
-        )
-    return host, url
+    try:
+        return sites.parse_origin(text)
+    except sites.OriginError as error:
+        raise ConfigError(str(error)) from None
 
 
 def parse_flag(name: str, text: str | None) -> bool:

@@ -1,5 +1,7 @@
 """`imq-search`: the ranker on the command line, for humans debugging a ranking.
 
+It lives with the builder because `--from` builds a corpus in memory: it needs both layers.
+
     imq-search "expose a method" [--limit N] [--package P] [--explain] [--json]
     imq-search --batch queries.jsonl          # one results line per query (../shared/kpi format)
 
@@ -15,7 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import Index, SearchResponse, rules
+from imqueue_mcp.ranker import Index, SearchResponse, rules
+
+from .build import build
+from .snapshot import default_snapshot_path, load_snapshot
+from .sources import BuildError
 
 EXIT_RESULTS, EXIT_MISS, EXIT_ERROR = 0, 1, 2
 
@@ -55,8 +61,6 @@ def parser() -> argparse.ArgumentParser:
 
 
 def load_index(snapshot: Path | None, source: str | None) -> Index:
-    from imqueue_mcp.build_index import BuildError, build, default_snapshot_path, load_snapshot
-
     if snapshot and source:
         raise UsageError("give either --snapshot or --from, not both")
     try:
