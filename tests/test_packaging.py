@@ -16,9 +16,8 @@ LAYERS = ("ranker", "build_index", "server")
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    # --no-build-isolation: the venv already has setuptools, and the registry need not be asked
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
         capture_output=True,
         text=True,
         timeout=300,
