@@ -1,10 +1,10 @@
 """Parity with the server we replace (issue 14 §4, §5, §7), through the SDK's client.
 
-search_docs is asked over stdio and over HTTP (one server of each, both over the loopback
-site mirror): exclusive-pair advisories come back as data, a deprecated API says so in its
-description and carries `deprecated: true`, and every hit says what it is. The label and
-advisory functions are also checked on their own, on literal hits. The HTTP edges (§8) are in
-test_parity_http.py.
+search_docs is asked over stdio (protocol 2025-11-25) and over HTTP (2026-07-28), one server
+of each, both over the loopback site mirror: exclusive-pair advisories come back as data, a
+deprecated API says so in its description and carries `deprecated: true`, and every hit says
+what it is. The label and advisory functions are also checked on their own, on literal hits.
+The HTTP edges (§8) are in test_parity_http.py.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def server(
         connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
     else:
         hosted: HttpServer = request.getfixturevalue("hosted")
-        connection = McpConnection(hosted.url + "/mcp", "legacy")
+        connection = McpConnection(hosted.url + "/mcp", "auto")  # the other protocol revision
     yield connection
     connection.close()
 
