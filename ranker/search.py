@@ -62,6 +62,7 @@ class Hit:
     score: float
     package: str | None
     explanation: list[str] = field(default_factory=list)
+    deprecated: bool = False  # the feed marks the record deprecated (it is also demoted)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -456,6 +457,7 @@ def to_hit(doc: Document, score: float) -> Hit:
         external=doc.external,
         score=score,
         package=doc.package or None,
+        deprecated=doc.deprecated,
     )
 
 

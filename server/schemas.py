@@ -8,7 +8,9 @@ the other CLI-bridge tools and local_install_guide return plain text and declare
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 # --- search_docs ---------------------------------------------------------------------
 
@@ -21,6 +23,18 @@ class SearchHit(BaseModel):
         description="Canonical https://imqueue.org/... or https://imqueue.com/... URL; pass to get_doc"
     )
     symbol: bool = Field(description="True for an API symbol (class, method, type) rather than a page")
+    kind: Literal["api", "answer", "page", "section"] = Field(
+        description="What the hit is: an API symbol, a question-shaped answer, a page, or a prose section"
+    )
+    label: str = Field(
+        description="The kind in words: 'API · @imqueue/core method', 'Answer · <page title>', "
+        "'Page · Tutorial', 'Section · <page title>'; ' · imqueue.com' ends an imqueue.com record's"
+    )
+    deprecated: bool | None = Field(
+        None,
+        description="Present (true) when the API is deprecated; its description then starts "
+        "'DEPRECATED — do not use in new code.'",
+    )
 
 
 class SearchMiss(BaseModel):
@@ -35,12 +49,34 @@ class CorpusInfo(BaseModel):
     note: str | None = Field(None, description="Why an older corpus is answering, when it is")
 
 
+class Advisory(BaseModel):
+    """One exclusive pair the question or the results touched, as data an agent can act on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pair: list[str] = Field(description="The two packages, default first: install at most one")
+    need: str = Field(description="What a service must need for the pair to matter")
+    default: str = Field(description="The package to choose unless alternativeWhen applies")
+    why: str = Field(description="Why, or when, the default is the choice")
+    install: str = Field(
+        description="The command that installs the default, e.g. npm i @imqueue/opentelemetry"
+    )
+    neverBoth: str = Field(description="Why a service must not hold both")
+    alternative: str
+    alternativeWhen: str = Field(description="The only case for choosing the alternative")
+    named: list[str] = Field(description="The members of the pair the question or the results named")
+    advice: str = Field(description="The same advice as one sentence (also in the text)")
+
+
 class SearchResult(BaseModel):
     query: str
     count: int
     results: list[SearchHit]
     advisory: str | None = Field(
         None, description="Present when the results involve one of two mutually exclusive packages"
+    )
+    advisories: list[Advisory] | None = Field(
+        None, description="Present with advisory: the same advice, one record per exclusive pair"
     )
     miss: SearchMiss | None = Field(None, description="Present when nothing matched")
     corpus: CorpusInfo

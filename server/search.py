@@ -2,7 +2,9 @@
 
 Ranking is the ranker's alone: this module calls `ranker.Index.search` (the same function
 `imq-search` calls) and restates no rule. It adds what an agent needs around the ranking:
-the exclusive-pair advisory when the results or the question touch one side of a pair,
+the exclusive-pair advisory when the results or the question touch one side of a pair
+(as a sentence and as `advisories` records), what each hit is (hit_labels.py: kind, label,
+the deprecation notice),
 the miss guidance spelled out, and which corpus answered (live, or a snapshot and its date).
 """
 
@@ -11,8 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .catalogue import exclusive_pair_advisory
+from .catalogue import exclusive_pair_advisories, exclusive_pair_advisory
 from .corpus import CorpusKeeper
+from .hit_labels import hit_description, hit_kind, hit_label
 
 _WORD = re.compile(r"[@\w./-]+")
 
@@ -25,9 +28,12 @@ async def search_docs(keeper: CorpusKeeper, query: str, limit: int, package: str
         {
             "title": hit.title,
             "section": hit.section,
-            "description": hit.description,
+            "description": hit_description(hit),
             "url": hit.url,
             "symbol": hit.symbol,
+            "kind": hit_kind(hit),
+            "label": hit_label(hit),
+            **({"deprecated": True} if hit.deprecated else {}),
         }
         for hit in response.results
     ]
@@ -38,6 +44,7 @@ async def search_docs(keeper: CorpusKeeper, query: str, limit: int, package: str
     advisory = exclusive_pair_advisory(named)
     if advisory:
         data["advisory"] = advisory
+        data["advisories"] = exclusive_pair_advisories(named)
     if response.miss is not None:
         data["miss"] = {"sections": response.miss.sections, "nearestTerms": response.miss.nearest_terms}
     data["corpus"] = corpus.describe()
@@ -49,8 +56,9 @@ def render_search_text(data: dict[str, Any]) -> str:
     if data["results"]:
         lines.append(f'{data["count"]} result(s) for "{data["query"]}", best first:')
         for number, result in enumerate(data["results"], 1):
-            label = "API symbol" if result["symbol"] else ("section" if "#" in result["url"] else "page")
-            lines.append(f"{number}. {result['title']} ({label}; {result['section']})")
+            label = result["label"]
+            where = f"; {result['section']}" if result["section"] and result["section"] not in label else ""
+            lines.append(f"{number}. {result['title']} ({label}{where})")
             lines.append(f"   {result['url']}")
             if result["description"]:
                 lines.append(f"   {result['description']}")
@@ -71,6 +79,8 @@ def render_search_text(data: dict[str, Any]) -> str:
     if data.get("advisory"):
         lines.append("")
         lines.append("Advisory: " + data["advisory"])
+        for record in data.get("advisories", []):
+            lines.append(f"Install the default of {' / '.join(record['pair'])}: {record['install']}")
     lines.append("")
     lines.append(corpus_line(data["corpus"]))
     return "\n".join(lines) + "\n"
