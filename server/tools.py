@@ -234,9 +234,10 @@ def failed(error: Exception) -> CallToolResult:
 
 
 def _tool(fn: Callable[..., Any], name: str) -> Tool:
-    return strict_tool(
-        fn, name=name, title=TITLES[name], description=DESCRIPTIONS[name], annotations=HINTS[name]
-    )
+    # The title twice, equal: 2025-06-18 and later clients read `title`, 2025-03-26 clients
+    # read only `annotations.title`.
+    annotations = HINTS[name].model_copy(update={"title": TITLES[name]})
+    return strict_tool(fn, name=name, title=TITLES[name], description=DESCRIPTIONS[name], annotations=annotations)
 
 
 # --- argument types shared by several tools -------------------------------------------
