@@ -5,6 +5,7 @@
     rules.py   every ranking constant, named
     index.py   inverted index (packed postings), term forms (as written, inflection, prefix, typo)
     search.py  plan_query -> score_records -> multipliers -> caps -> SearchResponse
+    results.py the one result shape: response_dict / hit_dict (imq-search --json, search_docs)
 
 Flow: Corpus -> Index (built once, or loaded from a snapshot) -> Index.search(query) -> hits.
 """
@@ -16,9 +17,20 @@ from typing import Any
 from . import search as ranking
 from .corpus import Corpus, Document
 from .index import InvertedIndex
+from .results import hit_dict, response_dict
 from .search import Guidance, Hit, SearchResponse, normalize_package
 
-__all__ = ["Corpus", "Document", "Guidance", "Hit", "Index", "SearchResponse", "normalize_package"]
+__all__ = [
+    "Corpus",
+    "Document",
+    "Guidance",
+    "Hit",
+    "Index",
+    "SearchResponse",
+    "hit_dict",
+    "normalize_package",
+    "response_dict",
+]
 
 
 class Index:

@@ -64,18 +64,6 @@ class Hit:
     explanation: list[str] = field(default_factory=list)
     deprecated: bool = False  # the feed marks the record deprecated (it is also demoted)
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "url": self.url,
-            "title": self.title,
-            "section": self.section,
-            "description": self.description,
-            "kind": self.kind,
-            "symbol": self.symbol,
-            "external": self.external,
-            "score": round(self.score, 4),
-            "package": self.package,
-        }
 
 
 @dataclass

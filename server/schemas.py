@@ -16,13 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class SearchHit(BaseModel):
-    title: str
-    section: str = Field(description="Where the result lives: llms.txt section, package or parent page")
-    description: str
+    """One hit, in the ranker's one result shape (ranker.results.hit_dict), as imq-search --json."""
+
     url: str = Field(
         description="Canonical https://imqueue.org/... or https://imqueue.com/... URL; pass to get_doc"
     )
-    symbol: bool = Field(description="True for an API symbol (class, method, type) rather than a page")
+    path: str = Field(description="The URL's path on its site; get_doc also takes it for imqueue.org")
+    title: str
+    section: str = Field(description="Where the result lives: llms.txt section, package or parent page")
+    description: str
     kind: Literal["api", "answer", "page", "section"] = Field(
         description="What the hit is: an API symbol, a question-shaped answer, a page, or a prose section"
     )
@@ -30,6 +32,11 @@ class SearchHit(BaseModel):
         description="The kind in words: 'API · @imqueue/core method', 'Answer · <page title>', "
         "'Page · Tutorial', 'Section · <page title>'; ' · imqueue.com' ends an imqueue.com record's"
     )
+    recordKind: str = Field(description="The feed's own kind of record: 'method', 'class', 'Tutorial', ...")
+    package: str | None = Field(description="The @imqueue package an API symbol belongs to, else null")
+    symbol: bool = Field(description="True for an API symbol (class, method, type) rather than a page")
+    external: bool = Field(description="True for an imqueue.com record (licensing, pricing, support)")
+    score: float = Field(description="The ranker's score; comparable within one answer only")
     deprecated: bool | None = Field(
         None,
         description="Present (true) when the API is deprecated; its description then starts "
@@ -69,7 +76,10 @@ class Advisory(BaseModel):
 
 
 class SearchResult(BaseModel):
-    query: str
+    query: str = Field(description="The query as asked")
+    corrected: str | None = Field(
+        None, description="Present when a typo was corrected: the query as actually searched"
+    )
     count: int
     results: list[SearchHit]
     advisory: str | None = Field(

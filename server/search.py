@@ -3,9 +3,9 @@
 Ranking is the ranker's alone: this module calls `ranker.Index.search` (the same function
 `imq-search` calls) and restates no rule. It adds what an agent needs around the ranking:
 the exclusive-pair advisory when the results or the question touch one side of a pair
-(as a sentence and as `advisories` records), what each hit is (hit_labels.py: kind, label,
-the deprecation notice),
-the miss guidance spelled out, and which corpus answered (live, or a snapshot and its date).
+(as a sentence and as `advisories` records), the miss guidance and the corrected query spelled
+out, and which corpus answered (live, or a snapshot and its date). The result itself is the
+ranker's one shape (ranker.response_dict), the same dict `imq-search --json` prints.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from imqueue_mcp.ranker import response_dict
+
 from .catalogue import exclusive_pair_advisories, exclusive_pair_advisory
 from .corpus import CorpusKeeper
-from .hit_labels import hit_description, hit_kind, hit_label
 
 _WORD = re.compile(r"[@\w./-]+")
 
@@ -24,20 +25,7 @@ async def search_docs(keeper: CorpusKeeper, query: str, limit: int, package: str
     """The search_docs structured result (see schemas.SearchResult). ValueError for a bad filter."""
     corpus = await keeper.current()
     response = corpus.index.search(query, limit=limit, package=package)
-    results = [
-        {
-            "title": hit.title,
-            "section": hit.section,
-            "description": hit_description(hit),
-            "url": hit.url,
-            "symbol": hit.symbol,
-            "kind": hit_kind(hit),
-            "label": hit_label(hit),
-            **({"deprecated": True} if hit.deprecated else {}),
-        }
-        for hit in response.results
-    ]
-    data: dict[str, Any] = {"query": query, "count": len(results), "results": results}
+    data = response_dict(response)
     named = [hit.package for hit in response.results if hit.package]
     named += [package] if package else []
     named += _WORD.findall(query)
@@ -45,16 +33,16 @@ async def search_docs(keeper: CorpusKeeper, query: str, limit: int, package: str
     if advisory:
         data["advisory"] = advisory
         data["advisories"] = exclusive_pair_advisories(named)
-    if response.miss is not None:
-        data["miss"] = {"sections": response.miss.sections, "nearestTerms": response.miss.nearest_terms}
     data["corpus"] = corpus.describe()
     return data
 
 
 def render_search_text(data: dict[str, Any]) -> str:
     lines: list[str] = []
+    if data.get("corrected"):
+        lines.append(f'Searched for "{data["corrected"]}" (corrected from "{data["query"]}").')
     if data["results"]:
-        lines.append(f'{data["count"]} result(s) for "{data["query"]}", best first:')
+        lines.append(f'{data["count"]} result(s) for "{data.get("corrected") or data["query"]}", best first:')
         for number, result in enumerate(data["results"], 1):
             label = result["label"]
             where = f"; {result['section']}" if result["section"] and result["section"] not in label else ""

@@ -190,13 +190,13 @@ def literal_hit(
     ],
 )
 def test_each_tier_gets_its_label(tier: str, kind: str, section: str, external: bool, label: str) -> None:
-    from imqueue_mcp.server.hit_labels import hit_label
+    from imqueue_mcp.ranker.results import hit_label
 
     assert hit_label(literal_hit(tier, kind, section, external=external)) == label
 
 
 def test_only_a_deprecated_hit_gets_the_deprecation_prefix() -> None:
-    from imqueue_mcp.server.hit_labels import hit_description
+    from imqueue_mcp.ranker.results import hit_description
 
     assert hit_description(literal_hit("symbol", "property", "")) == "Does x."
     flagged = hit_description(literal_hit("symbol", "property", "", deprecated=True))

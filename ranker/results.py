@@ -1,4 +1,11 @@
-"""What a search hit is, said where the agent reads it: its kind, its label, its deprecation.
+"""The one result shape: a SearchResponse as the dict `imq-search --json` prints and `search_docs`
+returns (the server adds only its own fields: advisories, the corpus it answered from).
+
+    response_dict(response)   {query, corrected?, count, results: [hit_dict...], miss?}
+    hit_dict(hit)             url, path, title, section, description, kind, label, recordKind,
+                              package, symbol, external, score, deprecated?
+
+What a search hit is, said where the agent reads it: its kind, its label, its deprecation.
 
 The ranker's Hit knows the record's tier (page, symbol, answer, section), its feed kind
 (a symbol's kind such as ``method``, a page's kind such as ``Tutorial``, an answer's page
@@ -12,15 +19,14 @@ title), its package and its site. This module turns those into the words an agen
                  ... + " · imqueue.com"                   any record of the commercial site
     description  prefixed with DEPRECATED_PREFIX when the feed marks the record deprecated
 
-Pure functions of the Hit: no I/O, no MCP.
+Pure functions of the response: no I/O, no MCP.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from imqueue_mcp.ranker import Hit
+from .search import Hit, SearchResponse
 
 DEPRECATED_PREFIX = "DEPRECATED — do not use in new code."
 COMMERCIAL_SITE = "imqueue.com"
@@ -52,3 +58,36 @@ def hit_description(hit: Hit) -> str:
     if not hit.deprecated:
         return hit.description
     return f"{DEPRECATED_PREFIX} {hit.description}".rstrip()
+
+
+def hit_dict(hit: Hit) -> dict[str, Any]:
+    """One hit as an agent and a human read it; `recordKind` is the feed's own kind of record."""
+    data: dict[str, Any] = {
+        "url": hit.url,
+        "path": hit.path,
+        "title": hit.title,
+        "section": hit.section,
+        "description": hit_description(hit),
+        "kind": hit_kind(hit),
+        "label": hit_label(hit),
+        "recordKind": hit.kind,
+        "package": hit.package,
+        "symbol": hit.symbol,
+        "external": hit.external,
+        "score": round(hit.score, 4),
+    }
+    if hit.deprecated:
+        data["deprecated"] = True
+    return data
+
+
+def response_dict(response: SearchResponse) -> dict[str, Any]:
+    """The whole answer: the query as asked, the corrected query when a typo was corrected."""
+    data: dict[str, Any] = {"query": response.query}
+    if response.corrected:
+        data["corrected"] = response.corrected
+    data["count"] = len(response.results)
+    data["results"] = [hit_dict(hit) for hit in response.results]
+    if response.miss is not None:
+        data["miss"] = {"sections": response.miss.sections, "nearestTerms": response.miss.nearest_terms}
+    return data
