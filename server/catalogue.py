@@ -26,6 +26,8 @@ so has no fallback at all.
 
 from __future__ import annotations
 
+from imqueue_mcp.ranker import normalize_package as ranker_normalize_package
+
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -242,13 +244,11 @@ def pick_rule(package: str) -> str | None:
 
 
 def normalize_package(name: str) -> str:
-    """'rpc', '@imqueue/rpc' and ' RPC ' all become '@imqueue/rpc'."""
-    text = name.strip().lower()
-    if text.startswith(SCOPE):
-        text = text[len(SCOPE) :]
-    if not text or "/" in text or text.startswith("@") or any(char.isspace() for char in text):
-        raise CatalogueError(f"{name!r} is not an @imqueue package name; pass e.g. 'rpc' or '@imqueue/rpc'.")
-    return SCOPE + text
+    """'rpc', '@imqueue/rpc' and ' RPC ' all become '@imqueue/rpc' (the ranker's one rule)."""
+    try:
+        return ranker_normalize_package(name)
+    except ValueError as error:
+        raise CatalogueError(str(error)) from None
 
 
 def _canonical_member(name: str) -> str | None:

@@ -182,7 +182,7 @@ USAGE_ERRORS: dict[str, tuple[list[str], list[str]]] = {
         ["--snapshot", "{snapshot}", "--batch", "{batch:directory}"],
         ["{batch:directory}", "cannot read"],
     ),
-    "empty-package-name": (["--snapshot", "{snapshot}", "--package", " ", "redis"], ["empty package name"]),
+    "empty-package-name": (["--snapshot", "{snapshot}", "--package", " ", "redis"], ["is not an @imqueue package name: it is empty"]),
 }
 
 
