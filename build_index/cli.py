@@ -6,7 +6,10 @@
     imq-build-index --pages                  # also every page's markdown, in <snapshot>.pages
 
 Progress on a terminal (stderr), --quiet for none, one summary line at the end. On any error:
-one line naming the URL or file and the fix, exit 1, the previous snapshot (and sidecar) untouched.
+one line naming the URL or file and the fix, and exit 1. A feed that cannot be read leaves both
+previous files untouched (nothing is written before every feed is read). Each file is replaced
+atomically, the sidecar first: if the snapshot then cannot be written, the new sidecar stands
+beside the old snapshot, and the server ignores a sidecar whose date is not its snapshot's.
 """
 
 from __future__ import annotations

@@ -34,6 +34,8 @@ ENV_ORIGINS = "IMQUEUE_MCP_ORIGINS"
 ENV_ALLOWED_HOSTS = "IMQUEUE_MCP_ALLOWED_HOSTS"
 ENV_ALLOWED_ORIGINS = "IMQUEUE_MCP_ALLOWED_ORIGINS"
 ENV_REFRESH_SECONDS = "IMQUEUE_MCP_REFRESH_SECONDS"
+ENV_LOG_LEVEL = "IMQUEUE_MCP_LOG_LEVEL"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 DEFAULT_REFRESH_SECONDS = 3600.0
 MIN_REFRESH_SECONDS = 1.0  # a rebuild costs a second or two of CPU: never more often than this
@@ -103,6 +105,19 @@ def parse_origin(text: str) -> tuple[str, str]:
         return sites.parse_origin(text)
     except sites.OriginError as error:
         raise ConfigError(str(error)) from None
+
+
+def parse_log_level(flag: str | None, env: Mapping[str, str] | None = None) -> str:
+    """The stderr level: the flag, else IMQUEUE_MCP_LOG_LEVEL, else WARNING; ConfigError if unknown.
+
+    The one reading of the level: the command line and every hosted worker process use it.
+    """
+    env = os.environ if env is None else env
+    source = "--log-level" if flag is not None else ENV_LOG_LEVEL
+    level = (flag if flag is not None else env.get(ENV_LOG_LEVEL, "WARNING")).strip().upper()
+    if level not in LOG_LEVELS:
+        raise ConfigError(f"{source}={level!r} is not one of {', '.join(LOG_LEVELS)}")
+    return level
 
 
 def parse_flag(name: str, text: str | None) -> bool:

@@ -49,8 +49,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import server_version
 from .app import create_server
-from .config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment
-from .observe import LEVELS, LOG_LEVEL_ENV, configure_logging
+from .config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
+from .observe import configure_logging
 from .tools import TITLES, hosted_tools
 
 ENDPOINT = "/mcp"
@@ -306,8 +306,7 @@ class Guard:
 def create_app(config: Config | None = None) -> ASGIApp:
     """The hosted ASGI app. Without a config, read it from the environment (worker processes)."""
     config = config or config_from_environment()
-    level = os.environ.get(LOG_LEVEL_ENV, "WARNING").upper()
-    configure_logging(level if level in LEVELS else "WARNING")  # a worker process's own
+    configure_logging(parse_log_level(None))  # a worker's own; __main__ checked the same variable
     server, services = create_server(config, hosted=True)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
