@@ -20,7 +20,7 @@ https://imqueue.org URLs you relied on."""
 LOCAL_INSTALL_GUIDE = """\
 # Run the @imqueue MCP server locally
 
-This hosted endpoint serves seven read-only tools (docs search, page reads, package facts and
+This hosted endpoint serves eight read-only tools (docs search, code examples, page reads, package facts and
 the two scaffolders). The local server adds the imq CLI bridge (cli_status, cli_install,
 cli_help, create_service, generate_client, fleet, config, logs), which acts on your machine,
 so it can only run there. It is one Python package, `imqueue-mcp`, speaking MCP over stdio.
@@ -56,5 +56,5 @@ get_doc keep working offline (`imqueue-mcp --offline`). The imq CLI itself comes
 
 With pipx instead of uv, use `"command": "pipx", "args": ["run", "imqueue-mcp"]`.
 Restart the client after editing its configuration, then check that the imqueue server
-lists fourteen tools.
+lists fifteen tools.
 """
