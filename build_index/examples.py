@@ -118,6 +118,7 @@ def extract_examples(markdown: str, site: str, page: str, sections: Sequence[Sec
     anchor, heading, context = "", "", intro.text if intro else ""
     paragraph: list[str] = []
     lead = ""
+    subheading = ""  # the latest heading the feed does not anchor, since the last one it does
     ordinal: dict[str, int] = {}
     examples: list[Example] = []
     number = 0
@@ -145,7 +146,7 @@ def extract_examples(markdown: str, site: str, page: str, sections: Sequence[Sec
                     heading=heading,
                     language=language,
                     code=body,
-                    lead=lead,
+                    lead=f"{subheading}: {lead}" if subheading and lead else subheading or lead,
                     context=context,
                     packages=tuple([documented] if documented else []) + tuple(named),
                     version=version,
@@ -155,7 +156,7 @@ def extract_examples(markdown: str, site: str, page: str, sections: Sequence[Sec
         stripped = line.strip()
         found = _HEADING.match(stripped)
         if found:
-            paragraph, lead = [], ""
+            paragraph, lead, subheading = [], "", ""
             if len(found.group(1)) == 1 and not title:
                 title = _EXPLICIT_ANCHOR.sub("", found.group(2))
                 continue
@@ -164,9 +165,8 @@ def extract_examples(markdown: str, site: str, page: str, sections: Sequence[Sec
                 remaining = remaining[remaining.index(section) + 1 :]
                 anchor, heading, context = section.anchor, section.heading, section.text
             else:  # a heading the feed does not anchor: it still describes the blocks under it
-                plain = _MARKUP.sub(lambda m: m.group(1) or "", found.group(2))
-                heading = heading if anchor else plain
-                paragraph = [plain]
+                subheading = _MARKUP.sub(lambda m: m.group(1) or "", _EXPLICIT_ANCHOR.sub("", found.group(2)))
+                heading = heading if anchor else subheading
             continue
         package = _PACKAGE_LINE.match(stripped)
         if package and not documented:

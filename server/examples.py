@@ -141,24 +141,33 @@ async def find_examples(finder: ExampleFinder, query: str, limit: int, package: 
         )
     corpus, ranked = await finder.ranked()
     wanted = package_filter(package, ranked.packages)
-    depth = len(ranked.examples) if wanted else limit
-    response = ranked.index.search(query, limit=max(depth, 1))
-    results: list[dict[str, Any]] = []
-    for hit in response.results:
-        example = ranked.examples[hit.path]
-        if wanted and wanted not in example.packages:
-            continue
-        results.append(example_hit(example))
-        if len(results) == limit:
-            break
+    found, nearest = best_examples(ranked, query, limit, wanted)
     data: dict[str, Any] = {"query": query}
     if wanted:
         data["package"] = wanted
-    data.update(count=len(results), results=results)
-    if not results:
-        data["miss"] = {"nearestTerms": response.miss.nearest_terms if response.miss else []}
+    data.update(count=len(found), results=[example_hit(example) for example in found])
+    if not found:
+        data["miss"] = {"nearestTerms": nearest}
     data["corpus"] = corpus.describe()
     return data
+
+
+def best_examples(
+    ranked: RankedExamples, query: str, limit: int, package: str | None = None
+) -> tuple[list[Example], list[str]]:
+    """The `limit` best examples for `query` (of `package` only, when given: '@imqueue/x'),
+    and on a miss the indexed terms nearest the query. find_examples and the KPI call this."""
+    depth = len(ranked.examples) if package else limit
+    response = ranked.index.search(query, limit=max(depth, 1))
+    found: list[Example] = []
+    for hit in response.results:
+        example = ranked.examples[hit.path]
+        if package and package not in example.packages:
+            continue
+        found.append(example)
+        if len(found) == limit:
+            break
+    return found, response.miss.nearest_terms if response.miss else []
 
 
 def example_hit(example: Example) -> dict[str, Any]:
