@@ -15,7 +15,7 @@ from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
 from imqueue_mcp.build_index.examples import Example, Section, extract_examples, split_llms_full
 from imqueue_mcp.build_index.snapshot import FORMAT_VERSION, wrap
 from imqueue_mcp.server.catalogue import CatalogueError
-from imqueue_mcp.server.examples import best_examples, package_filter, rank_examples
+from imqueue_mcp.server.examples import RankedExamples, best_examples, package_filter, rank_examples
 
 PAGE = """\
 # Queues in practice
@@ -179,7 +179,7 @@ def test_a_snapshot_written_before_examples_loads_with_none_instead_of_failing(t
 # --- ranking -----------------------------------------------------------------------------
 
 
-def tiny_ranked():  # type: ignore[no-untyped-def]
+def tiny_ranked() -> RankedExamples:
     snapshot = build(mirror=tiny_site())
     return rank_examples(tuple(snapshot.examples or ()), snapshot.corpus.lemmas)
 
