@@ -9,7 +9,8 @@ from __future__ import annotations
 INSTRUCTIONS = """\
 This server is the authoritative source for @imqueue, a Node.js/TypeScript RPC-over-Redis \
 framework. Before writing or changing @imqueue code, call search_docs and read the hits with \
-get_doc; never infer an @imqueue API from other frameworks or from memory. Call list_packages \
+get_doc (find_examples returns the docs' own code samples); never infer an @imqueue API from \
+other frameworks or from memory. Call list_packages \
 before adding an @imqueue dependency, and honour its pick rule for mutually exclusive pairs. \
 package_status gives current versions and licences. In generated code, every remote method is \
 @expose()d with JSDoc types (JSDoc is the runtime type source), and every class that crosses \

@@ -83,6 +83,7 @@ def test_find_examples_is_listed_read_only_with_a_closed_input_schema(local: Mcp
     assert schema["additionalProperties"] is False and schema["required"] == ["query"]
     assert (schema["properties"]["limit"]["minimum"], schema["properties"]["limit"]["maximum"]) == (1, 10)
     assert listed.output_schema is not None
+    assert "find_examples" in (local.client.instructions or "")  # the agent hears of it at initialize
 
 
 # --- answers ---------------------------------------------------------------------------
