@@ -33,6 +33,9 @@ FEEDS = (
     ("imqueue.com", "/llms-full.txt"),
 )
 
+# Feeds whose absence costs only the code examples, never the search corpus.
+EXAMPLE_FEEDS = frozenset({"/llms-full.txt"})
+
 Progress = Callable[[int, int, str], None]
 
 
@@ -58,7 +61,7 @@ def build(
             try:
                 raw[(host, path)] = source.read(host, path)
             except FeedUnavailable:
-                if path not in optional:
+                if path not in optional and path not in EXAMPLE_FEEDS:
                     raise
         snapshot = assemble(raw, source.describe())
         if pages:

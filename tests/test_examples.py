@@ -6,6 +6,7 @@ the builder and the snapshot; the ranker itself (no stand-in) for the ranking.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
@@ -161,6 +162,16 @@ def test_the_builder_reads_the_examples_from_llms_full_and_the_snapshot_keeps_th
     path = tmp_path / "snapshot.msgpack"
     save_snapshot(snapshot, path)
     assert load_snapshot(path).examples == snapshot.examples
+
+
+def test_a_site_without_llms_full_still_builds_its_corpus_with_no_examples_from_it(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(tiny_site(), site)
+    (site / "imqueue.org" / "llms-full.txt").unlink()
+    snapshot = build(mirror=site)
+    assert snapshot.examples == [] and len(snapshot.corpus.documents) == len(
+        build(mirror=tiny_site()).corpus.documents
+    )
 
 
 def test_a_snapshot_written_before_examples_loads_with_none_instead_of_failing(tmp_path: Path) -> None:
