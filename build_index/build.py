@@ -13,7 +13,7 @@ from imqueue_mcp.ranker.corpus import SITES, Corpus, Document
 
 from . import feeds
 from .examples import Example, collect_examples, split_llms_full
-from .pages import read_pages
+from .pages import Pages, read_pages
 from .snapshot import Snapshot
 from .sources import FeedUnavailable, Source, source_from
 
@@ -67,7 +67,7 @@ def build(
         if pages:
             llms = {host: raw[(host, path)] for host, path in FEEDS if path == "/llms.txt"}
             snapshot.pages = read_pages(source, snapshot, llms, progress)
-            snapshot.examples = with_page_examples(snapshot)
+            snapshot.examples = with_page_examples(snapshot, snapshot.pages)
     finally:
         source.close()
     return snapshot
@@ -147,13 +147,12 @@ def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snap
     )
 
 
-def with_page_examples(snapshot: Snapshot) -> list[Example]:
+def with_page_examples(snapshot: Snapshot, pages: Pages) -> list[Example]:
     """With the pages read (`--pages`), the examples come from every page's own markdown
     (the API pages too); the llms-full.txt copies stand in only for a page not read."""
-    assert snapshot.pages is not None
     markdown = {
         url: data.decode("utf-8", errors="replace")
-        for url, data in snapshot.pages.body.items()
+        for url, data in pages.body.items()
         if not url.endswith("/llms.txt")
     }
     read = set(markdown)
