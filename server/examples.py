@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 DEFAULT_LIMIT = 3
 MAX_LIMIT = 10
+DUPLICATE_HEADROOM = 3  # ranked per result asked for, so that repeated blocks can be skipped
 MAX_CODE_CHARS = 6000  # a longer block is cut at a line end; its url has the whole of it
 REBUILD_ACTION = (
     "Rebuild the snapshot with `imq-build-index` (or `imq-build-index --from DIR --out PATH` and start the "
@@ -156,14 +157,18 @@ def best_examples(
     ranked: RankedExamples, query: str, limit: int, package: str | None = None
 ) -> tuple[list[Example], list[str]]:
     """The `limit` best examples for `query` (of `package` only, when given: '@imqueue/x'),
-    and on a miss the indexed terms nearest the query. find_examples and the KPI call this."""
-    depth = len(ranked.examples) if package else limit
+    and on a miss the indexed terms nearest the query. A block the docs repeat on several pages
+    (`npm i -g @imqueue/cli`) is given once, where it ranks best. find_examples and the KPI call this."""
+    depth = len(ranked.examples) if package else limit * DUPLICATE_HEADROOM
     response = ranked.index.search(query, limit=max(depth, 1))
     found: list[Example] = []
+    shown: set[str] = set()
     for hit in response.results:
         example = ranked.examples[hit.path]
-        if package and package not in example.packages:
+        code = " ".join(example.code.split())
+        if (package and package not in example.packages) or code in shown:
             continue
+        shown.add(code)
         found.append(example)
         if len(found) == limit:
             break

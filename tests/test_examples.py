@@ -224,3 +224,27 @@ def test_a_package_filter_names_the_known_packages_when_it_is_not_one() -> None:
     assert package_filter("RPC", frozenset()) == "@imqueue/rpc"
     with pytest.raises(CatalogueError, match="Known packages: .*rpc"):
         package_filter("left-pad", frozenset())
+
+
+def test_a_block_the_docs_repeat_on_several_pages_is_given_once_where_it_ranks_best() -> None:
+    def install(page: str, heading: str) -> Example:
+        return Example(
+            id=f"{page}#~1",
+            site="org",
+            page=page,
+            anchor="",
+            title=heading,
+            heading=heading,
+            language="bash",
+            code="npm i -g @imqueue/cli",
+        )
+
+    examples = (
+        install("/a/", "Install the CLI"),
+        install("/b/", "Install the CLI globally"),
+        Example(
+            "/c/#~1", "org", "/c/", "", "Upgrade", "Upgrade the CLI", "bash", "npm i -g @imqueue/cli@latest"
+        ),
+    )
+    found, _ = best_examples(rank_examples(examples, {}), "install the cli", 3)
+    assert [example.code for example in found] == ["npm i -g @imqueue/cli", "npm i -g @imqueue/cli@latest"]
