@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import scoring
+from . import example_kpi, scoring
 from .baseline import Bm25Baseline, baseline_documents
 from .machine import machine
 from .paths import REPO, kpi_dir, shared_dir, site_dir
@@ -302,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         + f"; whole run {timings['total']:.0f} s"
     )
     print(f"outputs: {args.out.resolve()}")
+    print(example_kpi.section(shared))  # find_examples: its own section, not part of the gold figures
 
     floor_failures: list[str] = []
     if args.write_floors:

@@ -2,7 +2,9 @@
 
 header: format version, origins, fetched-at, sha256 per feed, counts, body checksum.
 body:   the corpus (ranker.corpus wire form), per-host section line ranges, status.json, both
-        sites' curated /llms.txt links (the server's resources list).
+        sites' curated /llms.txt links (the server's resources list), and the code examples
+        (examples.py; wire rows). A snapshot written before examples existed has no "examples"
+        key: it loads with `examples` None, and find_examples says to rebuild it.
 
 `wrap`/`unwrap`/`write_atomically` are shared with the pages sidecar (pages.py).
 """
@@ -22,6 +24,7 @@ import msgpack  # type: ignore[import-untyped]
 from imqueue_mcp.ranker import Index
 from imqueue_mcp.ranker.corpus import Corpus
 
+from .examples import Example
 from .feeds import CuratedLink
 from .sources import BuildError
 
@@ -45,6 +48,7 @@ class Snapshot:
     index_wire: dict[str, Any] | None = None  # the ranker's postings, so loading rebuilds nothing
     links: list[CuratedLink] = field(default_factory=list)  # both llms.txt, one per URL, sorted by URL
     pages: Pages | None = None  # `build(pages=True)`: the sidecar's pages (never written into this file)
+    examples: list[Example] | None = None  # the docs' code blocks; None: built before they were extracted
 
     def index(self) -> Index:
         """The ready-to-search index: stored postings when present, else built now."""
@@ -78,6 +82,11 @@ def encode(snapshot: Snapshot) -> bytes:
             "sections": snapshot.sections,
             "status": snapshot.status,
             "links": [link.to_wire() for link in snapshot.links],
+            **(
+                {"examples": [e.to_wire() for e in snapshot.examples]}
+                if snapshot.examples is not None
+                else {}
+            ),
             "index": snapshot.index_wire
             if snapshot.index_wire is not None
             else Index(snapshot.corpus).to_wire(),
@@ -184,4 +193,16 @@ def decode(path: Path, raw: bytes, fix: str) -> Snapshot:
         status=data["status"],
         index_wire=data.get("index"),
         links=[CuratedLink.from_wire(row) for row in data["links"]],
+        examples=examples_of(data.get("examples")),
     )
+
+
+def examples_of(rows: Any) -> list[Example] | None:
+    """The stored examples; None when the snapshot has none in a shape this version reads
+    (written before examples existed): find_examples then says to rebuild it."""
+    if not isinstance(rows, list):
+        return None
+    try:
+        return [Example.from_wire(row) for row in rows]
+    except (TypeError, ValueError):
+        return None

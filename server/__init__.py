@@ -22,6 +22,8 @@
     instructions.py   the server instructions and the local-install guide
     corpus.py         which corpus search_docs ranks: live (hourly), else snapshot, else error
     search.py         search_docs: ranker.Index.search -> structured result + text
+    examples.py       find_examples: the corpus's code examples, ranked by a ranker.Index of their
+                      own (built once per corpus), filtered by package -> structured result + text
     fetch.py          the host lock and origin-mapped GETs
     docs.py           get_doc: mirror resolution, #fragment sections, truncation, pointers
     pages.py          the pages saved beside the snapshot (`imq-build-index --pages`): get_doc's

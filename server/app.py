@@ -277,7 +277,7 @@ def _log_call(name: str, result: Any, request: ServerRequestContext[Any, Any] | 
 
 
 def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Services]:
-    """The server with the local fourteen tools, or the hosted seven, the prompts, the docs
+    """The server with the local fifteen tools, or the hosted eight, the prompts, the docs
     resources and completions; plus its shared services."""
     services = Services.from_config(config)
     tools = hosted_tools(services) if hosted else local_tools(services)

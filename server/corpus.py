@@ -38,6 +38,7 @@ from . import progress
 from .config import Config
 
 if TYPE_CHECKING:
+    from imqueue_mcp.build_index.examples import Example
     from imqueue_mcp.build_index.feeds import CuratedLink
 
 logger = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class LoadedCorpus:
     loaded_at: float  # time.monotonic() when it was loaded here
     note: str = ""  # why an older corpus is answering, if it is
     links: tuple[CuratedLink, ...] = ()  # both sites' /llms.txt links, one per URL, sorted by URL
+    examples: tuple[Example, ...] | None = None  # the docs' code blocks; None: a snapshot without them
 
     def describe(self) -> dict[str, str]:
         info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}
@@ -165,6 +167,7 @@ class CorpusKeeper:
             origins,
             time.monotonic(),
             links=tuple(snapshot.links),
+            examples=_examples(snapshot.examples),
         )
 
     def _load_snapshot(self) -> LoadedCorpus:
@@ -184,6 +187,7 @@ class CorpusKeeper:
             time.monotonic(),
             note,
             tuple(snapshot.links),
+            _examples(snapshot.examples),
         )
 
     def snapshot_path(self) -> Path:
@@ -208,6 +212,10 @@ class CorpusKeeper:
             f"(it writes {self.snapshot_path()}), or `imq-build-index --from DIR --out PATH` and start the "
             "server with --snapshot PATH; then call search_docs again."
         )
+
+
+def _examples(examples: list[Example] | None) -> tuple[Example, ...] | None:
+    return tuple(examples) if examples is not None else None
 
 
 def _with_note(corpus: LoadedCorpus, note: str) -> LoadedCorpus:

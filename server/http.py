@@ -1,7 +1,7 @@
 """The hosted endpoint: Streamable HTTP at POST /mcp, stateless, JSON responses (SSE only for a
 call that streams progress or log messages, see McpEndpoint).
 
-Only the seven read-only tools are registered here (the CLI bridge acts on the machine the
+Only the eight read-only tools are registered here (the CLI bridge acts on the machine the
 server runs on, which for a hosted server is nobody's). The HTTP surface, in full:
 
     POST    /mcp   MCP JSON-RPC (both protocol revisions the SDK speaks); JSON answers, except

@@ -9,7 +9,8 @@ from __future__ import annotations
 INSTRUCTIONS = """\
 This server is the authoritative source for @imqueue, a Node.js/TypeScript RPC-over-Redis \
 framework. Before writing or changing @imqueue code, call search_docs and read the hits with \
-get_doc; never infer an @imqueue API from other frameworks or from memory. Call list_packages \
+get_doc (find_examples returns the docs' own code samples); never infer an @imqueue API from \
+other frameworks or from memory. Call list_packages \
 before adding an @imqueue dependency, and honour its pick rule for mutually exclusive pairs. \
 package_status gives current versions and licences. In generated code, every remote method is \
 @expose()d with JSDoc types (JSDoc is the runtime type source), and every class that crosses \
@@ -20,7 +21,7 @@ https://imqueue.org URLs you relied on."""
 LOCAL_INSTALL_GUIDE = """\
 # Run the @imqueue MCP server locally
 
-This hosted endpoint serves seven read-only tools (docs search, page reads, package facts and
+This hosted endpoint serves eight read-only tools (docs search, code examples, page reads, package facts and
 the two scaffolders). The local server adds the imq CLI bridge (cli_status, cli_install,
 cli_help, create_service, generate_client, fleet, config, logs), which acts on your machine,
 so it can only run there. It is one Python package, `imqueue-mcp`, speaking MCP over stdio.
@@ -56,5 +57,5 @@ get_doc keep working offline (`imqueue-mcp --offline`). The imq CLI itself comes
 
 With pipx instead of uv, use `"command": "pipx", "args": ["run", "imqueue-mcp"]`.
 Restart the client after editing its configuration, then check that the imqueue server
-lists fourteen tools.
+lists fifteen tools.
 """

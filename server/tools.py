@@ -7,8 +7,8 @@ Something expected that went wrong is a guided error (errors.py): isError, what 
 the next step, in the text and as structuredContent.error with its code from the one table
 (`failed`, `bridged`).
 
-    local_tools(services)   the fourteen stdio tools
-    hosted_tools(services)  the seven read-only tools of the hosted endpoint
+    local_tools(services)   the fifteen stdio tools
+    hosted_tools(services)  the eight read-only tools of the hosted endpoint
 
 Annotations are one table, HINTS, so a change of judgement is one visible line.
 """
@@ -23,7 +23,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from . import docs, scaffold, search, status
+from . import docs, examples, scaffold, search, status
 from .catalogue import CatalogueError, render_packages_markdown, render_status_markdown
 from .config import Config
 from .corpus import CorpusKeeper, CorpusUnavailable
@@ -53,12 +53,20 @@ class Services:
     corpus: CorpusKeeper
     sections: docs.SectionRanges
     saved: SavedPages  # the snapshot's pages, get_doc's answer offline
+    examples: examples.ExampleFinder  # the corpus's code examples, ranked (find_examples)
 
     @classmethod
     def from_config(cls, config: Config) -> Services:
         fetcher = Fetcher(dict(config.origins), offline=config.offline)
         keeper = CorpusKeeper(config)
-        return cls(config, fetcher, keeper, docs.SectionRanges(fetcher), SavedPages(keeper))
+        return cls(
+            config,
+            fetcher,
+            keeper,
+            docs.SectionRanges(fetcher),
+            SavedPages(keeper),
+            examples.ExampleFinder(keeper),
+        )
 
 
 def hints(read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> ToolAnnotations:
@@ -74,6 +82,7 @@ def hints(read_only: bool, destructive: bool, idempotent: bool, open_world: bool
 HINTS: dict[str, ToolAnnotations] = {
     "search_docs": hints(True, False, True, True),
     "get_doc": hints(True, False, True, True),
+    "find_examples": hints(True, False, True, True),
     "list_packages": hints(True, False, True, True),
     "package_status": hints(True, False, True, True),
     "scaffold_service": hints(True, False, True, False),
@@ -92,6 +101,7 @@ HINTS: dict[str, ToolAnnotations] = {
 TITLES = {
     "search_docs": "Search the @imqueue docs",
     "get_doc": "Read an @imqueue docs page",
+    "find_examples": "Find @imqueue code examples in the docs",
     "list_packages": "List @imqueue packages",
     "package_status": "@imqueue package versions and licences",
     "scaffold_service": "Scaffold an @imqueue service (returns text)",
@@ -128,6 +138,16 @@ DESCRIPTIONS = {
         "returned as is. Only https://imqueue.org/... and https://imqueue.com/... are read (an http:// "
         "URL on those hosts is read as https); any other host is refused. Bodies over 200 kB are "
         "truncated, and the result says so. Cite the returned url."
+    ),
+    "find_examples": (
+        "Find code examples in the @imqueue documentation: the fenced code blocks of imqueue.org's "
+        "guides, tutorial, CLI guide, articles and API pages, ranked for your query by the same "
+        "ranker as search_docs, with the words of the section around each block as context. Each "
+        "result gives the code, its language, the canonical URL of its section (#anchor), the page "
+        "title and section heading, the sentence introducing it, and the @imqueue packages it "
+        "concerns (with the documented version when the page states one). package (e.g. 'rpc') keeps "
+        "the examples of one package: those its page documents or its code imports or installs. "
+        "limit is 1-10 (default 3). Read the section with get_doc before adapting an example."
     ),
     "list_packages": (
         "List every documented @imqueue package with a one-line summary and its install command, plus "
@@ -246,6 +266,9 @@ Query = Annotated[
     str, Field(min_length=1, max_length=200, description="What you want to know, in plain words")
 ]
 Limit = Annotated[int, Field(ge=1, le=20, description="How many results, 1-20")]
+ExampleLimit = Annotated[
+    int, Field(ge=1, le=examples.MAX_LIMIT, description=f"How many examples, 1-{examples.MAX_LIMIT}")
+]
 PackageFilter = Annotated[
     str | None, Field(description="Limit to one package: 'rpc' or '@imqueue/rpc'. Omit for all.")
 ]
@@ -276,6 +299,17 @@ def docs_tools(services: Services) -> list[Tool]:
             return failed(error)
         return structured_result(data, docs.render_doc_text(data))
 
+    async def find_examples(
+        query: Query, limit: ExampleLimit = examples.DEFAULT_LIMIT, package: PackageFilter = None
+    ) -> Annotated[CallToolResult, examples.ExampleResult]:
+        try:
+            data = await examples.find_examples(services.examples, query, limit, package)
+        except examples.ExamplesUnavailable as error:
+            return error_result(ErrorCode.CORPUS_UNAVAILABLE, str(error), examples.REBUILD_ACTION)
+        except (CorpusUnavailable, ValueError) as error:
+            return failed(error)
+        return structured_result(data, examples.render_examples_text(data))
+
     async def list_packages() -> Annotated[CallToolResult, PackageList]:
         data = await status.list_packages(services.fetcher)
         return structured_result(data, render_packages_markdown(data))
@@ -294,6 +328,7 @@ def docs_tools(services: Services) -> list[Tool]:
     return [
         _tool(search_docs, "search_docs"),
         _tool(get_doc, "get_doc"),
+        _tool(find_examples, "find_examples"),
         _tool(list_packages, "list_packages"),
         _tool(package_status, "package_status"),
     ]

@@ -31,7 +31,15 @@ import pytest
 
 # The tool lists, pinned here independently of the server's own tables (SPEC §1, §3a, §4).
 SHARED_TOOLS = frozenset(
-    {"search_docs", "get_doc", "list_packages", "package_status", "scaffold_service", "scaffold_client"}
+    {
+        "search_docs",
+        "get_doc",
+        "find_examples",
+        "list_packages",
+        "package_status",
+        "scaffold_service",
+        "scaffold_client",
+    }
 )
 HOSTED_TOOLS = SHARED_TOOLS | {"local_install_guide"}
 LOCAL_TOOLS = SHARED_TOOLS | {

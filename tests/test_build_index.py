@@ -660,7 +660,16 @@ def test_pages_writes_the_sidecar_with_every_page_the_mirror_has(
     assert list(pages) == sorted(SAVED_PAGES)
     assert pages == {url: (SITE / file).read_bytes() for url, file in SAVED_PAGES.items()}
     assert "https://imqueue.org/api/faq/" not in pages  # no mirror: skipped, not a failure
-    assert split(out)[1] == split(mirror_snapshot)[1]  # --pages leaves the snapshot as it was
+    # --pages leaves the snapshot as it was, but for the code examples of every page read
+    with_pages, without = (msgpack.unpackb(split(f)[1], raw=False) for f in (out, mirror_snapshot))
+    assert {k: v for k, v in with_pages.items() if k != "examples"} == {
+        k: v for k, v in without.items() if k != "examples"
+    }
+    # ...read from each page's own markdown, and from llms-full.txt for a page not read
+    assert [row[0] for row in with_pages["examples"]] == [
+        "/api/faq/#~1",
+        "/tutorial/expose-methods/#write-the-method~1",
+    ]
     loaded = load_pages(sidecar)
     assert loaded.body == pages and loaded.fetched_at == load_snapshot(out).fetched_at
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from conftest import HOSTED_TOOLS, SHARED_TOOLS, HttpServer, McpConnection, origin_args, server_environment
 
-OPEN_WORLD = {"search_docs", "get_doc", "list_packages", "package_status"}
+OPEN_WORLD = {"search_docs", "get_doc", "find_examples", "list_packages", "package_status"}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

@@ -30,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 SPEC_HINTS = {
     "search_docs": (True, False, True, True),
     "get_doc": (True, False, True, True),
+    "find_examples": (True, False, True, True),
     "list_packages": (True, False, True, True),
     "package_status": (True, False, True, True),
     "scaffold_service": (True, False, True, False),
