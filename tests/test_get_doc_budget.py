@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import SITE
-from imqueue_mcp.ranker.corpus import Document
+from imqueue_mcp.ranker.corpus import Document, LazyDocuments
 from imqueue_mcp.server.doc_budget import (
     MAX_DOC_BYTES,
     Cursor,
@@ -219,6 +219,8 @@ def test_hit_sizes_come_from_the_prose_until_a_read_measures_them() -> None:
     ]
     # "" + "\n\n" + 38 characters = 10 tokens; "A" + "\n\n" + 97 = 25 tokens
     assert prose_sizes(documents) == {"https://imqueue.org/p/": 10 + 25, "https://imqueue.org/p/#a": 25}
+    snapshot_rows = LazyDocuments([document.to_wire() for document in documents])
+    assert prose_sizes(snapshot_rows) == prose_sizes(documents)
     sizes = DocSizes()
     assert sizes.tokens_of("https://imqueue.org/p/#a", documents, 1) == (25, "prose")
     assert sizes.tokens_of("https://imqueue.org/api/x/", documents, 1) is None

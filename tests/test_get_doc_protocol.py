@@ -19,18 +19,20 @@ GET_STARTED = "https://imqueue.org/get-started/"
 GET_STARTED_FILE = SITE / "imqueue.org" / "get-started" / "index.md"
 
 
-@pytest.fixture(scope="module", params=["stdio", "http"])
+@pytest.fixture(scope="module", params=[("stdio", "legacy"), ("http", "auto")], ids=["stdio", "http"])
 def client(
     request: pytest.FixtureRequest, site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[McpConnection]:
-    home = tmp_path_factory.mktemp(f"get-doc-{request.param}")
-    if request.param == "stdio":
-        connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    """stdio on protocol 2025-11-25 (initialize handshake), HTTP on 2026-07-28 (stateless)."""
+    transport, mode = request.param
+    home = tmp_path_factory.mktemp(f"get-doc-{transport}")
+    if transport == "stdio":
+        connection = stdio_connection(origin_args(site_origins), server_environment(home), home, mode)
         yield connection
         connection.close()
         return
     server = HttpServer(origin_args(site_origins), server_environment(home), home)
-    connection = McpConnection(server.url + "/mcp", "legacy")
+    connection = McpConnection(server.url + "/mcp", mode)
     yield connection
     connection.close()
     server.close()
