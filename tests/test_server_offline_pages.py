@@ -107,6 +107,24 @@ def test_offline_get_doc_answers_a_fragment_with_its_section_and_heading_path(
     assert "prepare-the-data-store" in missed["fragmentMiss"]["available"]
 
 
+def test_offline_get_doc_reads_a_saved_page_in_parts_and_outlines_it(offline: McpConnection) -> None:
+    whole = PAGE_FILE.read_text("utf-8")
+    parts: list[str] = []
+    arguments: dict[str, Any] = {"url": PAGE, "maxTokens": 500}
+    while True:
+        result = offline.call("get_doc", arguments)
+        assert not result.is_error, result.content[0].text
+        data = result.structured_content
+        assert data["source"]["source"] == "snapshot" and data["totalBytes"] == len(whole.encode("utf-8"))
+        parts.append(data["markdown"])
+        if not data["truncated"]:
+            break
+        arguments = {"url": PAGE, "maxTokens": 500, "cursor": data["nextCursor"]}
+    assert len(parts) > 2 and "".join(parts) == whole
+    outline = offline.call("get_doc", {"url": PAGE, "outline": True}).structured_content["outline"]
+    assert PAGE + "#prepare-the-data-store" in [entry.get("url") for entry in outline]
+
+
 def test_offline_resources_read_the_saved_page(offline: McpConnection) -> None:
     contents = offline.run(lambda client: client.read_resource(PAGE)).contents
     assert [item.text for item in contents] == [PAGE_FILE.read_text("utf-8")]
