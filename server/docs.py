@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .doc_budget import (
+    CHARS_PER_TOKEN,
     CURSOR_NEXT_STEP,
     DEFAULT_MAX_TOKENS,
     MAX_DOC_BYTES,
@@ -344,7 +345,7 @@ def _part(result: dict[str, Any], text: str, max_tokens: int, cursor: Cursor | N
     result["totalTokens"] = estimate_tokens(text)
     result["truncated"] = end < len(text)
     if start:
-        result["startToken"] = start // 4
+        result["startToken"] = start // CHARS_PER_TOKEN
     if end < len(text):
         result["nextCursor"] = Cursor(result["url"], end, digest_of(text)).encode()
     return result
