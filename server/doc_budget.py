@@ -63,8 +63,9 @@ class HeadingLine:
     text: str
 
 
-def scan(text: str) -> tuple[Boundaries, list[HeadingLine]]:
-    """One pass over the lines: the boundaries and the headings, code fences respected."""
+def scan(text: str, stop: int | None = None) -> tuple[Boundaries, list[HeadingLine]]:
+    """One pass over the lines: the boundaries and the headings, code fences respected; lines
+    that start after `stop` are not looked at (a part needs no boundary beyond its budget)."""
     sections: list[int] = []
     paragraphs: list[int] = []
     lines: list[int] = []
@@ -72,9 +73,10 @@ def scan(text: str) -> tuple[Boundaries, list[HeadingLine]]:
     fence: str | None = None
     offset = 0
     after_blank = False
-    for number, line in enumerate(text.split("\n")):
+    for number, line in enumerate(text.split("\n") if stop is None else _lines_until(text, stop)):
         lines.append(offset)
-        marker = _FENCE.match(line)
+        first = line.lstrip(" \t")[:1]
+        marker = _FENCE.match(line) if first in ("`", "~") else None
         if fence is None and after_blank:
             paragraphs.append(offset)
         if marker:
@@ -83,7 +85,7 @@ def scan(text: str) -> tuple[Boundaries, list[HeadingLine]]:
                 fence = token[0] * len(token)
             elif token.startswith(fence):
                 fence = None
-        elif fence is None:
+        elif fence is None and first == "#":
             heading = _HEADING.match(line)
             if heading:
                 sections.append(offset)
@@ -94,13 +96,19 @@ def scan(text: str) -> tuple[Boundaries, list[HeadingLine]]:
     return Boundaries(sections, paragraphs, lines), headings
 
 
+def _lines_until(text: str, stop: int) -> list[str]:
+    """The lines of `text` that start at or before `stop`."""
+    end = text.find("\n", stop)
+    return text[: len(text) if end < 0 else end].split("\n")
+
+
 def cut_part(text: str, start: int, max_tokens: int, boundaries: Boundaries | None = None) -> int:
     """The end offset of the part of `text` that starts at `start` (see the module docstring)."""
     limit = min(len(text), start + max_tokens * CHARS_PER_TOKEN)
     limit = start + _fitting_bytes(text[start:limit])
     if limit >= len(text):
         return len(text)
-    found = boundaries or scan(text)[0]
+    found = boundaries or scan(text, stop=limit)[0]
     half = start + (limit - start) // 2
     quarter = start + (limit - start) // 4
     for candidates, floor in (

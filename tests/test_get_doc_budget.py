@@ -104,6 +104,16 @@ def test_every_mirror_page_read_in_parts_is_the_whole_page(max_tokens: int) -> N
         assert all(estimate_tokens(part) <= max_tokens for part in parts), page
 
 
+def test_llms_full_read_in_parts_of_the_default_budget_is_the_whole_file() -> None:
+    file = SITE / "imqueue.org" / "llms-full.txt"
+    if not file.is_file():
+        pytest.skip(f"the site mirror is not at {SITE}")
+    text = file.read_text("utf-8")
+    parts = parts_of(text, 8_000)
+    assert "".join(parts) == text and len(parts) >= len(text) // 32_000
+    assert all(7_000 <= estimate_tokens(part) <= 8_000 for part in parts[:-1])
+
+
 def test_a_cursor_round_trips_and_checks_its_url_and_text() -> None:
     text = "# Page\n\nbody\n"
     cursor = Cursor("https://imqueue.org/intro/", 8, digest_of(text))
