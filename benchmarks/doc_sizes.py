@@ -6,7 +6,8 @@ Builds the corpus from <shared>/site (read at run time), then for every page of 
 that has indexed prose, compares the page's tokens (get_doc's answer for its URL) with the
 prose estimate a hit carries before any read (server/doc_sizes.py), and the same for every
 anchored section. Then reads every page in parts of the default budget and counts the parts,
-checking that the parts put together are the page. Prints a table and one JSON line.
+checking that the parts put together are the page; and times cutting the parts of the longest
+file, llms-full.txt, and its outline. Prints a table and one JSON line.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import json
 import statistics
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from benchmarks.paths import shared_dir, site_dir
 def measure(site: Path) -> dict[str, Any]:
     from imqueue_mcp import ranker
     from imqueue_mcp.build_index.cli import main as build
-    from imqueue_mcp.server.doc_budget import DEFAULT_MAX_TOKENS, cut_part, estimate_tokens
+    from imqueue_mcp.server.doc_budget import DEFAULT_MAX_TOKENS, cut_part, estimate_tokens, outline_of
     from imqueue_mcp.server.doc_sizes import prose_sizes
     from imqueue_mcp.server.docs import slice_section
 
@@ -58,7 +60,20 @@ def measure(site: Path) -> dict[str, Any]:
                 start = end
             parts_per_page.append(len(parts))
             whole_again = whole_again and "".join(parts) == markdown
+    full = (site / "imqueue.org" / "llms-full.txt").read_text("utf-8")
+    start, timings = 0, []
+    while start < len(full):
+        began = time.perf_counter()
+        start = cut_part(full, start, DEFAULT_MAX_TOKENS)
+        timings.append(time.perf_counter() - began)
+    began = time.perf_counter()
+    outline_of(full, "https://imqueue.org/llms-full.txt", None)
+    outline_seconds = time.perf_counter() - began
     return {
+        "llms_full_parts_at_default_budget": len(timings),
+        "llms_full_slowest_cut_ms": round(max(timings) * 1000, 1),
+        "llms_full_median_cut_ms": round(statistics.median(timings) * 1000, 1),
+        "llms_full_outline_ms": round(outline_seconds * 1000, 1),
         "pages_with_prose": len(page_ratios),
         "page_over_prose_min": round(min(page_ratios), 2),
         "page_over_prose_median": round(statistics.median(page_ratios), 2),
