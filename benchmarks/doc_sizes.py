@@ -25,7 +25,7 @@ from benchmarks.paths import shared_dir, site_dir
 
 
 def measure(site: Path) -> dict[str, Any]:
-    from imqueue_mcp import ranker
+    from imqueue_mcp.build_index import load_snapshot
     from imqueue_mcp.build_index.cli import main as build
     from imqueue_mcp.server.doc_budget import DEFAULT_MAX_TOKENS, cut_part, estimate_tokens, outline_of
     from imqueue_mcp.server.doc_sizes import prose_sizes
@@ -34,7 +34,7 @@ def measure(site: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         snapshot = Path(folder) / "snapshot.msgpack"
         build(["--from", str(site), "--out", str(snapshot), "--quiet"])
-        sizes = prose_sizes(ranker.load(snapshot).corpus.documents)
+        sizes = prose_sizes(load_snapshot(snapshot).corpus.documents)
     page_ratios: list[float] = []
     sections = sections_below = 0
     parts_per_page: list[int] = []

@@ -87,7 +87,7 @@ Ranker = Callable[[str], dict[str, Any]]  # query -> one results line
 
 def build_sides(shared: Path) -> tuple[dict[str, Ranker], dict[str, float]]:
     from imqueue_mcp.build_index import build
-    from imqueue_mcp.ranker.cli import batch_line
+    from imqueue_mcp.build_index.search_cli import batch_line
 
     start = time.perf_counter()
     snapshot = build(mirror=site_dir(shared))

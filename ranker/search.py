@@ -62,19 +62,8 @@ class Hit:
     score: float
     package: str | None
     explanation: list[str] = field(default_factory=list)
+    deprecated: bool = False  # the feed marks the record deprecated (it is also demoted)
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "url": self.url,
-            "title": self.title,
-            "section": self.section,
-            "description": self.description,
-            "kind": self.kind,
-            "symbol": self.symbol,
-            "external": self.external,
-            "score": round(self.score, 4),
-            "package": self.package,
-        }
 
 
 @dataclass
@@ -94,11 +83,22 @@ class SearchResponse:
     notes: list[str] = field(default_factory=list)  # query-level explain lines
 
 
+PACKAGE_SCOPE = "@imqueue/"
+
+
 def normalize_package(name: str) -> str:
-    name = name.strip().lower()
-    if not name:
-        raise ValueError("empty package name: pass e.g. 'rpc' or '@imqueue/rpc', or omit the filter")
-    return name if name.startswith("@imqueue/") else f"@imqueue/{name}"
+    """'rpc', '@imqueue/rpc' and ' RPC ' all become '@imqueue/rpc'; anything else is a ValueError.
+
+    The one package-name rule of the project: the catalogue and the search filter both use it.
+    """
+    text = name.strip().lower()
+    if text.startswith(PACKAGE_SCOPE):
+        text = text[len(PACKAGE_SCOPE) :]
+    if not text:
+        raise ValueError(f"{name!r} is not an @imqueue package name: it is empty; pass e.g. 'rpc' or '@imqueue/rpc'.")
+    if "/" in text or text.startswith("@") or any(char.isspace() for char in text):
+        raise ValueError(f"{name!r} is not an @imqueue package name; pass e.g. 'rpc' or '@imqueue/rpc'.")
+    return PACKAGE_SCOPE + text
 
 
 def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPlan:
@@ -456,6 +456,7 @@ def to_hit(doc: Document, score: float) -> Hit:
         external=doc.external,
         score=score,
         package=doc.package or None,
+        deprecated=doc.deprecated,
     )
 
 

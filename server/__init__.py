@@ -58,22 +58,6 @@ site does not answer, pages.SavedPages.store() (the snapshot's .pages sidecar) -
 
 from __future__ import annotations
 
-from functools import cache
+from imqueue_mcp.build_index.sites import package_version as server_version
 
-
-@cache
-def server_version() -> str:
-    """The installed distribution's version, else the source tree's pyproject version."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("imqueue-mcp")
-    except metadata.PackageNotFoundError:
-        import tomllib
-        from pathlib import Path
-
-        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
-        try:
-            return str(tomllib.loads(pyproject.read_text("utf-8"))["project"]["version"])
-        except (OSError, KeyError, ValueError):
-            return "0+unknown"
+__all__ = ["server_version"]

@@ -15,8 +15,8 @@ import os
 import sys
 from typing import NoReturn
 
-from .config import Config, ConfigError, build_config
-from .observe import LEVELS, LOG_LEVEL_ENV, configure_logging
+from .config import ENV_LOG_LEVEL, Config, ConfigError, build_config, parse_log_level
+from .observe import configure_logging
 
 EXIT_BAD_CONFIG = 2
 
@@ -99,12 +99,12 @@ def main(argv: list[str] | None = None) -> None:
             raise ConfigError(f"--port {args.port} is not a port number (0-65535)")
         if args.workers is not None and args.workers < 1:
             raise ConfigError(f"--workers {args.workers} must be at least 1")
-        log_level = log_level_of(args.log_level)
+        log_level = parse_log_level(args.log_level)
     except ConfigError as error:
         sys.stderr.write(f"imqueue-mcp: error: {error}\n")
         sys.exit(EXIT_BAD_CONFIG)
 
-    os.environ[LOG_LEVEL_ENV] = log_level  # HTTP worker processes read it (http.create_app)
+    os.environ[ENV_LOG_LEVEL] = log_level  # HTTP worker processes read it (http.create_app)
     configure_logging(log_level)
     if args.http:
         from .http import run_http
@@ -113,15 +113,6 @@ def main(argv: list[str] | None = None) -> None:
         run_http(config, host=args.host or "127.0.0.1", port=port, workers=args.workers or 1)
     else:
         serve_stdio(config)
-
-
-def log_level_of(flag: str | None) -> str:
-    """The stderr level: the flag, else IMQUEUE_MCP_LOG_LEVEL, else WARNING; ConfigError if unknown."""
-    source = "--log-level" if flag is not None else LOG_LEVEL_ENV
-    level = (flag if flag is not None else os.environ.get(LOG_LEVEL_ENV, "WARNING")).upper()
-    if level not in LEVELS:
-        raise ConfigError(f"{source}={level!r} is not one of {', '.join(LEVELS)}")
-    return level
 
 
 def serve_stdio(config: Config) -> None:

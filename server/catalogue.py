@@ -12,6 +12,7 @@ Map of this module, top to bottom:
                               for choosing; feeds each entry's ``pick`` and the advisory
     normalize_package         'rpc' / '@imqueue/rpc' / ' RPC ' -> '@imqueue/rpc'
     exclusive_pair_advisory   names -> "pick exactly one of ..." text, or None
+    exclusive_pair_advisories names -> the same advice as data: pair, default, why, install
     merge_status              catalogue + status.json (or None) -> list_packages result
     render_packages_markdown  that result as markdown
     package_status            status.json (+ optional package) -> package_status result
@@ -25,6 +26,8 @@ so has no fallback at all.
 
 from __future__ import annotations
 
+from imqueue_mcp.ranker import normalize_package as ranker_normalize_package
+
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +39,7 @@ __all__ = [
     "CatalogueEntry",
     "CatalogueError",
     "ExclusivePair",
+    "exclusive_pair_advisories",
     "exclusive_pair_advisory",
     "merge_status",
     "normalize_package",
@@ -240,13 +244,11 @@ def pick_rule(package: str) -> str | None:
 
 
 def normalize_package(name: str) -> str:
-    """'rpc', '@imqueue/rpc' and ' RPC ' all become '@imqueue/rpc'."""
-    text = name.strip().lower()
-    if text.startswith(SCOPE):
-        text = text[len(SCOPE) :]
-    if not text or "/" in text or text.startswith("@") or any(char.isspace() for char in text):
-        raise CatalogueError(f"{name!r} is not an @imqueue package name; pass e.g. 'rpc' or '@imqueue/rpc'.")
-    return SCOPE + text
+    """'rpc', '@imqueue/rpc' and ' RPC ' all become '@imqueue/rpc' (the ranker's one rule)."""
+    try:
+        return ranker_normalize_package(name)
+    except ValueError as error:
+        raise CatalogueError(str(error)) from None
 
 
 def _canonical_member(name: str) -> str | None:
@@ -272,15 +274,45 @@ def exclusive_pair_advisory(package_names: Iterable[str]) -> str | None:
         chosen = [member for member in pair.members if member in named]
         if not chosen:
             continue
-        text = (
-            f"Pick exactly one of {pair.default} or {pair.alternative} if the service needs "
-            f"{pair.need}, never both, because {pair.reason}. Choose {pair.default} "
-            f"{pair.choose_default}; choose {pair.alternative} {pair.choose_alternative}."
-        )
-        if len(chosen) == 2:
-            text = f"Both {pair.default} and {pair.alternative} were named. " + text
-        paragraphs.append(text)
+        paragraphs.append(_pair_advice(pair, chosen))
     return "\n\n".join(paragraphs) or None
+
+
+def _pair_advice(pair: ExclusivePair, chosen: list[str]) -> str:
+    text = (
+        f"Pick exactly one of {pair.default} or {pair.alternative} if the service needs "
+        f"{pair.need}, never both, because {pair.reason}. Choose {pair.default} "
+        f"{pair.choose_default}; choose {pair.alternative} {pair.choose_alternative}."
+    )
+    if len(chosen) == 2:
+        text = f"Both {pair.default} and {pair.alternative} were named. " + text
+    return text
+
+
+def exclusive_pair_advisories(package_names: Iterable[str]) -> list[dict[str, Any]]:
+    """The advice of `exclusive_pair_advisory` as one record per pair the names touch.
+
+    Agents act on these fields rather than parse the sentence: ``install`` is the command
+    for the default choice, ``named`` says which members of the pair the names touched.
+    """
+    named = {member for name in package_names if (member := _canonical_member(name))}
+    touched = [(pair, [member for member in pair.members if member in named]) for pair in EXCLUSIVE_PAIRS]
+    return [
+        {
+            "pair": list(pair.members),
+            "need": pair.need,
+            "default": pair.default,
+            "why": pair.choose_default,
+            "install": f"npm i {pair.default}",
+            "neverBoth": pair.reason,
+            "alternative": pair.alternative,
+            "alternativeWhen": pair.choose_alternative,
+            "named": chosen,
+            "advice": _pair_advice(pair, chosen),
+        }
+        for pair, chosen in touched
+        if chosen
+    ]
 
 
 # --- status feed ---------------------------------------------------------------------

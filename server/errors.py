@@ -130,13 +130,25 @@ def error_of(result: CallToolResult) -> dict[str, Any] | None:
 
 
 def accepting_errors(schema: dict[str, Any]) -> dict[str, Any]:
-    """An outputSchema for "the result, or {error}": both alternatives, one object at the root."""
+    """An outputSchema for "the result, or {error}", as one object schema.
+
+    Its `properties` are the result's fields plus an optional `error`, so a client that reads
+    `outputSchema.properties` sees the result's shape; `anyOf` then asks for either the result's
+    required fields or `error`, so success and error results both conform.
+    """
     success = deepcopy(schema)
     definitions = success.pop("$defs", {})
     failure = ToolErrorResult.model_json_schema(ref_template="#/$defs/{model}")
     definitions.update(failure.pop("$defs", {}))
-    return {
+    merged: dict[str, Any] = {
         "type": "object",
-        "anyOf": [success, failure],
-        **({"$defs": definitions} if definitions else {}),
+        "properties": {**success.get("properties", {}), "error": failure["properties"]["error"]},
     }
+    if "additionalProperties" in success:
+        merged["additionalProperties"] = success["additionalProperties"]
+    required = success.get("required", [])
+    if required:
+        merged["anyOf"] = [{"required": required}, {"required": ["error"]}]
+    if definitions:
+        merged["$defs"] = definitions
+    return merged

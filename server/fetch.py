@@ -25,16 +25,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-from .config import CANONICAL_HOSTS
+from imqueue_mcp.build_index.sites import HOSTS as CANONICAL_HOSTS
+from imqueue_mcp.build_index.sites import MAX_BODY_BYTES, TIMEOUT_SECONDS, user_agent
+
 from .site_paths import PathEscapes, is_safe_to_send, normalise_path, site_path_url
 
 if TYPE_CHECKING:
     import httpx
 
-TIMEOUT_SECONDS = 5.0
 MAX_REDIRECTS = 3
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-MAX_BODY_BYTES = 16 * 1024 * 1024  # far above any real page; a bound, not a feature
 
 
 class DocUrlError(ValueError):
@@ -133,12 +133,10 @@ class Fetcher:
         if self._client is None:
             import httpx
 
-            from . import server_version
-
             self._client = httpx.AsyncClient(
                 timeout=self.timeout,
                 follow_redirects=False,
-                headers={"User-Agent": f"imqueue-mcp/{server_version()}"},
+                headers={"User-Agent": user_agent()},
             )
         return self._client
 

@@ -8,7 +8,8 @@ server runs on, which for a hosted server is nobody's). The HTTP surface, in ful
                    a call that sends progress (or 2026-07-28 log) notifications: SSE
     OPTIONS /mcp   204, CORS preflight          OPTIONS /   204
     GET, HEAD /    200, a short plain-text landing
-    any other method on /mcp   405, Allow: POST, OPTIONS   (GET would otherwise open an SSE
+    any other method on /mcp   405, Allow: POST, OPTIONS, with a JSON-RPC error body saying
+                               the method is not supported (GET would otherwise open an SSE
                                stream that never ends in stateless mode)
     any other path             404
 
@@ -16,7 +17,10 @@ In front of all of it, for every path: the Host header must be allowed (421 othe
 a browser Origin, when present, must be allowed (403 otherwise); a request without Origin
 is fine. Bodies over MAX_BODY_BYTES get 413, with a JSON-RPC -32602 error naming the limit.
 A client that accepts only application/json (or sends no Accept) is served: every answer
-here is JSON, so the Accept header is completed rather than refused with 406.
+here is JSON, so the Accept header is completed rather than refused with 406. A POST whose
+Accept names text/event-stream but nothing that covers application/json is refused with 406
+and a JSON-RPC error: the transport requires a client to accept both, and such a client has
+said it cannot read the JSON answers this endpoint gives.
 
 `create_app` is an app factory: `uvicorn --factory server.http:create_app` works, and
 `imqueue-mcp --http --workers N` starts N such processes. Worker processes read their
@@ -35,18 +39,18 @@ from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp_types import INVALID_PARAMS
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import server_version
 from .app import create_server
-from .config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment
-from .observe import LEVELS, LOG_LEVEL_ENV, configure_logging
+from .config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
+from .observe import configure_logging
 from .tools import TITLES, hosted_tools
 
 ENDPOINT = "/mcp"
@@ -96,13 +100,10 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
-            refusal = PlainTextResponse(
-                "Method Not Allowed: send MCP JSON-RPC with POST "
-                "(stateless Streamable HTTP, no SSE stream).\n",
-                status_code=405,
-                headers={"Allow": ALLOWED_METHODS[ENDPOINT]},
-            )
-            await refusal(scope, receive, send)
+            await method_not_allowed(scope["method"])(scope, receive, send)
+            return
+        if _refuses_json(scope):
+            await event_stream_only()(scope, receive, send)
             return
         send = body_limit_as_json(send)
         if _accepts_event_stream(scope):
@@ -128,6 +129,29 @@ BODY_TOO_LARGE = json.dumps(
         },
     }
 ).encode()
+
+
+def jsonrpc_error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    """An HTTP refusal whose body is a JSON-RPC error object, which MCP clients can show."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def method_not_allowed(method: str) -> Response:
+    return jsonrpc_error(
+        405,
+        f"Method Not Allowed: {method} is not supported on {ENDPOINT}; send MCP JSON-RPC with POST "
+        "(stateless Streamable HTTP, no SSE stream).",
+        {"Allow": ALLOWED_METHODS[ENDPOINT]},
+    )
+
+
+def event_stream_only() -> Response:
+    return jsonrpc_error(
+        406,
+        "Not Acceptable: the client must accept both application/json and text/event-stream; "
+        "send Accept: application/json, text/event-stream.",
+    )
 
 
 def body_limit_as_json(send: Send) -> Send:
@@ -209,6 +233,17 @@ def _accepts_event_stream(scope: Scope) -> bool:
     return b"text/event-stream" in _header(scope, b"accept").lower()
 
 
+def _accepted_types(scope: Scope) -> set[bytes]:
+    accept = _header(scope, b"accept")
+    return {part.split(b";")[0].strip().lower() for part in accept.split(b",")} - {b""}
+
+
+def _refuses_json(scope: Scope) -> bool:
+    """Accept names text/event-stream and nothing that covers application/json."""
+    types = _accepted_types(scope)
+    return b"text/event-stream" in types and not types & {b"application/json", b"application/*", b"*/*"}
+
+
 def with_json_accepted(scope: Scope) -> Scope:
     """The scope, with application/json added to an Accept header that lacks it."""
     values = [value for key, value in scope["headers"] if key == b"accept"]
@@ -271,8 +306,7 @@ class Guard:
 def create_app(config: Config | None = None) -> ASGIApp:
     """The hosted ASGI app. Without a config, read it from the environment (worker processes)."""
     config = config or config_from_environment()
-    level = os.environ.get(LOG_LEVEL_ENV, "WARNING").upper()
-    configure_logging(level if level in LEVELS else "WARNING")  # a worker process's own
+    configure_logging(parse_log_level(None))  # a worker's own; __main__ checked the same variable
     server, services = create_server(config, hosted=True)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,

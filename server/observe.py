@@ -33,8 +33,6 @@ SERVER_LOGGER = "server"
 CALLS_LOGGER = "server.calls"
 STDERR_FORMAT = "imqueue-mcp %(levelname)s %(name)s: %(message)s"
 
-LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-LOG_LEVEL_ENV = "IMQUEUE_MCP_LOG_LEVEL"
 
 # MCP's syslog scale -> the Python level a record needs to reach it.
 _PYTHON_LEVELS: dict[LoggingLevel, int] = {

@@ -10,19 +10,38 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 # --- search_docs ---------------------------------------------------------------------
 
 
 class SearchHit(BaseModel):
-    title: str
-    section: str = Field(description="Where the result lives: llms.txt section, package or parent page")
-    description: str
+    """One hit, in the ranker's one result shape (ranker.results.hit_dict), as imq-search --json."""
+
     url: str = Field(
         description="Canonical https://imqueue.org/... or https://imqueue.com/... URL; pass to get_doc"
     )
+    path: str = Field(description="The URL's path on its site; get_doc also takes it for imqueue.org")
+    title: str
+    section: str = Field(description="Where the result lives: llms.txt section, package or parent page")
+    description: str
+    kind: Literal["api", "answer", "page", "section"] = Field(
+        description="What the hit is: an API symbol, a question-shaped answer, a page, or a prose section"
+    )
+    label: str = Field(
+        description="The kind in words: 'API · @imqueue/core method', 'Answer · <page title>', "
+        "'Page · Tutorial', 'Section · <page title>'; ' · imqueue.com' ends an imqueue.com record's"
+    )
+    recordKind: str = Field(description="The feed's own kind of record: 'method', 'class', 'Tutorial', ...")
+    package: str | None = Field(description="The @imqueue package an API symbol belongs to, else null")
     symbol: bool = Field(description="True for an API symbol (class, method, type) rather than a page")
+    external: bool = Field(description="True for an imqueue.com record (licensing, pricing, support)")
+    score: float = Field(description="The ranker's score; comparable within one answer only")
+    deprecated: bool | None = Field(
+        None,
+        description="Present (true) when the API is deprecated; its description then starts "
+        "'DEPRECATED — do not use in new code.'",
+    )
     tokens: int | None = Field(
         None,
         description="Size of what get_doc returns for url, in tokens of 4 characters: the section for "
@@ -47,12 +66,37 @@ class CorpusInfo(BaseModel):
     note: str | None = Field(None, description="Why an older corpus is answering, when it is")
 
 
+class Advisory(BaseModel):
+    """One exclusive pair the question or the results touched, as data an agent can act on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pair: list[str] = Field(description="The two packages, default first: install at most one")
+    need: str = Field(description="What a service must need for the pair to matter")
+    default: str = Field(description="The package to choose unless alternativeWhen applies")
+    why: str = Field(description="Why, or when, the default is the choice")
+    install: str = Field(
+        description="The command that installs the default, e.g. npm i @imqueue/opentelemetry"
+    )
+    neverBoth: str = Field(description="Why a service must not hold both")
+    alternative: str
+    alternativeWhen: str = Field(description="The only case for choosing the alternative")
+    named: list[str] = Field(description="The members of the pair the question or the results named")
+    advice: str = Field(description="The same advice as one sentence (also in the text)")
+
+
 class SearchResult(BaseModel):
-    query: str
+    query: str = Field(description="The query as asked")
+    corrected: str | None = Field(
+        None, description="Present when a typo was corrected: the query as actually searched"
+    )
     count: int
     results: list[SearchHit]
     advisory: str | None = Field(
         None, description="Present when the results involve one of two mutually exclusive packages"
+    )
+    advisories: list[Advisory] | None = Field(
+        None, description="Present with advisory: the same advice, one record per exclusive pair"
     )
     miss: SearchMiss | None = Field(None, description="Present when nothing matched")
     corpus: CorpusInfo

@@ -2,8 +2,10 @@
 
 Ranking is the ranker's alone: this module calls `ranker.Index.search` (the same function
 `imq-search` calls) and restates no rule. It adds what an agent needs around the ranking:
-the exclusive-pair advisory when the results or the question touch one side of a pair,
-the miss guidance spelled out, and which corpus answered (live, or a snapshot and its date).
+the exclusive-pair advisory when the results or the question touch one side of a pair
+(as a sentence and as `advisories` records), the miss guidance and the corrected query spelled
+out, and which corpus answered (live, or a snapshot and its date). The result itself is the
+ranker's one shape (ranker.response_dict), the same dict `imq-search --json` prints.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .catalogue import exclusive_pair_advisory
+from imqueue_mcp.ranker import response_dict
+
+from .catalogue import exclusive_pair_advisories, exclusive_pair_advisory
 from .corpus import CorpusKeeper
 from .doc_sizes import DocSizes
 
@@ -25,41 +29,33 @@ async def search_docs(
     With `sizes`, each hit carries the tokens get_doc would return for it (doc_sizes.py)."""
     corpus = await keeper.current()
     response = corpus.index.search(query, limit=limit, package=package)
-    results = [
-        {
-            "title": hit.title,
-            "section": hit.section,
-            "description": hit.description,
-            "url": hit.url,
-            "symbol": hit.symbol,
-        }
-        for hit in response.results
-    ]
+    data = response_dict(response)
     if sizes is not None:
-        for result in results:
+        for result in data["results"]:
             size = sizes.tokens_of(result["url"], corpus.index.corpus.documents, id(corpus))
             if size is not None:
                 result["tokens"], result["tokensBasis"] = size
-    data: dict[str, Any] = {"query": query, "count": len(results), "results": results}
     named = [hit.package for hit in response.results if hit.package]
     named += [package] if package else []
     named += _WORD.findall(query)
     advisory = exclusive_pair_advisory(named)
     if advisory:
         data["advisory"] = advisory
-    if response.miss is not None:
-        data["miss"] = {"sections": response.miss.sections, "nearestTerms": response.miss.nearest_terms}
+        data["advisories"] = exclusive_pair_advisories(named)
     data["corpus"] = corpus.describe()
     return data
 
 
 def render_search_text(data: dict[str, Any]) -> str:
     lines: list[str] = []
+    if data.get("corrected"):
+        lines.append(f'Searched for "{data["corrected"]}" (corrected from "{data["query"]}").')
     if data["results"]:
-        lines.append(f'{data["count"]} result(s) for "{data["query"]}", best first:')
+        lines.append(f'{data["count"]} result(s) for "{data.get("corrected") or data["query"]}", best first:')
         for number, result in enumerate(data["results"], 1):
-            label = "API symbol" if result["symbol"] else ("section" if "#" in result["url"] else "page")
-            lines.append(f"{number}. {result['title']} ({label}; {result['section']})")
+            label = result["label"]
+            where = f"; {result['section']}" if result["section"] and result["section"] not in label else ""
+            lines.append(f"{number}. {result['title']} ({label}{where})")
             lines.append(f"   {result['url']}")
             if result["description"]:
                 lines.append(f"   {result['description']}")
@@ -80,6 +76,8 @@ def render_search_text(data: dict[str, Any]) -> str:
     if data.get("advisory"):
         lines.append("")
         lines.append("Advisory: " + data["advisory"])
+        for record in data.get("advisories", []):
+            lines.append(f"Install the default of {' / '.join(record['pair'])}: {record['install']}")
     lines.append("")
     lines.append(corpus_line(data["corpus"]))
     return "\n".join(lines) + "\n"

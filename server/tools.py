@@ -113,12 +113,14 @@ DESCRIPTIONS = {
     "search_docs": (
         "Search the @imqueue documentation: imqueue.org (framework guides, tutorial, CLI guide, API "
         "reference of every package) and imqueue.com (licensing, pricing, support). Returns ranked "
-        "results with title, section, description, canonical URL and whether each is an API symbol. "
+        "results with title, section, description, canonical URL and what each is (kind and label, "
+        "e.g. 'API · @imqueue/core method'); a deprecated API's description starts 'DEPRECATED'. "
         "Call it before writing or changing @imqueue code, then read the best hits with get_doc. "
         "package (e.g. 'rpc' or '@imqueue/pg-prisma') limits results to one package. A miss lists "
         "the sections the corpus covers and the nearest indexed terms: search again with those "
         "instead of concluding the topic is undocumented. When results involve one of two mutually "
-        "exclusive packages, an advisory says how to pick exactly one."
+        "exclusive packages, an advisory says how to pick exactly one, and advisories[] give the "
+        "default's install command."
     ),
     "get_doc": (
         "Read one imqueue.org or imqueue.com page as markdown, to read or quote it. Pass a URL from "
@@ -238,9 +240,10 @@ def failed(error: Exception) -> CallToolResult:
 
 
 def _tool(fn: Callable[..., Any], name: str) -> Tool:
-    return strict_tool(
-        fn, name=name, title=TITLES[name], description=DESCRIPTIONS[name], annotations=HINTS[name]
-    )
+    # The title twice, equal: 2025-06-18 and later clients read `title`, 2025-03-26 clients
+    # read only `annotations.title`.
+    annotations = HINTS[name].model_copy(update={"title": TITLES[name]})
+    return strict_tool(fn, name=name, title=TITLES[name], description=DESCRIPTIONS[name], annotations=annotations)
 
 
 # --- argument types shared by several tools -------------------------------------------

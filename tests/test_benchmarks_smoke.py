@@ -30,7 +30,7 @@ def sides() -> dict[str, Ranker]:
     if not (KPI / "evaluate.py").is_file() or not (SHARED / "site").is_dir():
         pytest.skip(f"shared folder not found at {SHARED}")
     from imqueue_mcp.build_index import build
-    from imqueue_mcp.ranker.cli import batch_line
+    from imqueue_mcp.build_index.search_cli import batch_line
 
     snapshot = build(mirror=SHARED / "site")
     index = snapshot.index()

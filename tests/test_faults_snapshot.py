@@ -4,7 +4,7 @@
 The server must start whatever the snapshot holds, and answer a call that needs it with an
 isError naming the file, what is wrong and the command that fixes it, with no traceback on its
 stderr. A killed build must leave the previous snapshot loadable, every time:
-IMQUEUE_MCP_KILLS sets how many kills (10 by default, to keep CI short; the long run in the README uses 100).
+IMQUEUE_MCP_KILLS sets how many kills (10 by default, to keep CI short; the long run in docs/reliability.md uses 100).
 The loading errors themselves (load_snapshot's messages) are covered in test_build_index.py.
 """
 

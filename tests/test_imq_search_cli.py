@@ -1,6 +1,6 @@
 """imq-search: the ranker on the command line, over a snapshot built from fixtures/tiny_site.py.
 
-In-process through `ranker.cli.main(argv, out=StringIO)` (stderr via capsys), and once as a
+In-process through `build_index.search_cli.main(argv, out=StringIO)` (stderr via capsys), and once as a
 real process. Exit codes: 0 results, 1 a miss (with guidance), 2 a usage or corpus error.
 """
 
@@ -19,7 +19,7 @@ import pytest
 from conftest import tiny_site
 
 from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
-from imqueue_mcp.ranker.cli import main as search_main
+from imqueue_mcp.build_index.search_cli import main as search_main
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = tiny_site()
@@ -182,7 +182,7 @@ USAGE_ERRORS: dict[str, tuple[list[str], list[str]]] = {
         ["--snapshot", "{snapshot}", "--batch", "{batch:directory}"],
         ["{batch:directory}", "cannot read"],
     ),
-    "empty-package-name": (["--snapshot", "{snapshot}", "--package", " ", "redis"], ["empty package name"]),
+    "empty-package-name": (["--snapshot", "{snapshot}", "--package", " ", "redis"], ["is not an @imqueue package name: it is empty"]),
 }
 
 
@@ -362,16 +362,12 @@ def test_batch_writes_one_kpi_results_line_per_query(
 def test_the_cli_and_the_library_rank_the_same(
     capsys: pytest.CaptureFixture[str], snapshot: Path, query: str
 ) -> None:
-    from imqueue_mcp import ranker
-
     index = load_snapshot(snapshot).index()
     library = index.search(query, limit=10)
     assert library.results
-    via_load = ranker.load(snapshot).search(query, limit=10)
     cli = search_json(capsys, snapshot, "--limit", "10", query)
     expected = [(h.url, round(h.score, 4)) for h in library.results]
     assert [(r["url"], r["score"]) for r in cli["results"]] == expected
-    assert [(h.url, round(h.score, 4)) for h in via_load.results] == expected
     built = build(mirror=SITE).index().search(query, limit=10)  # in memory, as --from does
     assert [(h.url, round(h.score, 4)) for h in built.results] == expected
 
@@ -381,7 +377,7 @@ def test_the_cli_and_the_library_rank_the_same(
 
 def imq_search_command() -> list[str]:
     script = Path(sys.executable).parent / "imq-search"
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "imqueue_mcp.ranker.cli"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "imqueue_mcp.build_index.search_cli"]
 
 
 def test_the_console_script_searches_a_mirror_built_in_memory(tmp_path: Path) -> None:

@@ -321,6 +321,14 @@ def test_package_names_normalise_to_the_scope() -> None:
         normalize_package("  ")
 
 
+@pytest.mark.parametrize("foreign", ["@foo/bar", "@other/rpc", "a/b", "pg cache"])
+def test_a_name_outside_the_imqueue_scope_is_refused_not_prefixed(foreign: str) -> None:
+    with pytest.raises(ValueError, match="not an @imqueue package name"):
+        normalize_package(foreign)
+    with pytest.raises(ValueError, match="not an @imqueue package name"):
+        filter_corpus().search("send", package=foreign)
+
+
 # --- blog demotion -------------------------------------------------------------------------
 
 

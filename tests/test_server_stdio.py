@@ -291,7 +291,7 @@ def imq_search_urls() -> dict[str, list[str]]:
     """What `imq-search QUERY --json` ranks for each parity query, run side by side."""
     processes = {
         query: subprocess.Popen(
-            [sys.executable, "-m", "imqueue_mcp.ranker.cli", query, "--json", "--limit", "6", "--from", str(SITE)],
+            [sys.executable, "-m", "imqueue_mcp.build_index.search_cli", query, "--json", "--limit", "6", "--from", str(SITE)],
             cwd=REPO,
             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
             stdout=subprocess.PIPE,

@@ -1,5 +1,7 @@
 """`imq-search`: the ranker on the command line, for humans debugging a ranking.
 
+It lives with the builder because `--from` builds a corpus in memory: it needs both layers.
+
     imq-search "expose a method" [--limit N] [--package P] [--explain] [--json]
     imq-search --batch queries.jsonl          # one results line per query (../shared/kpi format)
 
@@ -15,7 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import Index, SearchResponse, rules
+from imqueue_mcp.ranker import Index, SearchResponse, response_dict, rules
+
+from .build import build
+from .snapshot import default_snapshot_path, load_snapshot
+from .sources import BuildError
 
 EXIT_RESULTS, EXIT_MISS, EXIT_ERROR = 0, 1, 2
 
@@ -55,8 +61,6 @@ def parser() -> argparse.ArgumentParser:
 
 
 def load_index(snapshot: Path | None, source: str | None) -> Index:
-    from imqueue_mcp.build_index import BuildError, build, default_snapshot_path, load_snapshot
-
     if snapshot and source:
         raise UsageError("give either --snapshot or --from, not both")
     try:
@@ -127,19 +131,6 @@ def print_miss(response: SearchResponse, out: TextIO) -> None:
     out.write("Sections of the docs: " + "; ".join(response.miss.sections) + "\n")
 
 
-def response_json(response: SearchResponse) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "query": response.query,
-        "count": len(response.results),
-        "results": [h.as_dict() for h in response.results],
-    }
-    if response.corrected:
-        data["corrected"] = response.corrected
-    if response.miss:
-        data["miss"] = {"sections": response.miss.sections, "nearestTerms": response.miss.nearest_terms}
-    return data
-
-
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     args = parser().parse_args(argv)
@@ -161,7 +152,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         sys.stderr.write(f"imq-search: {error}\n")
         return EXIT_ERROR
     if args.json:
-        out.write(json.dumps(response_json(response), ensure_ascii=False, indent=2) + "\n")
+        out.write(json.dumps(response_dict(response), ensure_ascii=False, indent=2) + "\n")
     elif response.results:
         print_table(response, out, args.explain)
     else:
