@@ -23,6 +23,8 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from imqueue_mcp.ranker.corpus import SITES, WIRE_FIELDS
+
 from .doc_budget import estimate_tokens
 
 PROSE_SEPARATOR = "\n\n"  # between a section's heading and its text, as on the page
@@ -59,8 +61,6 @@ def prose_sizes(documents: Iterable[Any]) -> dict[str, int]:
     """Canonical URL -> prose tokens, for every tier-2 section and the page it belongs to.
     Reads a snapshot's wire rows as they are when it can: decoding every document first would
     cost the first search about 30 ms more."""
-    from imqueue_mcp.ranker.corpus import SITES, WIRE_FIELDS
-
     rows = documents.wire_rows() if hasattr(documents, "wire_rows") else None
     if rows is not None:
         tier, site, path, heading, text = (
