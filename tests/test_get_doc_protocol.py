@@ -185,3 +185,13 @@ def test_search_hits_carry_the_tokens_get_doc_would_return(client: McpConnection
     again = client.call("search_docs", {"query": "get started install the cli", "limit": 10})
     measured = next(hit for hit in again.structured_content["results"] if hit["url"] == target["url"])
     assert measured["tokens"] == data["totalTokens"] and measured["tokensBasis"] == "measured"
+
+
+def test_a_resource_read_keeps_the_whole_long_page_and_the_page_for_an_unknown_anchor(
+    client: McpConnection,
+) -> None:
+    whole = LONG_FILE.read_text("utf-8")
+    contents = client.run(lambda session: session.read_resource(LONG_PAGE)).contents
+    assert [item.text for item in contents] == [whole]
+    missed = client.run(lambda session: session.read_resource(GET_STARTED + "#no-such-anchor")).contents
+    assert [item.text for item in missed] == [GET_STARTED_FILE.read_text("utf-8")]
