@@ -25,7 +25,10 @@
     examples.py       find_examples: the corpus's code examples, ranked by a ranker.Index of their
                       own (built once per corpus), filtered by package -> structured result + text
     fetch.py          the host lock and origin-mapped GETs
-    docs.py           get_doc: mirror resolution, #fragment sections, truncation, pointers
+    site_paths.py     plain site paths, dot segments resolved (encoded ones too), the send check
+    docs.py           get_doc: mirror resolution, #fragment sections, budgeted parts, pointers
+    doc_budget.py     get_doc's token budget: where a part ends, nextCursor, outlines
+    doc_sizes.py      the `tokens` of search_docs hits: measured by a read, else the prose's
     pages.py          the pages saved beside the snapshot (`imq-build-index --pages`): get_doc's
                       answers offline or when a site does not answer, loaded once on first use
     status.py         list_packages / package_status over imqueue.org/status.json

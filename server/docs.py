@@ -6,7 +6,9 @@ Top to bottom:
     mime_type_of(path)        the media type reported for a file
     slice_section(...)        the lines of one anchored section, checked to start at a heading,
                               with its heading path (the ancestor headings), index and total
-    truncate(body)            cut at a line boundary under MAX_DOC_BYTES, say so
+    DocRequest                what the get_doc tool asked for: a token budget (maxTokens), a
+                              cursor to continue from, or the outline only (doc_budget.py cuts
+                              the parts, encodes the cursors and builds the outlines)
     SectionRanges             /search-sections.json per host, cached for an hour
     read_doc(url, ...)        all of the above, returning the structured result and its text;
                               offline, or when the site does not answer (a timeout or a transport
@@ -14,6 +16,11 @@ Top to bottom:
                               (pages.SavedPages: `imq-build-index --pages`) with the snapshot's
                               section ranges; `source` always says where the body came from
                               (live: the origin and when; snapshot: the file, its date and why)
+
+Sizes: `bytes` and `tokens` are of the markdown returned; `totalBytes` is the whole document as
+served; `totalTokens` is of everything the read would return through its cursors (the section,
+for a #anchor URL; the page otherwise). Without a DocRequest (resources/read) the budget is
+the outer limit alone, MAX_DOC_BYTES, and an unknown #fragment returns the whole page.
 
 The section line ranges come from the site's own /search-sections.json: 0-based, half-open,
 start on the heading line. A range that does not start at a heading is treated as unknown
@@ -28,12 +35,25 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .doc_budget import (
+    CHARS_PER_TOKEN,
+    CURSOR_NEXT_STEP,
+    DEFAULT_MAX_TOKENS,
+    MAX_DOC_BYTES,
+    MAX_MAX_TOKENS,
+    MIN_MAX_TOKENS,
+    Cursor,
+    CursorError,
+    cut_part,
+    digest_of,
+    estimate_tokens,
+    outline_of,
+)
 from .fetch import DocUrl, Fetcher, FetchError, OfflineError, Unreachable, parse_doc_url
 
 if TYPE_CHECKING:
     from .pages import SavedPages
 
-MAX_DOC_BYTES = 200_000
 SECTIONS_TTL_SECONDS = 3600.0
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
@@ -139,14 +159,6 @@ def slice_section(markdown: str, ranges: dict[str, list[int]], anchor: str) -> S
     )
 
 
-def truncate(body: bytes, limit: int = MAX_DOC_BYTES) -> tuple[bytes, bool]:
-    """At most `limit` bytes, cut after the last whole line that fits."""
-    if len(body) <= limit:
-        return body, False
-    cut = body.rfind(b"\n", 0, limit)
-    return body[: cut + 1 if cut > 0 else limit], True
-
-
 def available_anchors(ranges: dict[str, list[int]] | None) -> list[str]:
     if not ranges:
         return []
@@ -185,23 +197,39 @@ class PageNotFound(DocError):
     """The site has no such page (it answered 404)."""
 
 
+@dataclass(frozen=True)
+class DocRequest:
+    """get_doc's reading options: at most max_tokens per answer, from `cursor` on, or the outline."""
+
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    cursor: str | None = None
+    outline: bool = False
+
+
 async def read_doc(
-    text: str, fetcher: Fetcher, sections: SectionRanges, saved: SavedPages | None = None
+    text: str,
+    fetcher: Fetcher,
+    sections: SectionRanges,
+    saved: SavedPages | None = None,
+    request: DocRequest | None = None,
 ) -> dict[str, Any]:
     """The get_doc structured result for a URL (see schemas.DocResult). Offline, or when the site
-    does not answer, the page comes from `saved` (the snapshot's pages), labelled as such."""
+    does not answer, the page comes from `saved` (the snapshot's pages), labelled as such.
+    A bad cursor (CursorError) is refused before anything is fetched, when that can be told."""
     url = parse_doc_url(text)
     mirror = mirror_of(url.path)
     shown = f"https://{url.host}{mirror.page if mirror.page is not None else url.path}"
+    cursor = _cursor_of(request, f"{shown}#{url.fragment}" if url.fragment else shown)
+    wants_ranges = bool(url.fragment) or (request is not None and request.outline)
     try:
         fetched = await fetcher.get(url.host, mirror.file)
     except (OfflineError, Unreachable) as error:
         if saved is None:
             raise
-        return await _from_saved(url, mirror, shown, saved, error)
+        return await _from_saved(url, mirror, shown, saved, error, request, cursor)
     read_at = now()
     if fetched.status == 404 and url.host == "imqueue.com":
-        return _commercial_pointer(url, shown) | {"source": live_source(fetcher, url.host, read_at)}
+        return _commercial_pointer(shown, cursor) | {"source": live_source(fetcher, url.host, read_at)}
     if fetched.status == 404:
         raise PageNotFound(
             f"{shown} has no page (the site answered 404 for {mirror.file}). Use search_docs to find "
@@ -210,9 +238,9 @@ async def read_doc(
     if fetched.status != 200:
         raise DocError(f"{shown}: the site answered HTTP {fetched.status}; try again later.")
     ranges = (
-        await sections.for_page(url.host, mirror.page) if url.fragment and mirror.page is not None else None
+        await sections.for_page(url.host, mirror.page) if wants_ranges and mirror.page is not None else None
     )
-    return _doc_result(url, mirror, shown, fetched.body, ranges) | {
+    return _doc_result(url, mirror, shown, fetched.body, ranges, request, cursor) | {
         "source": live_source(fetcher, url.host, read_at)
     }
 
@@ -227,8 +255,26 @@ def live_source(fetcher: Fetcher, host: str, read_at: str) -> dict[str, str]:
     return {"source": "live", "fetchedAt": read_at, "from": fetcher.origins.get(host, f"https://{host}")}
 
 
+def _cursor_of(request: DocRequest | None, url: str) -> Cursor | None:
+    """The request's cursor, decoded and checked against the URL asked for; CursorError if bad."""
+    if request is None or request.cursor is None:
+        return None
+    if request.outline:
+        raise CursorError("outline: true returns the sections without the body, so it takes no cursor.")
+    cursor = Cursor.decode(request.cursor)
+    if cursor.url != url:
+        raise CursorError(f"The cursor continues a read of {cursor.url}, not of {url}.")
+    return cursor
+
+
 async def _from_saved(
-    url: DocUrl, mirror: Mirror, shown: str, saved: SavedPages, error: FetchError
+    url: DocUrl,
+    mirror: Mirror,
+    shown: str,
+    saved: SavedPages,
+    error: FetchError,
+    request: DocRequest | None,
+    cursor: Cursor | None,
 ) -> dict[str, Any]:
     store = await saved.store()
     if store is None:
@@ -239,8 +285,9 @@ async def _from_saved(
             f"{error} The pages saved with the snapshot of {store.fetched_at} ({store.location}) have no "
             f"copy of {shown} either; use search_docs to find a page they do have."
         ) from None
-    ranges = store.ranges(url.host, mirror.page) if url.fragment and mirror.page is not None else None
-    result = _doc_result(url, mirror, shown, body, ranges)
+    wants_ranges = bool(url.fragment) or (request is not None and request.outline)
+    ranges = store.ranges(url.host, mirror.page) if wants_ranges and mirror.page is not None else None
+    result = _doc_result(url, mirror, shown, body, ranges, request, cursor)
     if isinstance(error, OfflineError):
         result["source"] = store.describe("the server runs with --offline")
     else:
@@ -249,16 +296,26 @@ async def _from_saved(
 
 
 def _doc_result(
-    url: DocUrl, mirror: Mirror, shown: str, body: bytes, ranges: dict[str, list[int]] | None
+    url: DocUrl,
+    mirror: Mirror,
+    shown: str,
+    body: bytes,
+    ranges: dict[str, list[int]] | None,
+    request: DocRequest | None,
+    cursor: Cursor | None,
 ) -> dict[str, Any]:
-    """The page (or its #fragment's section, or the page with a fragmentMiss), truncated."""
-    result: dict[str, Any] = {"url": shown, "mimeType": mime_type_of(mirror.file), "bytes": len(body)}
+    """The page, its #fragment's section, or its outline (asked for, or for an unknown fragment),
+    one budgeted part at a time."""
+    result: dict[str, Any] = {"url": shown, "mimeType": mime_type_of(mirror.file), "totalBytes": len(body)}
+    markdown = body.decode("utf-8", errors="replace")
+    if request is not None and request.outline:
+        return _outline_result(result, markdown, shown, ranges)
+    text = markdown
     if url.fragment:
-        markdown = body.decode("utf-8", errors="replace")
         section = slice_section(markdown, ranges, url.fragment) if ranges else None
         if section is not None:
             result["url"] = f"{shown}#{url.fragment}"
-            body = section.markdown.encode("utf-8")
+            text = section.markdown
             result["section"] = {
                 "heading": section.heading,
                 "ancestors": section.ancestors,
@@ -267,30 +324,59 @@ def _doc_result(
             }
         else:
             result["fragmentMiss"] = {"anchor": url.fragment, "available": available_anchors(ranges)}
-    kept, truncated = truncate(body)
-    result["markdown"] = kept.decode("utf-8", errors="ignore")
-    result["truncated"] = truncated
+            if request is not None:  # the sections that do exist, instead of the whole page
+                if cursor is not None:
+                    raise CursorError(f"{shown} has no section #{url.fragment} to continue reading.")
+                return _outline_result(result, markdown, shown, ranges)
+    return _part(result, text, request.max_tokens if request else MAX_MAX_TOKENS, cursor)
+
+
+def _part(result: dict[str, Any], text: str, max_tokens: int, cursor: Cursor | None) -> dict[str, Any]:
+    """`result` with the part of `text` that starts at the cursor (or at 0) and fits max_tokens."""
+    start = 0
+    if cursor is not None:
+        cursor.check(result["url"], text)
+        start = cursor.offset
+    end = cut_part(text, start, max_tokens)
+    part = text[start:end]
+    result["markdown"] = part
+    result["bytes"] = len(part.encode("utf-8"))
+    result["tokens"] = estimate_tokens(part)
+    result["totalTokens"] = estimate_tokens(text)
+    result["truncated"] = end < len(text)
+    if start:
+        result["startToken"] = start // CHARS_PER_TOKEN
+    if end < len(text):
+        result["nextCursor"] = Cursor(result["url"], end, digest_of(text)).encode()
     return result
 
 
-def _commercial_pointer(url: DocUrl, shown: str) -> dict[str, Any]:
+def _outline_result(
+    result: dict[str, Any], markdown: str, shown: str, ranges: dict[str, list[int]] | None
+) -> dict[str, Any]:
+    result["outline"] = outline_of(markdown, shown, ranges)
+    result["markdown"] = ""
+    result["bytes"] = 0
+    result["tokens"] = 0
+    result["totalTokens"] = estimate_tokens(markdown)
+    result["truncated"] = False
+    return result
+
+
+def _commercial_pointer(shown: str, cursor: Cursor | None) -> dict[str, Any]:
     markdown = (
         f"{shown} has no markdown mirror: it is an imqueue.com page meant for a browser. "
         f"Open {shown} to read it, or ask support@imqueue.com. For licensing facts read "
         "https://imqueue.com/license/ and https://imqueue.com/pricing/ with get_doc; for the "
         "framework itself search imqueue.org with search_docs.\n"
     )
-    return {
-        "url": shown,
-        "markdown": markdown,
-        "mimeType": "text/markdown",
-        "bytes": len(markdown.encode("utf-8")),
-        "truncated": False,
-    }
+    result = {"url": shown, "mimeType": "text/markdown", "totalBytes": len(markdown.encode("utf-8"))}
+    return _part(result, markdown, MAX_MAX_TOKENS, cursor)
 
 
 def render_doc_text(result: dict[str, Any]) -> str:
-    """The text content: header lines that mirror section/fragmentMiss/truncated, then the body."""
+    """The text content: header lines that mirror section/fragmentMiss/truncated, then the body
+    (or the outline)."""
     header = [f"Source: {result['url']}"]
     saved = result.get("source")
     if saved and saved["source"] == "live":
@@ -307,11 +393,23 @@ def render_doc_text(result: dict[str, Any]) -> str:
             f"Section {section['index']} of {section['total']}: {path} (one section, not the whole page)"
         )
     miss = result.get("fragmentMiss")
+    outline = result.get("outline")
     if miss:
         anchors = ", ".join(f"#{name}" for name in miss["available"]) or "none indexed for this page"
+        follows = "the page's outline follows instead" if outline is not None else "the whole page follows"
+        header.append(f"Fragment #{miss['anchor']} was not found, so {follows}. Available anchors: {anchors}")
+    if outline is not None:
         header.append(
-            f"Fragment #{miss['anchor']} was not found, so the whole page follows. "
-            f"Available anchors: {anchors}"
+            f"Outline: {len(outline)} heading(s), about {result['totalTokens']:,} tokens in all "
+            "(1 token = 4 characters). Read a section with get_doc(url of its anchor); read the page "
+            "with its url alone."
+        )
+        lines = [_outline_line(entry) for entry in outline] or ["(no headings)"]
+        return "\n\n".join(["\n".join(header), "\n".join(lines)]) + "\n"
+    if result.get("startToken"):
+        header.append(
+            f"Continued: this part starts at about token {result['startToken']:,} of "
+            f"{result['totalTokens']:,}; nothing before it is repeated."
         )
     if result["truncated"]:
         header.append(_truncation_note(result))
@@ -321,17 +419,29 @@ def render_doc_text(result: dict[str, Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def _outline_line(entry: dict[str, Any]) -> str:
+    where = f" {entry['url']}" if "url" in entry else ""
+    return f"{'  ' * (entry['level'] - 1)}- {entry['heading']} ({entry['tokens']:,} tokens){where}"
+
+
 def _truncation_note(result: dict[str, Any]) -> str:
-    shown = len(result["markdown"].encode("utf-8"))
     return (
-        f"Truncated: showing the first {shown:,} of {result['bytes']:,} bytes. Read single pages "
-        "(or a #section of one) with get_doc to see the rest."
+        f"Truncated at a section or paragraph boundary: this part is about {result['tokens']:,} of "
+        f"{result['totalTokens']:,} tokens ({result['bytes']:,} bytes; the document is "
+        f"{result['totalBytes']:,} bytes). Read on with get_doc(url={result['url']!r}, "
+        f"cursor={result['nextCursor']!r}); no text is lost or repeated between parts."
     )
 
 
 __all__ = [
+    "CURSOR_NEXT_STEP",
+    "DEFAULT_MAX_TOKENS",
     "MAX_DOC_BYTES",
+    "MAX_MAX_TOKENS",
+    "MIN_MAX_TOKENS",
+    "CursorError",
     "DocError",
+    "DocRequest",
     "DocUrl",
     "PageNotFound",
     "SectionRanges",
@@ -339,5 +449,4 @@ __all__ = [
     "read_doc",
     "render_doc_text",
     "slice_section",
-    "truncate",
 ]

@@ -21,13 +21,14 @@ Exception tree:
 from __future__ import annotations
 
 import asyncio
-import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from imqueue_mcp.build_index.sites import HOSTS as CANONICAL_HOSTS
 from imqueue_mcp.build_index.sites import MAX_BODY_BYTES, TIMEOUT_SECONDS, user_agent
+
+from .site_paths import PathEscapes, is_safe_to_send, normalise_path, site_path_url
 
 if TYPE_CHECKING:
     import httpx
@@ -68,8 +69,11 @@ def parse_doc_url(text: str) -> DocUrl:
 
     Accepted: https://imqueue.org/... and https://imqueue.com/... exactly (port 443 at most).
     http:// on those hosts is accepted and read as https (only the canonical name is used;
-    nothing is ever fetched over plain http from it). A bare "imqueue.org/path" gets https://.
-    Refused: any other host, subdomains and look-alikes, userinfo, other schemes, ".." paths.
+    nothing is ever fetched over plain http from it). A bare "imqueue.org/path" gets https://,
+    and a plain site path ("/get-started", "get-started/") is read on https://imqueue.org.
+    Dot segments are resolved, encoded ones too (site_paths.normalise_path).
+    Refused: any other host, subdomains and look-alikes, userinfo, other schemes, paths that
+    climb above the site root or hide an encoded traversal.
     """
     raw = text.strip()
     if not raw or any(ord(char) < 0x21 or char in "\\\x7f" for char in raw):
@@ -77,6 +81,7 @@ def parse_doc_url(text: str) -> DocUrl:
             f"{text!r} is not a URL; pass an https://imqueue.org/... or https://imqueue.com/... URL "
             "(search_docs returns them)"
         )
+    raw = site_path_url(raw) or raw
     if (
         raw.lower().startswith(tuple(f"{host}/" for host in CANONICAL_HOSTS))
         or raw.lower() in CANONICAL_HOSTS
@@ -85,7 +90,8 @@ def parse_doc_url(text: str) -> DocUrl:
     parts = urlsplit(raw)
     refusal = (
         f"{text!r} is not on imqueue.org or imqueue.com; get_doc reads only those two sites "
-        "(https://imqueue.org/... or https://imqueue.com/...). Use search_docs to find a page."
+        "(https://imqueue.org/... or https://imqueue.com/..., or a path on imqueue.org such as "
+        "/get-started/). Use search_docs to find a page."
     )
     if parts.scheme.lower() not in ("https", "http") or "@" in parts.netloc:
         raise DocUrlError(refusal)
@@ -96,12 +102,10 @@ def parse_doc_url(text: str) -> DocUrl:
     host = (parts.hostname or "").lower()
     if host not in CANONICAL_HOSTS or port not in (None, 443, 80):
         raise DocUrlError(refusal)
-    path = parts.path or "/"
-    if ".." in path.split("/"):
-        raise DocUrlError(f"{text!r}: a path with '..' segments is refused; pass the page's own URL")
-    normalised = posixpath.normpath(path) + ("/" if path.endswith("/") and path != "/" else "")
-    if normalised.startswith("//"):
-        normalised = "/" + normalised.lstrip("/")
+    try:
+        normalised = normalise_path(parts.path or "/")
+    except PathEscapes as error:
+        raise DocUrlError(f"{text!r} was refused: {error}") from None
     return DocUrl(host=host, path=normalised, fragment=parts.fragment)
 
 
@@ -146,6 +150,8 @@ class Fetcher:
         import httpx
 
         canonical = f"https://{host}{path}"
+        if not is_safe_to_send(path):
+            raise FetchError(f"{canonical}: the path could be read as a traversal; it was not sent")
         if self.offline:
             raise OfflineError(
                 f"{canonical} was not fetched: the server runs with --offline (IMQUEUE_MCP_OFFLINE=1). "
@@ -189,6 +195,11 @@ class Fetcher:
         origin = self.origins[host]
         resolved = urljoin(current, location)
         here, there = urlsplit(origin), urlsplit(resolved)
+        if not is_safe_to_send(there.path or "/"):
+            raise FetchError(
+                f"{canonical} redirects to {resolved}, a path that could be read as a traversal; "
+                "the redirect was not followed"
+            )
         if (there.scheme, there.netloc) == (here.scheme, here.netloc):
             return resolved
         if there.scheme == "https" and there.netloc.lower() == host:

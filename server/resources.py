@@ -14,8 +14,9 @@ The list is read from the loaded corpus (build_index keeps each llms.txt link: U
 description), never from a second fetch of llms.txt, so it follows the same hourly refresh as
 search_docs. A link is a resource when it is a canonical page URL on imqueue.org or
 imqueue.com: llms-full.txt, the blog feed and other files stay get_doc's. Reading goes
-through docs.read_doc, so a #anchor, the imqueue.com pointer and truncation behave as in get_doc,
-and any URI on those hosts (what the templates expand to) reads the same way. Anything else,
+through docs.read_doc, so a #anchor and the imqueue.com pointer behave as in get_doc, but with
+no token budget (only the 200 kB outer limit) and the whole page for an unknown #anchor (a
+resource has no outline to offer), and any URI on those hosts (what the templates expand to) reads the same way. Anything else,
 or a page the site does not have, is ResourceNotFoundError: -32602 with the URI in `data`.
 """
 

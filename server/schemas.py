@@ -42,6 +42,16 @@ class SearchHit(BaseModel):
         description="Present (true) when the API is deprecated; its description then starts "
         "'DEPRECATED — do not use in new code.'",
     )
+    tokens: int | None = Field(
+        None,
+        description="Size of what get_doc returns for url, in tokens of 4 characters: the section for "
+        "a #anchor URL, else the whole page (read in parts of maxTokens). Absent when unknown",
+    )
+    tokensBasis: Literal["measured", "prose"] | None = Field(
+        None,
+        description="'measured': from the page itself; 'prose': from its indexed prose (headings and "
+        "text without code), so a lower bound",
+    )
 
 
 class SearchMiss(BaseModel):
@@ -107,15 +117,45 @@ class FragmentMiss(BaseModel):
     available: list[str] = Field(description="The anchors this page does have")
 
 
+class OutlineEntry(BaseModel):
+    heading: str
+    level: int = Field(description="1 for '#', 2 for '##', ... 6")
+    anchor: str | None = Field(None, description="The section's anchor, when the site indexes one")
+    url: str | None = Field(None, description="The anchor URL: get_doc returns just this section")
+    tokens: int = Field(description="Size of the section up to the next heading, in tokens of 4 characters")
+
+
 class DocResult(BaseModel):
     url: str = Field(description="Canonical URL of what was read (with #anchor for a section)")
-    markdown: str = Field(description="The body: the page, one section of it, or a pointer")
+    markdown: str = Field(
+        description="The body: the page, one section of it, or a pointer; one part of it when "
+        "truncated; empty when the outline is returned instead"
+    )
     mimeType: str
-    bytes: int = Field(description="Size of the whole document as served, in bytes")
-    truncated: bool = Field(description="True when markdown is only the first part of the body")
+    bytes: int = Field(description="Size of markdown as returned, in bytes (UTF-8)")
+    totalBytes: int = Field(description="Size of the whole document (the page or file) as served, in bytes")
+    tokens: int = Field(description="Size of markdown as returned, in tokens (characters / 4, rounded up)")
+    totalTokens: int = Field(
+        description="Size of everything this read returns through its cursors: the section for a "
+        "#anchor URL, else the whole page"
+    )
+    truncated: bool = Field(
+        description="True when more follows: pass nextCursor to get_doc with the same url to read on"
+    )
+    nextCursor: str | None = Field(
+        None, description="Opaque; present when truncated. get_doc(url, cursor=nextCursor) continues"
+    )
+    startToken: int | None = Field(
+        None, description="Present on a continued part: about where it starts, in tokens of the whole"
+    )
     section: DocSection | None = Field(None, description="Present when a #fragment was resolved")
     fragmentMiss: FragmentMiss | None = Field(
-        None, description="Present when the #fragment was not found; the whole page was returned"
+        None,
+        description="Present when the #fragment was not found; the page's outline is returned instead "
+        "of its body",
+    )
+    outline: list[OutlineEntry] | None = Field(
+        None, description="The page's headings, present with outline: true or after a fragmentMiss"
     )
     source: CorpusInfo = Field(
         description="Where the body came from: 'live' (the origin read and when), or 'snapshot' when it "

@@ -17,15 +17,24 @@ from imqueue_mcp.ranker import response_dict
 
 from .catalogue import exclusive_pair_advisories, exclusive_pair_advisory
 from .corpus import CorpusKeeper
+from .doc_sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
 
 
-async def search_docs(keeper: CorpusKeeper, query: str, limit: int, package: str | None) -> dict[str, Any]:
-    """The search_docs structured result (see schemas.SearchResult). ValueError for a bad filter."""
+async def search_docs(
+    keeper: CorpusKeeper, query: str, limit: int, package: str | None, sizes: DocSizes | None = None
+) -> dict[str, Any]:
+    """The search_docs structured result (see schemas.SearchResult). ValueError for a bad filter.
+    With `sizes`, each hit carries the tokens get_doc would return for it (doc_sizes.py)."""
     corpus = await keeper.current()
     response = corpus.index.search(query, limit=limit, package=package)
     data = response_dict(response)
+    if sizes is not None:
+        for result in data["results"]:
+            size = sizes.tokens_of(result["url"], corpus.index.corpus.documents, id(corpus))
+            if size is not None:
+                result["tokens"], result["tokensBasis"] = size
     named = [hit.package for hit in response.results if hit.package]
     named += [package] if package else []
     named += _WORD.findall(query)

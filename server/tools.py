@@ -16,7 +16,7 @@ Annotations are one table, HINTS, so a change of judgement is one visible line.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.tools import Tool
@@ -27,6 +27,7 @@ from . import docs, examples, scaffold, search, status
 from .catalogue import CatalogueError, render_packages_markdown, render_status_markdown
 from .config import Config
 from .corpus import CorpusKeeper, CorpusUnavailable
+from .doc_sizes import DocSizes
 from .errors import ErrorCode, error_result
 from .fetch import DocUrlError, Fetcher, FetchError, OfflineError
 from .instructions import LOCAL_INSTALL_GUIDE
@@ -54,6 +55,7 @@ class Services:
     sections: docs.SectionRanges
     saved: SavedPages  # the snapshot's pages, get_doc's answer offline
     examples: examples.ExampleFinder  # the corpus's code examples, ranked (find_examples)
+    sizes: DocSizes = field(default_factory=DocSizes)  # get_doc's answer sizes, for search hits
 
     @classmethod
     def from_config(cls, config: Config) -> Services:
@@ -132,12 +134,16 @@ DESCRIPTIONS = {
     ),
     "get_doc": (
         "Read one imqueue.org or imqueue.com page as markdown, to read or quote it. Pass a URL from "
-        "search_docs. With a #anchor it returns just that section, with its heading path and its "
-        "position in the page; an unknown anchor returns the whole page plus the anchors the page "
-        "has. A URL naming a file (https://imqueue.org/llms-full.txt, /blog/feed.xml, /page.md) is "
-        "returned as is. Only https://imqueue.org/... and https://imqueue.com/... are read (an http:// "
-        "URL on those hosts is read as https); any other host is refused. Bodies over 200 kB are "
-        "truncated, and the result says so. Cite the returned url."
+        "search_docs (or its path: '/get-started/' reads https://imqueue.org/get-started/). With a "
+        "#anchor it returns just that section, with its heading path and its position in the page; "
+        "an unknown anchor returns the page's outline (its sections and their anchor URLs) instead. "
+        "outline: true returns that outline (heading, level, anchor URL, tokens) without the body. "
+        "At most maxTokens (default 8000; a token is 4 characters) come back, cut at a section or "
+        "paragraph boundary, with truncated: true and a nextCursor: call get_doc with the same url "
+        "and cursor: nextCursor to read on, nothing lost or repeated. A URL naming a file "
+        "(https://imqueue.org/llms-full.txt, /blog/feed.xml, /page.md) is returned as is. Only "
+        "https://imqueue.org/... and https://imqueue.com/... are read (http:// on those hosts is read "
+        "as https); any other host is refused. Cite the returned url."
     ),
     "find_examples": (
         "Find code examples in the @imqueue documentation: the fenced code blocks of imqueue.org's "
@@ -273,7 +279,30 @@ PackageFilter = Annotated[
     str | None, Field(description="Limit to one package: 'rpc' or '@imqueue/rpc'. Omit for all.")
 ]
 DocLink = Annotated[
-    str, Field(description="https://imqueue.org/... or https://imqueue.com/... URL, #anchor allowed")
+    str,
+    Field(
+        description="https://imqueue.org/... or https://imqueue.com/... URL, or a path on imqueue.org "
+        "('/get-started/'); #anchor allowed"
+    ),
+]
+MaxTokens = Annotated[
+    int,
+    Field(
+        ge=docs.MIN_MAX_TOKENS,
+        le=docs.MAX_MAX_TOKENS,
+        description="Most tokens to return (1 token = 4 characters); the rest comes through nextCursor",
+    ),
+]
+DocCursor = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=2000,
+        description="nextCursor of the previous get_doc answer for the same url; omit to start",
+    ),
+]
+OutlineOnly = Annotated[
+    bool, Field(description="true: the page's sections (heading, level, anchor URL, tokens), no body")
 ]
 Methods = Annotated[
     list[Method] | None,
@@ -287,16 +316,25 @@ def docs_tools(services: Services) -> list[Tool]:
         query: Query, limit: Limit = 6, package: PackageFilter = None
     ) -> Annotated[CallToolResult, SearchResult]:
         try:
-            data = await search.search_docs(services.corpus, query, limit, package)
+            data = await search.search_docs(services.corpus, query, limit, package, services.sizes)
         except (CorpusUnavailable, ValueError) as error:
             return failed(error)
         return structured_result(data, search.render_search_text(data))
 
-    async def get_doc(url: DocLink) -> Annotated[CallToolResult, DocResult]:
+    async def get_doc(
+        url: DocLink,
+        maxTokens: MaxTokens = docs.DEFAULT_MAX_TOKENS,  # the argument's published name
+        cursor: DocCursor = None,
+        outline: OutlineOnly = False,
+    ) -> Annotated[CallToolResult, DocResult]:
+        request = docs.DocRequest(max_tokens=maxTokens, cursor=cursor, outline=outline)
         try:
-            data = await docs.read_doc(url, services.fetcher, services.sections, services.saved)
+            data = await docs.read_doc(url, services.fetcher, services.sections, services.saved, request)
+        except docs.CursorError as error:
+            return error_result(ErrorCode.INVALID_ARGUMENTS, str(error), docs.CURSOR_NEXT_STEP)
         except (DocUrlError, FetchError, docs.DocError) as error:
             return failed(error)
+        services.sizes.record(data)
         return structured_result(data, docs.render_doc_text(data))
 
     async def find_examples(

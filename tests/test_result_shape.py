@@ -1,7 +1,8 @@
 """`imq-search --json Q` and `search_docs(Q)` give the same answer: one function shapes both.
 
-The server may add only its own fields (the advisory, the corpus it answered from); everything
-else, the corrected query of a typo included, must be equal, over the same snapshot.
+The server may add only its own fields (the advisory, the corpus it answered from, and on each
+hit the size get_doc would return for it); everything else, the corrected query of a typo
+included, must be equal, over the same snapshot.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from imqueue_mcp.build_index import build, save_snapshot
 from imqueue_mcp.build_index.search_cli import main as search_main
 
 SERVER_ONLY = {"advisory", "advisories", "corpus"}
+SERVER_ONLY_PER_HIT = {"tokens", "tokensBasis"}  # get_doc's answer size (server/doc_sizes.py)
 CASES = [
     ("how do I expose a method", None),
     ("expose a methd", None),  # a typo: corrected to "expose a method"
@@ -66,6 +68,10 @@ def test_imq_search_json_and_search_docs_agree(
     answer = server.call("search_docs", arguments)
     assert not answer.is_error, answer.content[0].text
     served = {key: value for key, value in answer.structured_content.items() if key not in SERVER_ONLY}
+    served["results"] = [
+        {key: value for key, value in hit.items() if key not in SERVER_ONLY_PER_HIT}
+        for hit in served["results"]
+    ]
     assert served == cli_json(snapshot, query, package)
 
 

@@ -171,14 +171,15 @@ def test_a_fragment_read_is_one_section_with_its_heading_path(local: McpConnecti
     assert "Section " in text_of(result) and part["markdown"].strip() in text_of(result)
 
 
-def test_a_fragment_miss_returns_the_page_and_lists_the_anchors(local: McpConnection) -> None:
+def test_a_fragment_miss_returns_the_outline_and_lists_the_anchors(local: McpConnection) -> None:
     result = local.call(
         "get_doc", {"url": "https://imqueue.org/agents/delayed-scheduled-work/#no-such-anchor"}
     )
     data = result.structured_content
     assert data["fragmentMiss"]["anchor"] == "no-such-anchor"
     assert "verify" in data["fragmentMiss"]["available"]
-    assert "section" not in data and data["markdown"].startswith("# Agent recipe")
+    assert "section" not in data and data["markdown"] == ""
+    assert data["outline"][0]["heading"].startswith("Agent recipe")
     assert "#verify" in text_of(result)
 
 
@@ -186,7 +187,7 @@ def test_llms_full_is_truncated_and_says_so(local: McpConnection) -> None:
     result = local.call("get_doc", {"url": "https://imqueue.org/llms-full.txt"})
     data = result.structured_content
     assert data["truncated"] is True and data["mimeType"] == "text/plain"
-    assert len(data["markdown"].encode()) <= 200_000 < data["bytes"]
+    assert len(data["markdown"].encode()) == data["bytes"] <= 200_000 < data["totalBytes"]
     assert "Truncated" in text_of(result)
 
 
