@@ -14,6 +14,7 @@ from .errors import ErrorCode
 from .imq_runner import BridgeResult
 
 __all__ = [
+    "BRIDGE_OWNED_OPTIONS",
     "refused",
     "refuse_option_like",
     "refuse_service_names",
@@ -154,7 +155,7 @@ def refuse_unsafe_flags(flags: Sequence[str]) -> BridgeResult | None:
         else:
             return _flag_refusal(
                 item,
-                "is not an option imq can read (-x, -xyz, --name, --name=value or --no-name). A "
+                "is not an option imq can read (forms: -e, -yf, --email, --email=value, --no-install). A "
                 "value starting with '-' must be inline: --author=-value.",
             )
     return None

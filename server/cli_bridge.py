@@ -74,6 +74,7 @@ CONFIG_OPTIONS = (
 # tests/test_imq_flag_drift.py checks each pair against the real help, so `-c` cannot
 # silently mean something else than the bridge thinks.
 IMQ_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "": (("", "--help"), ("", "--version")),  # every command has them; the bridge runs both
     "service create": (
         ("-e", "--email"),
         ("-a", "--author"),
@@ -174,8 +175,8 @@ def _unknown_argument_hint(names: str, outcome: RunOutcome) -> str:
         suggestion = f" (closest in its help: {', '.join(dashes + c for c in closest)})" if closest else ""
         parts.append(f"{shown}{suggestion}")
     return (
-        f"imq does not know {'; '.join(parts)}. A boolean option is turned off with --no-<name> "
-        "(for example --no-use-git). Check the spelling with cli_help('service create')."
+        f"imq does not know {'; '.join(parts)}. A boolean option is turned off with a no- "
+        "before its name (--no-use-git). Check the spelling with cli_help('service create')."
     )
 
 
@@ -469,6 +470,7 @@ __all__ = [
     "CONFIG_TIMEOUT_SECONDS",
     "DRY_RUN_TIMEOUT_SECONDS",
     "FLEET_TIMEOUT_SECONDS",
+    "IMQ_OPTIONS",
     "INSTALL_TIMEOUT_SECONDS",
     "LOGS_TIMEOUT_SECONDS",
     "STATUS_TIMEOUT_SECONDS",
@@ -479,5 +481,6 @@ __all__ = [
     "create_service",
     "fleet",
     "generate_client",
+    "imq_error_line",
     "logs",
 ]
