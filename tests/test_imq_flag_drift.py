@@ -166,6 +166,7 @@ def test_every_negated_flag_the_bridge_names_is_a_boolean_of_real_imq(scratch: P
     assert negated, "the bridge names --no-use-git, --no-install, --no-follow and --no-prefix"
     for flag in negated:
         base = "--" + flag.removeprefix("--no-")
+        assert base in commands, f"{flag}: {base} is not in cli_bridge.IMQ_OPTIONS"
         option = help_options(commands[base], scratch)[base]
         assert option.boolean, f"{flag}: {base} is not a boolean of imq {commands[base]}"
 

@@ -146,14 +146,20 @@ def test_create_service_dry_run_passes_flags_as_imq_reads_them_and_writes_nothin
     assert tree(bridge.work) == before
 
 
-def test_create_service_flags_example_of_the_tool_runs_on_real_imq(bridge: Bridge) -> None:
+@pytest.mark.parametrize("where", ["description", "flags schema"])
+def test_create_service_flags_examples_of_the_tool_run_on_real_imq(bridge: Bridge, where: str) -> None:
     """issue 12 #2: the schema's example was ['--no-git'], which real imq refuses."""
-    schema = next(tool for tool in bridge.mcp.tools() if tool.name == "create_service").input_schema
-    example = suggested_flags(
-        "flags=" + re.search(r"(\[.*\])", schema["properties"]["flags"]["description"])[1]
+    tool = next(tool for tool in bridge.mcp.tools() if tool.name == "create_service")
+    text = (
+        tool.description
+        if where == "description"
+        else tool.input_schema["properties"]["flags"]["description"]
     )
+    example = re.search(r"e\.g\. (\[[^\]]*\])", text)
+    assert example, text
+    flags = suggested_flags(f"flags={example[1]}")
 
-    result = call(bridge, "create_service", {"name": "example", "path": "example", "flags": example})
+    result = call(bridge, "create_service", {"name": "example", "path": "example", "flags": flags})
 
     assert not result.is_error, text_of(result)
     assert "Dry run - no changes made" in text_of(result)
