@@ -284,7 +284,12 @@ def test_create_service_writes_only_with_apply_true(local_audit: tuple[Audit, Mc
     assert sorted(work.rglob("*")) == before
     applied = connection.call(
         "create_service",
-        {"name": "posture-real", "path": "real", "apply": True, "flags": ["--email=a@b.test", "--no-use-git"]},
+        {
+            "name": "posture-real",
+            "path": "real",
+            "apply": True,
+            "flags": ["--email=a@b.test", "--no-use-git"],
+        },
     )
     assert not applied.is_error, applied.content[0].text
     assert (work / "real").is_dir() and any((work / "real").rglob("*"))
