@@ -14,6 +14,7 @@ from .errors import ErrorCode
 from .imq_runner import BridgeResult
 
 __all__ = [
+    "BRIDGE_OWNED_OPTIONS",
     "refused",
     "refuse_option_like",
     "refuse_service_names",
@@ -82,26 +83,80 @@ def refuse_service_names(services: Sequence[str] | None) -> BridgeResult | None:
     return None
 
 
-_LONG_FLAG = re.compile(r"--[a-z][a-z0-9]*(-[a-z0-9]+)*(=[^\x00-\x1f\x7f]*)?")
+# How imq (yargs) reads an argv item that starts with '-': a long option with an optional
+# inline value (--email, --email=a@b.c, --no-use-git; yargs also takes camelCase) or a
+# group of one-letter options (-e, -y, -yf: the last letter takes the next item as value).
+_LONG_FLAG = re.compile(r"--(?P<name>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)(?P<inline>=.*)?", re.DOTALL)
+_SHORT_FLAGS = re.compile(r"-(?P<letters>[A-Za-z]+)")
+
+# Options the bridge sets itself from the tool's own arguments (apply, name, path), or that
+# would turn the run into something else (help or version printed, exit 0, nothing created):
+# passed in flags they would make the bridge's account of the run untrue.
+BRIDGE_OWNED_OPTIONS = {
+    "dry-run": "apply=false (the default) is the dry run and apply=true creates",
+    "dryRun": "apply=false (the default) is the dry run and apply=true creates",
+    "name": "pass the service name as name",
+    "path": "pass the target directory as path",
+    "help": "call cli_help('service create') for imq's help",
+    "version": "call cli_status for imq's version",
+}
+
+
+def _flag_refusal(item: str, reason: str) -> BridgeResult:
+    return refused(
+        f"flag {item[:60]!r} {reason} It was refused and nothing was run. cli_help('service create') "
+        "lists imq's flags; short (-e) and long (--email) forms both work, with the value inline "
+        "(--email=you@example.com) or as the next item (['-e', 'you@example.com'])."
+    )
 
 
 def refuse_unsafe_flags(flags: Sequence[str]) -> BridgeResult | None:
-    """Flags for `service create` must be whole long options: `--name` or `--name=value`."""
-    for flag in flags:
-        if flag.split("=", 1)[0] == "--dry-run":
-            # The bridge owns dry-run vs apply; a stray flag would make "Created" a lie.
+    """Flags for `service create`, passed through as imq parses them; refuses only what is unsafe.
+
+    Accepted: short options (-e, grouped -yf), long ones (--email, --no-use-git), values inline
+    (--email=a@b.c) or as the next item after an option that takes one. Refused: control
+    characters; an item imq could not read as an option; a value with no option before it (imq
+    would read it as a positional argument, such as the target path); '--' (everything after
+    it would be positional); and the options the bridge owns (BRIDGE_OWNED_OPTIONS). A value
+    that starts with '-' must be given inline (--author=-x), since as its own item imq reads it
+    as an option.
+    """
+    value_may_follow = False
+    for item in flags:
+        if _CONTROL.search(item):
             return refused(
-                "Do not pass --dry-run in flags; apply=false (the default) is the dry run. Nothing was run."
+                f"flag {item[:60]!r} contains control characters (newlines, tabs, NUL or escape "
+                "codes); pass plain text. Nothing was run."
             )
-        if (
-            not _LONG_FLAG.fullmatch(flag)
-            or len(flag.encode("utf-8", errors="surrogatepass")) > LONGEST_VALUE
-        ):
-            return refused(
-                f"flag {flag[:60]!r} is not a long option of the form --name or --name=value (plain "
-                f"text, at most {LONGEST_VALUE:,} bytes), so it "
-                "was refused and nothing was run. Give values inline (--email=you@example.com); "
-                "cli_help('service create') lists the flags."
+        if len(item.encode("utf-8", errors="surrogatepass")) > LONGEST_VALUE:
+            return _flag_refusal(item, f"is longer than {LONGEST_VALUE:,} bytes.")
+        if not item.startswith("-"):
+            if not value_may_follow:
+                return _flag_refusal(
+                    item,
+                    "is a value with no option before it, so imq would read it as a positional "
+                    "argument (the target path); put the option it belongs to right before it.",
+                )
+            value_may_follow = False
+            continue
+        long_flag = _LONG_FLAG.fullmatch(item)
+        short_flags = _SHORT_FLAGS.fullmatch(item)
+        if long_flag:
+            name = long_flag["name"]
+            owned = BRIDGE_OWNED_OPTIONS.get(name.removeprefix("no-"))
+            if owned:
+                return _flag_refusal(item, f"is set by the bridge itself: {owned}.")
+            # --no-x is a boolean; an inline value is complete: neither takes the next item.
+            value_may_follow = long_flag["inline"] is None and not name.startswith("no-")
+        elif short_flags:
+            value_may_follow = True  # the last letter may take the next item as its value
+        elif item in ("-", "--"):
+            return _flag_refusal(item, "would make imq read every later item as a positional argument.")
+        else:
+            return _flag_refusal(
+                item,
+                "is not an option imq can read (forms: -e, -yf, --email, --email=value, --no-install). A "
+                "value starting with '-' must be inline: --author=-value.",
             )
     return None
 

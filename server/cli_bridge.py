@@ -18,6 +18,7 @@ so a client that sent a progressToken hears how they are going.
 
 from __future__ import annotations
 
+import difflib
 import re
 import shutil
 import signal
@@ -50,25 +51,48 @@ FLEET_ACTIONS = ("start", "stop", "restart", "status")
 CONFIG_ACTIONS = ("check", "get", "set", "init")
 LOG_ACTIONS = ("dump", "clean")
 
-# Options `imq config set` understands; listed when explaining why `init` is not run.
+# Options `imq config set` takes (imq 5.2.2: top-level keys and dot-paths of its config file);
+# listed when explaining why `init` is not run.
 CONFIG_OPTIONS = (
     "author",
     "email",
     "license",
     "template",
-    "nodeVersion",
-    "gitHubNamespace",
-    "dockerHubNamespace",
     "useGit",
-    "gitRepoPrivate",
+    "gitBaseUrl",
+    "vcs.provider",
+    "vcs.private",
+    "vcs.protocol",
+    "ci.provider",
+    "registry.provider",
+    "registry.namespace",
+    "packages",
 )
 
-# Values `imq service create` prompts for when missing, and the flag that supplies each.
-MISSING_VALUE_FLAGS = {
-    "email": "--email=you@example.com",
-    "author name": "--author=Your Name",
-    "docker hub namespace": "--dockerhub-namespace=<namespace>",
-    "github namespace": "--github-namespace=<namespace>",
+# Every imq option the bridge passes itself or names in a hint, per command, as
+# (short, long) the way `imq <command> --help` pairs them ("" where imq has no short form).
+# tests/test_imq_flag_drift.py checks each pair against the real help, so `-c` cannot
+# silently mean something else than the bridge thinks.
+IMQ_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "": (("", "--help"), ("", "--version")),  # every command has them; the bridge runs both
+    "service create": (
+        ("-e", "--email"),
+        ("-a", "--author"),
+        ("-g", "--use-git"),
+        ("", "--install"),
+        ("", "--dry-run"),
+        ("-t", "--template"),
+        ("-y", "--yes"),
+    ),
+    "client generate": (("-o", "--overwrite"),),
+    "ctl": (
+        ("-p", "--path"),
+        ("-s", "--services"),
+        ("-u", "--update"),
+        ("-c", "--calm"),
+        ("-v", "--verbose"),
+    ),
+    "log": (("-c", "--clean"), ("-f", "--follow"), ("", "--prefix")),
 }
 
 # --------------------------------------------------------------------------- operations
@@ -117,9 +141,43 @@ async def cli_help(command: str | None = None, *, runner: ImqRunner | None = Non
     )
 
 
-def _missing_value_flags(message: str) -> list[str]:
-    lowered = message.lower()
-    return [flag for keyword, flag in MISSING_VALUE_FLAGS.items() if keyword in lowered]
+def imq_error_line(outcome: RunOutcome) -> str:
+    """The line imq failed with: the last non-empty line of stderr (else of stdout).
+
+    On a usage error imq prints its whole help first and the reason last, so hints are drawn
+    from this line alone, never from words elsewhere in the help.
+    """
+    for stream in (outcome.stderr, outcome.stdout):
+        lines = [line.strip() for line in stream.splitlines() if line.strip()]
+        if lines:
+            return lines[-1]
+    return ""
+
+
+_UNKNOWN_ARGUMENTS = re.compile(r"Unknown arguments?: (?P<names>.+)")
+_HELP_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def _unknown_argument_hint(names: str, outcome: RunOutcome) -> str:
+    """Names what imq did not know and, from the options in imq's own help, what is closest."""
+    given = [name.strip() for name in names.split(",") if name.strip()]
+    # yargs lists a dashed name twice, once camelCased (dockerhub-namespace, dockerhubNamespace)
+    dashed = {name.replace("-", "").lower() for name in given if "-" in name}
+    unknown = [name for name in given if "-" in name or name.lower() not in dashed]
+    known = sorted({option[2:] for option in _HELP_OPTION.findall(outcome.stderr + outcome.stdout)})
+    parts = []
+    for name in unknown:
+        spellings = (f"--{name}", f"--no-{name}", f"-{name}")
+        passed = [item.split("=", 1)[0] for item in outcome.argv if item.split("=", 1)[0] in spellings]
+        shown = passed[0] if passed else repr(name)  # as the caller wrote it; else a positional
+        closest = difflib.get_close_matches(name.removeprefix("no-"), known, n=2, cutoff=0.6)
+        dashes = "--no-" if shown.startswith("--no-") else "--"
+        suggestion = f" (closest in its help: {', '.join(dashes + c for c in closest)})" if closest else ""
+        parts.append(f"{shown}{suggestion}")
+    return (
+        f"imq does not know {'; '.join(parts)}. A boolean option is turned off with a no- "
+        "before its name (--no-use-git). Check the spelling with cli_help('service create')."
+    )
 
 
 async def create_service(
@@ -140,14 +198,19 @@ async def create_service(
     )
     if refusal:
         return refusal
-    args = ["service", "create", name, *([path] if path else []), *flags]
+    # imq's own default path is "." (the working directory itself, not ./<name>). Passing it
+    # explicitly means a stray value in flags is refused by imq as an unknown argument instead
+    # of silently becoming the target path.
+    target = path or "."
+    args = ["service", "create", name, target, *flags]
     if not apply:
         args.append("--dry-run")
     outcome = await runner.run_imq(
         args, APPLY_TIMEOUT_SECONDS if apply else DRY_RUN_TIMEOUT_SECONDS, long=apply
     )
     if apply:
-        success = f"Created service {name} in {runner.current_directory() / (path or name)}."
+        where = _planned_path(outcome) or str(runner.current_directory() / target)
+        success = f"Created service {name} in {where}."
     else:
         success = (
             "Dry run: nothing was written. To create the project, call create_service again with "
@@ -164,17 +227,31 @@ async def create_service(
     )
 
 
+_PLANNED_PATH = re.compile(r"^\s*path: (?P<path>.+)$", re.MULTILINE)
+
+
+def _planned_path(outcome: RunOutcome | BridgeResult) -> str | None:
+    """Where imq said it creates the service (the `path:` line of its plan)."""
+    if not isinstance(outcome, RunOutcome):
+        return None
+    found = _PLANNED_PATH.search(outcome.stdout)
+    return found["path"].strip() if found else None
+
+
 def _create_failure_hint(outcome: RunOutcome | BridgeResult) -> str:
     if not isinstance(outcome, RunOutcome):
         return ""
-    needed = _missing_value_flags(outcome.stderr)
-    if needed and "required" in outcome.stderr.lower():
-        flag_list = ", ".join(repr(flag) for flag in needed)
+    line = imq_error_line(outcome)
+    unknown = _UNKNOWN_ARGUMENTS.fullmatch(line)
+    if unknown:
+        return _unknown_argument_hint(unknown["names"], outcome)
+    if re.search(r"email is required", line, re.IGNORECASE):
         return (
-            f"imq needs a value it would ask for on a terminal. Pass it as a flag: flags=[{flag_list}] "
-            "(or store it once with config(action='set', option=..., value=...))."
+            "imq needs the author's email, even for a dry run. Pass it as a flag: "
+            "flags=['-e', 'you@example.com'] (or '--email=you@example.com'), or store it once with "
+            "config(action='set', option='email', value='you@example.com')."
         )
-    return "Check the flags with cli_help('service create') and the message above, then retry."
+    return "Check the flags with cli_help('service create') and imq's message above, then retry."
 
 
 async def generate_client(
@@ -193,7 +270,7 @@ async def generate_client(
         return refusal
     args = ["client", "generate", service, *([path] if path else []), *(["-o"] if overwrite else [])]
     outcome = await runner.run_imq(args, CLIENT_TIMEOUT_SECONDS, long=True)
-    directory = path or "./src/clients"
+    directory = path or "."  # imq 5.2.2 writes <path>/<Service>.ts, path defaulting to "."
     overwrite_hint = (
         "the client file already exists and imq asks before overwriting it; call generate_client "
         "again with overwrite=true to replace it (adds -o)."
@@ -263,12 +340,16 @@ async def fleet(
     path: str | None = None,
     services: list[str] | None = None,
     update: bool = False,
-    clean: bool = False,
+    calm: bool = False,
     verbose: bool = False,
     *,
     runner: ImqRunner | None = None,
 ) -> BridgeResult:
-    """`imq ctl <action> -p <path> [-s a,b] [-u] [-c] [-v]`; -p is always passed explicitly."""
+    """`imq ctl <action> -p <path> [-s a,b] [-u] [-c] [-v]`; -p is always passed explicitly.
+
+    In imq 5.2.2 -u is --update (git pull in each service first), -c is --calm (start the
+    services one at a time, each once the previous is ready), -v is --verbose.
+    """
     runner = runner or ImqRunner()
     refusal = (
         refuse_unknown_choice("fleet action", action, FLEET_ACTIONS)
@@ -282,7 +363,7 @@ async def fleet(
     args = ["ctl", action, "-p", str(root)]
     if services:
         args += ["-s", ",".join(services)]
-    args += [flag for flag, wanted in (("-u", update), ("-c", clean), ("-v", verbose)) if wanted]
+    args += [flag for flag, wanted in (("-u", update), ("-c", calm), ("-v", verbose)) if wanted]
     outcome = await runner.run_imq(args, FLEET_TIMEOUT_SECONDS, long=action in ("start", "restart"))
     where = (
         f"Path: {root}."
@@ -389,6 +470,7 @@ __all__ = [
     "CONFIG_TIMEOUT_SECONDS",
     "DRY_RUN_TIMEOUT_SECONDS",
     "FLEET_TIMEOUT_SECONDS",
+    "IMQ_OPTIONS",
     "INSTALL_TIMEOUT_SECONDS",
     "LOGS_TIMEOUT_SECONDS",
     "STATUS_TIMEOUT_SECONDS",
@@ -399,5 +481,6 @@ __all__ = [
     "create_service",
     "fleet",
     "generate_client",
+    "imq_error_line",
     "logs",
 ]

@@ -195,15 +195,17 @@ DESCRIPTIONS = {
         "without apply: true it passes --dry-run, writes nothing and shows what would be created. "
         "apply: true writes the project and, depending on flags and the imq config, may initialise "
         "git, create a remote repository, wire CI and push: set it only when the user asked for a "
-        "real project. Put non-interactive flags in flags (see cli_help 'service create'). For service "
-        "code without a project, use scaffold_service."
+        "real project. Put imq's flags in flags as imq takes them, short or long, the value inline or "
+        "as the next item, e.g. ['-e', 'you@example.com', '-a', 'Your Name', '--no-use-git', "
+        "'--no-install']; imq needs the author's email even for a dry run (see cli_help 'service "
+        "create'). For service code without a project, use scaffold_service."
     ),
     "generate_client": (
         "Generate the typed client of a running @imqueue service with imq client generate SERVICE "
         "[PATH]. The service must be running and reachable through Redis. Writes PATH/SERVICE.ts "
-        "(default ./src/clients); an existing file is replaced only with overwrite: true. Returns the "
-        "file's path and content and the namespace and client class to import. To see the command, "
-        "file and class names without running anything, use scaffold_client."
+        "(default: the working directory); an existing file is replaced only with overwrite: true. "
+        "Returns the file's path and content and the namespace and client class to import. To see "
+        "the command, file and class names without running anything, use scaffold_client."
     ),
     "cli_install": (
         "Install or update the imq CLI globally: npm install -g @imqueue/cli (optionally @version). "
@@ -214,8 +216,8 @@ DESCRIPTIONS = {
         "Manage the local fleet of @imqueue services with imq ctl ACTION. status is read-only; start, "
         "stop and restart change running processes (stop and restart drop in-flight work). The "
         "services are the sub-folders of path; services limits the action to the named ones. update "
-        "pulls and reinstalls each service before starting, clean reinstalls node_modules, verbose "
-        "prints the commands run."
+        "runs git pull in each service before starting (-u), calm starts them one at a time, each "
+        "once the previous is ready (-c, --calm), verbose shows how long each command took (-v)."
     ),
     "config": (
         "Read or change the imq CLI configuration with imq config ACTION. get (option, or all) and "
@@ -433,7 +435,8 @@ def cli_tools() -> list[Tool]:
         name: Annotated[str, Field(min_length=1, description="The new service's name")],
         path: Annotated[str | None, Field(description="Target directory; imq's default when omitted")] = None,
         flags: Annotated[
-            list[str] | None, Field(description="Extra imq service create flags, e.g. ['--no-git']")
+            list[str] | None,
+            Field(description="imq service create flags, e.g. ['-e', 'you@example.com', '--no-use-git']"),
         ] = None,
         apply: Annotated[
             bool, Field(description="false (default): dry run, writes nothing. true: really create")
@@ -446,7 +449,7 @@ def cli_tools() -> list[Tool]:
     async def generate_client(
         service: Annotated[str, Field(min_length=1, description="Class name of the running service")],
         path: Annotated[
-            str | None, Field(description="Output directory (imq default: ./src/clients)")
+            str | None, Field(description="Output directory (imq default: the working directory)")
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace an existing client file")] = False,
     ) -> Annotated[CallToolResult, GeneratedClient]:
@@ -466,15 +469,17 @@ def cli_tools() -> list[Tool]:
             ),
         ] = None,
         services: ServiceNames = None,
-        update: Annotated[bool, Field(description="git pull and npm install each service first")] = False,
-        clean: Annotated[bool, Field(description="Remove node_modules and reinstall first")] = False,
-        verbose: Annotated[bool, Field(description="Print the commands run for each service")] = False,
+        update: Annotated[bool, Field(description="git pull in each service first (-u)")] = False,
+        calm: Annotated[
+            bool, Field(description="Start one at a time, each once the previous is ready (-c)")
+        ] = False,
+        verbose: Annotated[bool, Field(description="Show how long each command took (-v)")] = False,
     ) -> CallToolResult:
         from . import cli_bridge
 
         return bridged(
             await cli_bridge.fleet(
-                action, path=path, services=services, update=update, clean=clean, verbose=verbose
+                action, path=path, services=services, update=update, calm=calm, verbose=verbose
             )
         )
 
