@@ -13,8 +13,14 @@ Rules that keep this predictable:
   and a caller that is cancelled does not cancel it for the others.
 - A failed refresh keeps whatever corpus was already loaded, and is retried no sooner
   than RETRY_SECONDS later, so an unreachable site costs one timeout, not one per query.
-- Only the very first load makes a caller wait (and hears its progress, if it asked: see
-  progress.py); later refreshes run in the background while the previous corpus keeps answering.
+- Stale while revalidate: with a snapshot on disk, the first load is the snapshot (a tenth of
+  a second), labelled with its date and REFRESHING_NOTE, and the live read starts in the
+  background at that first call; answers say live once it lands, or say why not if it fails.
+  Only with no usable snapshot does the first load wait for the live sites (and the caller
+  hears its progress, if it asked: see progress.py). Later refreshes always run in the
+  background while the previous corpus keeps answering.
+- `preload()`, called by the transports at launch, loads that snapshot before any call asks
+  for it, so the first search answers at once; it never touches the network.
 - With --offline the network is never contacted: the snapshot is the only source.
 - Whoever needs to know that a new corpus replaced the old one (resources.py, to announce
   a changed resource list) registers a watcher with `watch`; it is called with the old and
@@ -43,6 +49,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 RETRY_SECONDS = 300.0
+REFRESHING_NOTE = (
+    "a refresh from the live sites is under way in the background; until it lands, this snapshot answers"
+)
 
 
 class CorpusUnavailable(Exception):
@@ -87,14 +96,27 @@ class CorpusKeeper:
         self._watchers.append(watcher)
 
     async def current(self) -> LoadedCorpus:
-        """The corpus to rank over now; waits only when none has been loaded yet."""
+        """The corpus to rank over now; waits only when none has been loaded yet (a snapshot on
+        disk is loaded first, and the live read then starts in the background)."""
         if self._current is None:
             async with progress.ticking("loading the docs corpus"):
                 await self._refresh()
             if self._current is None:
                 raise CorpusUnavailable(self._unavailable_message())
-        elif self._refresh_due():
+        if self._refresh_due():
             self._start_refresh()
+        return self._current
+
+    async def preload(self) -> None:
+        """Load the snapshot on disk, if there is one and nothing is loaded yet, so that the first
+        call answers from memory. Never reads the network itself and never raises."""
+        if self._current is None and await asyncio.to_thread(self._snapshot_on_disk):
+            await self._refresh()
+
+    async def settled(self) -> LoadedCorpus | None:
+        """The corpus answering once the load or refresh running now, if any, has finished."""
+        if self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
         return self._current
 
     async def refresh(self) -> LoadedCorpus | None:
@@ -103,6 +125,8 @@ class CorpusKeeper:
             self._next_attempt = 0.0
         async with progress.ticking("refreshing the docs corpus"):
             await self._refresh()
+            if self._refresh_due() and self._current is not None and self._current.note == REFRESHING_NOTE:
+                await self._refresh()  # that load was the snapshot ahead of the live sites: now read them
         return self._current
 
     def _refresh_due(self) -> bool:
@@ -130,6 +154,19 @@ class CorpusKeeper:
                     logger.exception("a corpus watcher failed")
 
     async def _replace(self) -> None:
+        snapshot_tried = False
+        if (
+            self._current is None
+            and not self.config.offline
+            and await asyncio.to_thread(self._snapshot_on_disk)
+        ):
+            snapshot_tried = True
+            try:
+                self._current = replace(await asyncio.to_thread(self._load_snapshot), note=REFRESHING_NOTE)
+                return  # the first caller answers from it; the live read follows in the background
+            except Exception as error:  # unusable: wait for the live sites instead, as with none
+                self._snapshot_failure = str(error) or type(error).__name__
+                logger.warning("the docs snapshot could not be loaded: %s", self._snapshot_failure)
         if not self.config.offline and time.monotonic() >= self._next_attempt:
             self.refreshes += 1
             try:
@@ -143,7 +180,7 @@ class CorpusKeeper:
                 logger.warning("live docs refresh failed: %s", self._live_failure)
                 if self._current is not None:
                     self._current = _with_note(self._current, self._stale_note())
-        if self._current is None:
+        if self._current is None and not snapshot_tried:
             try:
                 self._current = await asyncio.to_thread(self._load_snapshot)
             except Exception as error:
@@ -185,6 +222,9 @@ class CorpusKeeper:
             note,
             tuple(snapshot.links),
         )
+
+    def _snapshot_on_disk(self) -> bool:
+        return self.snapshot_path().is_file()  # in a worker thread: it may import build_index
 
     def snapshot_path(self) -> Path:
         if self.config.snapshot is not None:
