@@ -125,6 +125,10 @@ def log_level_of(flag: str | None) -> str:
 
 
 def serve_stdio(config: Config) -> None:
+    from .corpus import read_snapshot_early
+
+    read_snapshot_early(config)  # overlaps the imports below: the first search need not wait for the file
+
     import anyio
 
     from .app import create_server

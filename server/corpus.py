@@ -20,7 +20,9 @@ Rules that keep this predictable:
   hears its progress, if it asked: see progress.py). Later refreshes always run in the
   background while the previous corpus keeps answering.
 - `preload()`, called by the transports at launch, loads that snapshot before any call asks
-  for it, so the first search answers at once; it never touches the network.
+  for it, so the first search answers at once; it never touches the network. On stdio,
+  `read_snapshot_early` starts reading the file even earlier, while the SDK is still being
+  imported, and the keeper takes that read instead of reading the file again.
 - With --offline the network is never contacted: the snapshot is the only source.
 - Whoever needs to know that a new corpus replaced the old one (resources.py, to announce
   a changed resource list) registers a watcher with `watch`; it is called with the old and
@@ -33,7 +35,9 @@ Rules that keep this predictable:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -208,9 +212,11 @@ class CorpusKeeper:
         from imqueue_mcp import build_index
 
         path = self.snapshot_path()
-        if not path.is_file():
-            raise FileNotFoundError(f"there is no snapshot file at {path}")
-        snapshot = build_index.load_snapshot(path)
+        snapshot = _take_early_read(self.config, path)
+        if snapshot is None:
+            if not path.is_file():
+                raise FileNotFoundError(f"there is no snapshot file at {path}")
+            snapshot = build_index.load_snapshot(path)
         note = "" if self.config.offline else self._stale_note()
         # snapshot.index() is a ranker.Index over snapshot.corpus, reusing the stored postings
         return LoadedCorpus(
@@ -248,6 +254,44 @@ class CorpusKeeper:
             f"(it writes {self.snapshot_path()}), or `imq-build-index --from DIR --out PATH` and start the "
             "server with --snapshot PATH; then call search_docs again."
         )
+
+
+_early_read: tuple[Config, concurrent.futures.Future[tuple[Path, Any]]] | None = None
+
+
+def read_snapshot_early(config: Config) -> concurrent.futures.Future[tuple[Path, Any]]:
+    """Start reading the snapshot file now, in a daemon thread, while the server is still importing
+    and starting; the first keeper of `config` to load the snapshot takes this read instead of
+    reading the file again (or meets its error). Called once, by the stdio launch."""
+    global _early_read
+    read: concurrent.futures.Future[tuple[Path, Any]] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            path = CorpusKeeper(config).snapshot_path()
+            if not path.is_file():
+                read.set_result((path, None))
+                return
+            from imqueue_mcp import build_index
+
+            read.set_result((path, build_index.load_snapshot(path)))
+        except BaseException as error:  # handed to the keeper, which words it
+            read.set_exception(error)
+
+    _early_read = (config, read)
+    threading.Thread(target=run, name="snapshot-early-read", daemon=True).start()
+    return read  # done when the file has been read (the snapshot path, and the snapshot or None)
+
+
+def _take_early_read(config: Config, path: Path) -> Any:
+    """The snapshot read_snapshot_early read for this config and path, once; None if there is none."""
+    global _early_read
+    if _early_read is None or _early_read[0] is not config:
+        return None
+    read = _early_read[1]
+    _early_read = None
+    read_path, snapshot = read.result()
+    return snapshot if read_path == path else None
 
 
 def _with_note(corpus: LoadedCorpus, note: str) -> LoadedCorpus:

@@ -1,7 +1,8 @@
 """search_docs: the ranker's answer as the tool's structured result and its text.
 
 Ranking is the ranker's alone: this module calls `ranker.Index.search` (the same function
-`imq-search` calls) and restates no rule. It adds what an agent needs around the ranking:
+`imq-search` calls; through answer_cache, which reuses an answer while its index answers) and
+restates no rule. It adds what an agent needs around the ranking:
 the exclusive-pair advisory when the results or the question touch one side of a pair,
 the miss guidance spelled out, and which corpus answered (live, or a snapshot and its date).
 """
@@ -11,16 +12,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .answer_cache import AnswerCache
 from .catalogue import exclusive_pair_advisory
 from .corpus import CorpusKeeper
 
 _WORD = re.compile(r"[@\w./-]+")
+_answers = AnswerCache()  # one server process, one corpus answering at a time
 
 
 async def search_docs(keeper: CorpusKeeper, query: str, limit: int, package: str | None) -> dict[str, Any]:
     """The search_docs structured result (see schemas.SearchResult). ValueError for a bad filter."""
     corpus = await keeper.current()
-    response = corpus.index.search(query, limit=limit, package=package)
+    response = _answers.search(corpus.index, query, limit, package)
     results = [
         {
             "title": hit.title,

@@ -19,7 +19,7 @@ from conftest import HttpServer, McpConnection, server_environment, stdio_connec
 from fault_origin import DELAY_SECONDS, SITE, Fault, FaultyOrigins
 from imqueue_mcp import build_index
 from imqueue_mcp.server.config import build_config
-from imqueue_mcp.server.corpus import REFRESHING_NOTE, CorpusKeeper
+from imqueue_mcp.server.corpus import REFRESHING_NOTE, CorpusKeeper, read_snapshot_early
 
 FIRST_FEED = "/search-index.json"  # the first feed the builder reads (imqueue.org)
 QUERY = "how do I expose a method"
@@ -121,6 +121,26 @@ def test_an_unusable_snapshot_makes_the_first_caller_wait_for_the_live_sites(
     keeper = CorpusKeeper(build_config(origins=flags, snapshot=str(damaged), env={}))
     corpus = asyncio.run(keeper.current())
     assert corpus.source == "live" and not corpus.note and keeper.refreshes == 1
+
+
+def test_the_early_read_at_launch_is_what_the_keeper_loads_and_it_is_used_once(
+    snapshot_file: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "snapshot.msgpack"
+    path.write_bytes(snapshot_file.read_bytes())
+    config = build_config(offline=True, snapshot=str(path), env={})
+    read = read_snapshot_early(config)
+    assert read.result(WAIT_SECONDS)[0] == path
+    path.write_bytes(b"damaged after the early read")  # a keeper reading the file now would fail
+
+    async def preload(keeper: CorpusKeeper) -> Any:
+        await keeper.preload()
+        return await keeper.settled()
+
+    first = asyncio.run(preload(CorpusKeeper(config)))
+    second = asyncio.run(preload(CorpusKeeper(config)))
+    assert first is not None and first.source == "snapshot" and first.location == str(path)
+    assert second is None  # the early read was taken; this keeper read the damaged file
 
 
 # --- the real server ----------------------------------------------------------------------
