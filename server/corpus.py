@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
+import functools
 import logging
 import threading
 import time
@@ -174,7 +176,7 @@ class CorpusKeeper:
         if not self.config.offline and time.monotonic() >= self._next_attempt:
             self.refreshes += 1
             try:
-                self._current = await asyncio.to_thread(self._build_live)
+                self._current = await _in_daemon_thread(self._build_live)
                 self._next_attempt = time.monotonic() + self.refresh_seconds
                 self._live_failure = ""
                 return
@@ -254,6 +256,32 @@ class CorpusKeeper:
             f"(it writes {self.snapshot_path()}), or `imq-build-index --from DIR --out PATH` and start the "
             "server with --snapshot PATH; then call search_docs again."
         )
+
+
+async def _in_daemon_thread(work: Callable[[], LoadedCorpus]) -> LoadedCorpus:
+    """`await asyncio.to_thread(work)`, but on a daemon thread: a live read still in flight (up to
+    the fetch timeout per feed) must not hold up the process's exit, as the default executor's
+    threads do (the event loop joins them when it closes)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[LoadedCorpus] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def deliver(outcome: Callable[[], None]) -> None:
+        try:
+            loop.call_soon_threadsafe(lambda: None if done.cancelled() else outcome())
+        except RuntimeError:  # the loop has closed: nobody is waiting any more
+            pass
+
+    def run() -> None:
+        try:
+            result = context.run(work)
+        except BaseException as error:  # handed to the awaiting task, as to_thread would
+            deliver(functools.partial(done.set_exception, error))
+        else:
+            deliver(functools.partial(done.set_result, result))
+
+    threading.Thread(target=run, name="docs-live-read", daemon=True).start()
+    return await done
 
 
 _early_read: tuple[Config, concurrent.futures.Future[tuple[Path, Any]]] | None = None

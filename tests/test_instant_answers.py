@@ -9,6 +9,9 @@ The servers are the real process, driven by the SDK's client over stdio and over
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,13 +21,34 @@ import pytest
 from conftest import HttpServer, McpConnection, server_environment, stdio_connection
 from fault_origin import DELAY_SECONDS, SITE, Fault, FaultyOrigins
 from imqueue_mcp import build_index
+from imqueue_mcp.build_index.sources import TIMEOUT_SECONDS
 from imqueue_mcp.server.config import build_config
 from imqueue_mcp.server.corpus import REFRESHING_NOTE, CorpusKeeper, read_snapshot_early
+
+from benchmarks.processes import stop
 
 FIRST_FEED = "/search-index.json"  # the first feed the builder reads (imqueue.org)
 QUERY = "how do I expose a method"
 POLL_SECONDS = 0.2
 WAIT_SECONDS = 30.0
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+SERVER = [sys.executable, "-m", "imqueue_mcp.server"]
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+SEARCH = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "search_docs", "arguments": {"query": QUERY}},
+}
 
 
 @pytest.fixture(scope="module")
@@ -205,3 +229,44 @@ def test_over_http_a_failed_background_refresh_is_logged_and_the_snapshot_answer
     assert [hit["url"] for hit in first.structured_content["results"]] == [hit.url for hit in stored.results]
     assert stderr.count("live docs refresh failed") == 1 and "Traceback" not in stderr, stderr
     assert feed_reads(origins) == 1  # retried no sooner than the retry interval, not per call
+
+
+def test_the_stdio_server_exits_at_once_on_end_of_input_while_a_live_read_is_stalled(
+    origins: FaultyOrigins, snapshot_file: Path, tmp_path: Path
+) -> None:
+    origins.inject(Fault("slow", frozenset({FIRST_FEED})))  # no answer for far longer than the timeout
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "imqueue_mcp.server",
+            *origins.origin_args(),
+            "--snapshot",
+            str(snapshot_file),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server_environment(tmp_path),
+        cwd=tmp_path,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        for message in (INITIALIZE, INITIALIZED, SEARCH):
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            process.stdin.flush()
+            if "id" in message:
+                answer = json.loads(process.stdout.readline())
+                assert answer["id"] == message["id"] and "result" in answer, answer
+        deadline = time.monotonic() + WAIT_SECONDS
+        while feed_reads(origins) == 0 and time.monotonic() < deadline:
+            time.sleep(POLL_SECONDS / 4)
+        assert feed_reads(origins) == 1  # the background read is waiting on the stalled origin
+        closed = time.monotonic()
+        process.stdin.close()
+        process.wait(WAIT_SECONDS)
+        exited = time.monotonic() - closed
+    finally:
+        stop(process)
+    assert process.returncode == 0
+    assert exited < TIMEOUT_SECONDS - 1, exited  # it did not wait for the read to time out
