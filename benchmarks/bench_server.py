@@ -9,9 +9,11 @@
     search latency  search_docs round trips over stdio (raw JSON-RPC on pipes), p50 / p99,
                     after the first call has built the corpus
     hosted load     calls/s with 8 concurrent clients, same uvicorn settings throughout:
-                    imqueue-mcp --http (search_docs), beside the same app factory with one SDK
-                    echo tool added (echo, and search_docs on that same process), and a bare
-                    Starlette JSON endpoint (target: search_docs >= 0.8x the echo's calls/s)
+                    imqueue-mcp --http (search_docs: one query repeated, and a new query each
+                    call), beside the same app factory with one SDK echo tool added (echo, and
+                    search_docs on that same process), and a bare Starlette JSON endpoint; the
+                    three servers run at once and are loaded in turn, in short alternating
+                    windows (target: search_docs >= 0.8x the echo's calls/s)
 
 Docs are served from ../shared/site on loopback (read at run time). Prints a readable
 table, then one JSON line. It measures and never asserts: shared machines drift, which is
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import http.server
 import importlib.util
@@ -108,7 +111,7 @@ def create_app():
     server, services = create_server(config, hosted=True)
 
     @server.tool(name="echo")
-    def echo(text: str) -> str:
+    async def echo(text: str) -> str:  # async like our tools: a sync tool would pay a thread hop
         \"\"\"Answer the text it was given.\"\"\"
         return text
 
@@ -411,10 +414,11 @@ def distinct_searches(number: int) -> dict[str, Any]:
     return tool_call("search_docs", {"query": f"{QUERIES[number % len(QUERIES)]} {number}"})
 
 
-async def load(
+async def load_window(
     url: str, body: dict[str, Any] | Callable[[int], dict[str, Any]], clients: int, seconds: float
-) -> dict[str, Any]:
-    """Calls/s and latency of `clients` concurrent clients posting `body` (or body(n) for call n)."""
+) -> tuple[list[float], int, float]:
+    """`clients` concurrent clients posting `body` (or body(n) for call n) for `seconds`, after one
+    untimed warm-up call: each call's latency, the errors, and the time the window took."""
     headers = {
         "Accept": "application/json",
         "Content-Type": "application/json",
@@ -449,17 +453,40 @@ async def load(
         stop_at = started + seconds
         await asyncio.gather(*(client_loop(client) for _ in range(clients)))
         elapsed = time.perf_counter() - started
+    return latencies, errors, elapsed
+
+
+def load_alternating(
+    targets: dict[str, tuple[str, dict[str, Any] | Callable[[int], dict[str, Any]]]],
+    clients: int,
+    seconds: float,
+    rounds: int,
+) -> dict[str, dict[str, Any]]:
+    """Each target (name -> url, body) loaded for `seconds` in all, in `rounds` short windows taken
+    in turn, so that a shared machine's drift hits every target alike."""
+    samples: dict[str, list[float]] = {name: [] for name in targets}
+    errors = dict.fromkeys(targets, 0)
+    elapsed = dict.fromkeys(targets, 0.0)
+    for _ in range(rounds):
+        for name, (url, body) in targets.items():
+            latencies, failed, took = asyncio.run(load_window(url, body, clients, seconds / rounds))
+            samples[name] += latencies
+            errors[name] += failed
+            elapsed[name] += took
     return {
-        "calls": len(latencies),
-        "calls_per_second": len(latencies) / elapsed,
-        "p50_ms": percentile(latencies, 0.5) * 1000,
-        "p99_ms": percentile(latencies, 0.99) * 1000,
-        "errors": errors,
+        name: {
+            "calls": len(samples[name]),
+            "calls_per_second": len(samples[name]) / elapsed[name],
+            "p50_ms": percentile(samples[name], 0.5) * 1000,
+            "p99_ms": percentile(samples[name], 0.99) * 1000,
+            "errors": errors[name],
+        }
+        for name in targets
     }
 
 
 def bench_hosted(
-    seconds: float, workers: int, clients: int, origins: dict[str, str], home: Path
+    seconds: float, workers: int, clients: int, origins: dict[str, str], home: Path, rounds: int = 5
 ) -> dict[str, Any]:
     env = environment(home)
     loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
@@ -478,50 +505,36 @@ def bench_hosted(
         "--timeout-keep-alive",
         "75",
     ]
-    results = {}
-    port = free_port()
-    ours = [
-        PYTHON,
-        "-m",
-        "imqueue_mcp.server",
-        "--http",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-        *origin_args(origins),
-    ]
-    with running(ours, env, home, f"http://127.0.0.1:{port}/mcp"):
-        results["imqueue-mcp search_docs"] = asyncio.run(
-            load(f"http://127.0.0.1:{port}/mcp", search, clients, seconds)
-        )
-        results["imqueue-mcp search_docs, new queries"] = asyncio.run(
-            load(f"http://127.0.0.1:{port}/mcp", distinct_searches, clients, seconds)
-        )
-    port = free_port()
+    ours = [PYTHON, "-m", "imqueue_mcp.server", "--http", "--workers", str(workers), *origin_args(origins)]
     # What `imqueue-mcp --http` passes its workers (config.to_environment): the same origins.
     echo_env = {**env, "IMQUEUE_MCP_ORIGINS": ",".join(f"{host}={url}" for host, url in origins.items())}
     echo_app = [PYTHON, "-m", "uvicorn", "--factory", "--app-dir", str(home), "echo_app:create_app"]
-    with running(
-        [*echo_app, "--port", str(port), *uvicorn_options], echo_env, home, f"http://127.0.0.1:{port}/mcp"
-    ):
-        results["same stack: SDK echo tool"] = asyncio.run(
-            load(f"http://127.0.0.1:{port}/mcp", echo, clients, seconds)
+    bare = [PYTHON, "-m", "uvicorn", "--app-dir", str(home), "bare_starlette:app"]
+    urls = {name: f"http://127.0.0.1:{free_port()}/mcp" for name in ("ours", "echo", "bare")}
+
+    def port_of(name: str) -> list[str]:
+        return ["--port", urls[name].rsplit(":", 1)[1].removesuffix("/mcp")]
+
+    with contextlib.ExitStack() as servers:  # all three up at once; idle ones cost nothing
+        servers.enter_context(running([*ours, *port_of("ours")], env, home, urls["ours"]))
+        servers.enter_context(
+            running([*echo_app, *port_of("echo"), *uvicorn_options], echo_env, home, urls["echo"])
         )
-        results["same stack: search_docs"] = asyncio.run(
-            load(f"http://127.0.0.1:{port}/mcp", search, clients, seconds)
-        )
-    port = free_port()
-    bare = [PYTHON, "-m", "uvicorn", "--app-dir", str(home), "bare_starlette:app", "--port", str(port)]
-    with running([*bare, *uvicorn_options], env, home, f"http://127.0.0.1:{port}/mcp"):
-        results["bare Starlette endpoint"] = asyncio.run(
-            load(f"http://127.0.0.1:{port}/mcp", search, clients, seconds)
-        )
+        servers.enter_context(running([*bare, *port_of("bare"), *uvicorn_options], env, home, urls["bare"]))
+        targets: dict[str, tuple[str, dict[str, Any] | Callable[[int], dict[str, Any]]]] = {
+            "imqueue-mcp search_docs": (urls["ours"], search),
+            "imqueue-mcp search_docs, new queries": (urls["ours"], distinct_searches),
+            "same stack: SDK echo tool": (urls["echo"], echo),
+            "same stack: search_docs": (urls["echo"], search),
+            "bare Starlette endpoint": (urls["bare"], search),
+        }
+        results = load_alternating(targets, clients, seconds, rounds)
     echo_rate = results["same stack: SDK echo tool"]["calls_per_second"]
     return {
         "clients": clients,
         "workers": workers,
         "seconds": seconds,
+        "rounds": rounds,
         "loop": loop,
         "results": results,
         "search_to_echo_ratio": results["imqueue-mcp search_docs"]["calls_per_second"] / echo_rate,
@@ -578,7 +591,7 @@ def report(figures: dict[str, Any]) -> None:
     hosted = figures["hosted"]
     print(
         f"\nHosted, {hosted['clients']} concurrent clients, {hosted['workers']} worker(s), "
-        f"{hosted['loop']}, {hosted['seconds']:g} s each"
+        f"{hosted['loop']}, {hosted['seconds']:g} s each in {hosted['rounds']} alternating rounds"
     )
     print(f"  {'':<38}{'calls/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}")
     for name, row in hosted["results"].items():
