@@ -39,6 +39,7 @@ import concurrent.futures
 import contextvars
 import functools
 import logging
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -296,19 +297,27 @@ def read_snapshot_early(config: Config) -> concurrent.futures.Future[tuple[Path,
 
     def run() -> None:
         try:
-            path = CorpusKeeper(config).snapshot_path()
-            if not path.is_file():
+            path = config.snapshot or _likely_default_snapshot_path()
+            if not path.is_file():  # nothing to read: don't import the builder while the server starts
                 read.set_result((path, None))
                 return
             from imqueue_mcp import build_index
 
-            read.set_result((path, build_index.load_snapshot(path)))
+            path = config.snapshot or Path(build_index.default_snapshot_path())
+            read.set_result((path, build_index.load_snapshot(path) if path.is_file() else None))
         except BaseException as error:  # handed to the keeper, which words it
             read.set_exception(error)
 
     _early_read = (config, read)
     threading.Thread(target=run, name="snapshot-early-read", daemon=True).start()
     return read  # done when the file has been read (the snapshot path, and the snapshot or None)
+
+
+def _likely_default_snapshot_path() -> Path:
+    """build_index.default_snapshot_path() without importing the builder (a tenth of a second of
+    CPU at launch). Only a hint: where it finds a file, the builder's own path is read instead."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "imqueue-mcp" / "snapshot.msgpack"
 
 
 def _take_early_read(config: Config, path: Path) -> Any:

@@ -167,6 +167,17 @@ def test_the_early_read_at_launch_is_what_the_keeper_loads_and_it_is_used_once(
     assert second is None  # the early read was taken; this keeper read the damaged file
 
 
+def test_the_early_read_finds_the_default_snapshot_where_the_builder_writes_it(
+    snapshot_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    default = Path(build_index.default_snapshot_path())
+    default.parent.mkdir(parents=True)
+    default.write_bytes(snapshot_file.read_bytes())
+    path, snapshot = read_snapshot_early(build_config(offline=True, env={})).result(WAIT_SECONDS)
+    assert path == default and snapshot is not None and snapshot.fetched_at
+
+
 # --- the real server ----------------------------------------------------------------------
 
 
