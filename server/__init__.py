@@ -20,10 +20,12 @@
     strict.py         closed input schemas (unknown arguments refused by name), tidy schemas
     schemas.py        output schemas: the six shared tools' (SPEC §4) and generate_client's
     instructions.py   the server instructions and the local-install guide
-    corpus.py         which corpus search_docs ranks: live (hourly), else snapshot, else error
+    corpus.py         which corpus search_docs ranks: live (hourly), else snapshot, else error; with a
+                      snapshot on disk it answers first and the live read runs in the background
     search.py         search_docs: ranker.Index.search -> structured result + text
     examples.py       find_examples: the corpus's code examples, ranked by a ranker.Index of their
                       own (built once per corpus), filtered by package -> structured result + text
+    answer_cache.py   the ranker's answers kept for the index that gave them (repeated questions)
     fetch.py          the host lock and origin-mapped GETs
     site_paths.py     plain site paths, dot segments resolved (encoded ones too), the send check
     docs.py           get_doc: mirror resolution, #fragment sections, budgeted parts, pointers
@@ -46,7 +48,7 @@
 A tool call flows: ImqueueServer.call_tool (progress reporter and record collection set) ->
 the tool -> its result or a guided error -> log messages to the client -> the stderr line.
 A query flows: tools.search_docs -> search.search_docs -> corpus.CorpusKeeper.current()
--> ranker.Index.search -> structuredContent + text. stdout is the protocol channel on stdio;
+-> ranker.Index.search (cached) -> structuredContent + text. stdout is the protocol channel on stdio;
 every diagnostic goes to stderr through `logging`. A CLI call flows: tools -> cli_bridge
 operation -> cli_arguments checks -> imq_runner.ImqRunner runs imq -> word_outcome ->
 BridgeResult -> tool result. A scaffold flows: tools -> scaffold_types.Method models ->

@@ -116,14 +116,26 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def serve_stdio(config: Config) -> None:
+    from .corpus import read_snapshot_early
+
+    read_snapshot_early(config)  # overlaps the imports below: the first search need not wait for the file
+
     import anyio
 
     from .app import create_server
     from .stdio import serve_stdio as serve
 
-    server, _ = create_server(config, hosted=False)
+    server, services = create_server(config, hosted=False)
+
+    async def serve_with_the_snapshot_preloaded() -> None:
+        # The snapshot loads (off the event loop) while the client initializes: the first search is instant.
+        async with anyio.create_task_group() as group:
+            group.start_soon(services.corpus.preload)
+            await serve(server)
+            group.cancel_scope.cancel()
+
     try:
-        anyio.run(serve, server)
+        anyio.run(serve_with_the_snapshot_preloaded)
     except KeyboardInterrupt:
         pass
 

@@ -13,8 +13,16 @@ Rules that keep this predictable:
   and a caller that is cancelled does not cancel it for the others.
 - A failed refresh keeps whatever corpus was already loaded, and is retried no sooner
   than RETRY_SECONDS later, so an unreachable site costs one timeout, not one per query.
-- Only the very first load makes a caller wait (and hears its progress, if it asked: see
-  progress.py); later refreshes run in the background while the previous corpus keeps answering.
+- Stale while revalidate: with a snapshot on disk, the first load is the snapshot (a tenth of
+  a second), labelled with its date and REFRESHING_NOTE, and the live read starts in the
+  background at that first call; answers say live once it lands, or say why not if it fails.
+  Only with no usable snapshot does the first load wait for the live sites (and the caller
+  hears its progress, if it asked: see progress.py). Later refreshes always run in the
+  background while the previous corpus keeps answering.
+- `preload()`, called by the transports at launch, loads that snapshot before any call asks
+  for it, so the first search answers at once; it never touches the network. On stdio,
+  `read_snapshot_early` starts reading the file even earlier, while the SDK is still being
+  imported, and the keeper takes that read instead of reading the file again.
 - With --offline the network is never contacted: the snapshot is the only source.
 - Whoever needs to know that a new corpus replaced the old one (resources.py, to announce
   a changed resource list) registers a watcher with `watch`; it is called with the old and
@@ -27,7 +35,12 @@ Rules that keep this predictable:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
+import functools
 import logging
+import os
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -44,6 +57,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 RETRY_SECONDS = 300.0
+REFRESHING_NOTE = (
+    "a refresh from the live sites is under way in the background; until it lands, this snapshot answers"
+)
 
 
 class CorpusUnavailable(Exception):
@@ -89,14 +105,27 @@ class CorpusKeeper:
         self._watchers.append(watcher)
 
     async def current(self) -> LoadedCorpus:
-        """The corpus to rank over now; waits only when none has been loaded yet."""
+        """The corpus to rank over now; waits only when none has been loaded yet (a snapshot on
+        disk is loaded first, and the live read then starts in the background)."""
         if self._current is None:
             async with progress.ticking("loading the docs corpus"):
                 await self._refresh()
             if self._current is None:
                 raise CorpusUnavailable(self._unavailable_message())
-        elif self._refresh_due():
+        if self._refresh_due():
             self._start_refresh()
+        return self._current
+
+    async def preload(self) -> None:
+        """Load the snapshot on disk, if there is one and nothing is loaded yet, so that the first
+        call answers from memory. Never reads the network itself and never raises."""
+        if self._current is None and await asyncio.to_thread(self._snapshot_on_disk):
+            await self._refresh()
+
+    async def settled(self) -> LoadedCorpus | None:
+        """The corpus answering once the load or refresh running now, if any, has finished."""
+        if self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
         return self._current
 
     async def refresh(self) -> LoadedCorpus | None:
@@ -105,6 +134,8 @@ class CorpusKeeper:
             self._next_attempt = 0.0
         async with progress.ticking("refreshing the docs corpus"):
             await self._refresh()
+            if self._refresh_due() and self._current is not None and self._current.note == REFRESHING_NOTE:
+                await self._refresh()  # that load was the snapshot ahead of the live sites: now read them
         return self._current
 
     def _refresh_due(self) -> bool:
@@ -132,10 +163,23 @@ class CorpusKeeper:
                     logger.exception("a corpus watcher failed")
 
     async def _replace(self) -> None:
+        snapshot_tried = False
+        if (
+            self._current is None
+            and not self.config.offline
+            and await asyncio.to_thread(self._snapshot_on_disk)
+        ):
+            snapshot_tried = True
+            try:
+                self._current = replace(await asyncio.to_thread(self._load_snapshot), note=REFRESHING_NOTE)
+                return  # the first caller answers from it; the live read follows in the background
+            except Exception as error:  # unusable: wait for the live sites instead, as with none
+                self._snapshot_failure = str(error) or type(error).__name__
+                logger.warning("the docs snapshot could not be loaded: %s", self._snapshot_failure)
         if not self.config.offline and time.monotonic() >= self._next_attempt:
             self.refreshes += 1
             try:
-                self._current = await asyncio.to_thread(self._build_live)
+                self._current = await _in_daemon_thread(self._build_live)
                 self._next_attempt = time.monotonic() + self.refresh_seconds
                 self._live_failure = ""
                 return
@@ -145,7 +189,7 @@ class CorpusKeeper:
                 logger.warning("live docs refresh failed: %s", self._live_failure)
                 if self._current is not None:
                     self._current = _with_note(self._current, self._stale_note())
-        if self._current is None:
+        if self._current is None and not snapshot_tried:
             try:
                 self._current = await asyncio.to_thread(self._load_snapshot)
             except Exception as error:
@@ -174,9 +218,11 @@ class CorpusKeeper:
         from imqueue_mcp import build_index
 
         path = self.snapshot_path()
-        if not path.is_file():
-            raise FileNotFoundError(f"there is no snapshot file at {path}")
-        snapshot = build_index.load_snapshot(path)
+        snapshot = _take_early_read(self.config, path)
+        if snapshot is None:
+            if not path.is_file():
+                raise FileNotFoundError(f"there is no snapshot file at {path}")
+            snapshot = build_index.load_snapshot(path)
         note = "" if self.config.offline else self._stale_note()
         # snapshot.index() is a ranker.Index over snapshot.corpus, reusing the stored postings
         return LoadedCorpus(
@@ -189,6 +235,9 @@ class CorpusKeeper:
             tuple(snapshot.links),
             _examples(snapshot.examples),
         )
+
+    def _snapshot_on_disk(self) -> bool:
+        return self.snapshot_path().is_file()  # in a worker thread: it may import build_index
 
     def snapshot_path(self) -> Path:
         if self.config.snapshot is not None:
@@ -216,6 +265,78 @@ class CorpusKeeper:
 
 def _examples(examples: list[Example] | None) -> tuple[Example, ...] | None:
     return tuple(examples) if examples is not None else None
+
+
+async def _in_daemon_thread(work: Callable[[], LoadedCorpus]) -> LoadedCorpus:
+    """`await asyncio.to_thread(work)`, but on a daemon thread: a live read still in flight (up to
+    the fetch timeout per feed) must not hold up the process's exit, as the default executor's
+    threads do (the event loop joins them when it closes)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[LoadedCorpus] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def deliver(outcome: Callable[[], None]) -> None:
+        try:
+            loop.call_soon_threadsafe(lambda: None if done.cancelled() else outcome())
+        except RuntimeError:  # the loop has closed: nobody is waiting any more
+            pass
+
+    def run() -> None:
+        try:
+            result = context.run(work)
+        except BaseException as error:  # handed to the awaiting task, as to_thread would
+            deliver(functools.partial(done.set_exception, error))
+        else:
+            deliver(functools.partial(done.set_result, result))
+
+    threading.Thread(target=run, name="docs-live-read", daemon=True).start()
+    return await done
+
+
+_early_read: tuple[Config, concurrent.futures.Future[tuple[Path, Any]]] | None = None
+
+
+def read_snapshot_early(config: Config) -> concurrent.futures.Future[tuple[Path, Any]]:
+    """Start reading the snapshot file now, in a daemon thread, while the server is still importing
+    and starting; the first keeper of `config` to load the snapshot takes this read instead of
+    reading the file again (or meets its error). Called once, by the stdio launch."""
+    global _early_read
+    read: concurrent.futures.Future[tuple[Path, Any]] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            path = config.snapshot or _likely_default_snapshot_path()
+            if not path.is_file():  # nothing to read: don't import the builder while the server starts
+                read.set_result((path, None))
+                return
+            from imqueue_mcp import build_index
+
+            path = config.snapshot or Path(build_index.default_snapshot_path())
+            read.set_result((path, build_index.load_snapshot(path) if path.is_file() else None))
+        except BaseException as error:  # handed to the keeper, which words it
+            read.set_exception(error)
+
+    _early_read = (config, read)
+    threading.Thread(target=run, name="snapshot-early-read", daemon=True).start()
+    return read  # done when the file has been read (the snapshot path, and the snapshot or None)
+
+
+def _likely_default_snapshot_path() -> Path:
+    """build_index.default_snapshot_path() without importing the builder (a tenth of a second of
+    CPU at launch). Only a hint: where it finds a file, the builder's own path is read instead."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "imqueue-mcp" / "snapshot.msgpack"
+
+
+def _take_early_read(config: Config, path: Path) -> Any:
+    """The snapshot read_snapshot_early read for this config and path, once; None if there is none."""
+    global _early_read
+    if _early_read is None or _early_read[0] is not config:
+        return None
+    read = _early_read[1]
+    _early_read = None
+    read_path, snapshot = read.result()
+    return snapshot if read_path == path else None
 
 
 def _with_note(corpus: LoadedCorpus, note: str) -> LoadedCorpus:

@@ -29,6 +29,7 @@ configuration from the same environment variables as the command line (config.py
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import logging
@@ -37,6 +38,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST
@@ -51,7 +53,7 @@ from . import server_version
 from .app import create_server
 from .config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
 from .observe import configure_logging
-from .tools import TITLES, hosted_tools
+from .tools import TITLES, Services, hosted_tools
 
 ENDPOINT = "/mcp"
 MAX_BODY_BYTES = 1_000_000
@@ -308,6 +310,11 @@ def create_app(config: Config | None = None) -> ASGIApp:
     config = config or config_from_environment()
     configure_logging(parse_log_level(None))  # a worker's own; __main__ checked the same variable
     server, services = create_server(config, hosted=True)
+    return hosted_app(server, services, config)
+
+
+def hosted_app(server: MCPServer[Any], services: Services, config: Config) -> ASGIApp:
+    """`server` (made by create_server(config, hosted=True)) behind the HTTP surface above."""
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=list(config.allowed_hosts),
@@ -333,9 +340,11 @@ def create_app(config: Config | None = None) -> ASGIApp:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # A mounted sub-app's lifespan never runs, so the managers are entered here.
         async with manager.run(), streaming.run():
+            preloading = asyncio.create_task(services.corpus.preload())  # the first search answers at once
             try:
                 yield
             finally:
+                preloading.cancel()
                 await services.fetcher.aclose()
 
     tool_names = [tool.name for tool in hosted_tools(services)]

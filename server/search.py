@@ -1,7 +1,8 @@
 """search_docs: the ranker's answer as the tool's structured result and its text.
 
 Ranking is the ranker's alone: this module calls `ranker.Index.search` (the same function
-`imq-search` calls) and restates no rule. It adds what an agent needs around the ranking:
+`imq-search` calls; through answer_cache, which reuses an answer while its index answers) and
+restates no rule. It adds what an agent needs around the ranking:
 the exclusive-pair advisory when the results or the question touch one side of a pair
 (as a sentence and as `advisories` records), the miss guidance and the corrected query spelled
 out, and which corpus answered (live, or a snapshot and its date). The result itself is the
@@ -15,11 +16,13 @@ from typing import Any
 
 from imqueue_mcp.ranker import response_dict
 
+from .answer_cache import AnswerCache
 from .catalogue import exclusive_pair_advisories, exclusive_pair_advisory
 from .corpus import CorpusKeeper
 from .doc_sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
+_answers = AnswerCache()  # one server process, one corpus answering at a time
 
 
 async def search_docs(
@@ -28,7 +31,7 @@ async def search_docs(
     """The search_docs structured result (see schemas.SearchResult). ValueError for a bad filter.
     With `sizes`, each hit carries the tokens get_doc would return for it (doc_sizes.py)."""
     corpus = await keeper.current()
-    response = corpus.index.search(query, limit=limit, package=package)
+    response = _answers.search(corpus.index, query, limit, package)
     data = response_dict(response)
     if sizes is not None:
         for result in data["results"]:
