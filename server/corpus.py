@@ -28,8 +28,8 @@ Rules that keep this predictable:
   a changed resource list) registers a watcher with `watch`; it is called with the old and
   the new corpus after each replacement, and a watcher that fails is logged, never fatal.
 - Building the corpus and its index is CPU work (about a second or two), so it runs in a
-  worker thread, off the event loop. ranker and build_index are imported there too, on
-  first use, which keeps them off the server's start-up path.
+  worker thread, off the event loop (a daemon thread for the live read, so a slow site never
+  holds up the process's exit).
 """
 
 from __future__ import annotations
@@ -45,7 +45,11 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from imqueue_mcp import build_index
+from imqueue_mcp.build_index import Snapshot
+from imqueue_mcp.ranker import Index
 
 from . import progress
 from .config import Config
@@ -68,7 +72,7 @@ class CorpusUnavailable(Exception):
 
 @dataclass(frozen=True)
 class LoadedCorpus:
-    index: Any  # ranker.Index
+    index: Index
     source: str  # "live" | "snapshot"
     fetched_at: str  # when the feeds were read (ISO 8601), from the snapshot header
     location: str  # origins read, or the snapshot file
@@ -197,8 +201,6 @@ class CorpusKeeper:
                 logger.warning("no docs snapshot: %s", self._snapshot_failure)
 
     def _build_live(self) -> LoadedCorpus:
-        from imqueue_mcp import build_index
-
         # Package facts are read from /status.json at call time; a missing one must not cost the corpus.
         snapshot = build_index.build(
             origins=self.config.origin_overrides or None, optional=frozenset({"/status.json"})
@@ -215,8 +217,6 @@ class CorpusKeeper:
         )
 
     def _load_snapshot(self) -> LoadedCorpus:
-        from imqueue_mcp import build_index
-
         path = self.snapshot_path()
         snapshot = _take_early_read(self.config, path)
         if snapshot is None:
@@ -237,13 +237,11 @@ class CorpusKeeper:
         )
 
     def _snapshot_on_disk(self) -> bool:
-        return self.snapshot_path().is_file()  # in a worker thread: it may import build_index
+        return self.snapshot_path().is_file()
 
     def snapshot_path(self) -> Path:
         if self.config.snapshot is not None:
             return self.config.snapshot
-        from imqueue_mcp import build_index
-
         return Path(build_index.default_snapshot_path())
 
     def _stale_note(self) -> str:
@@ -293,24 +291,18 @@ async def _in_daemon_thread(work: Callable[[], LoadedCorpus]) -> LoadedCorpus:
     return await done
 
 
-_early_read: tuple[Config, concurrent.futures.Future[tuple[Path, Any]]] | None = None
+_early_read: tuple[Config, concurrent.futures.Future[tuple[Path, Snapshot | None]]] | None = None
 
 
-def read_snapshot_early(config: Config) -> concurrent.futures.Future[tuple[Path, Any]]:
+def read_snapshot_early(config: Config) -> concurrent.futures.Future[tuple[Path, Snapshot | None]]:
     """Start reading the snapshot file now, in a daemon thread, while the server is still importing
     and starting; the first keeper of `config` to load the snapshot takes this read instead of
     reading the file again (or meets its error). Called once, by the stdio launch."""
     global _early_read
-    read: concurrent.futures.Future[tuple[Path, Any]] = concurrent.futures.Future()
+    read: concurrent.futures.Future[tuple[Path, Snapshot | None]] = concurrent.futures.Future()
 
     def run() -> None:
         try:
-            path = config.snapshot or _likely_default_snapshot_path()
-            if not path.is_file():  # nothing to read: don't import the builder while the server starts
-                read.set_result((path, None))
-                return
-            from imqueue_mcp import build_index
-
             path = config.snapshot or Path(build_index.default_snapshot_path())
             read.set_result((path, build_index.load_snapshot(path) if path.is_file() else None))
         except BaseException as error:  # handed to the keeper, which words it
@@ -321,14 +313,7 @@ def read_snapshot_early(config: Config) -> concurrent.futures.Future[tuple[Path,
     return read  # done when the file has been read (the snapshot path, and the snapshot or None)
 
 
-def _likely_default_snapshot_path() -> Path:
-    """build_index.default_snapshot_path() without importing the builder (a tenth of a second of
-    CPU at launch). Only a hint: where it finds a file, the builder's own path is read instead."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "imqueue-mcp" / "snapshot.msgpack"
-
-
-def _take_early_read(config: Config, path: Path) -> Any:
+def _take_early_read(config: Config, path: Path) -> Snapshot | None:
     """The snapshot read_snapshot_early read for this config and path, once; None if there is none."""
     global _early_read
     if _early_read is None or _early_read[0] is not config:

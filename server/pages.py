@@ -19,6 +19,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from imqueue_mcp import build_index
+
 if TYPE_CHECKING:
     from .corpus import CorpusKeeper
 
@@ -60,8 +62,6 @@ class SavedPages:
             return self._store
 
     def _load(self) -> PageStore | None:
-        from imqueue_mcp import build_index
-
         snapshot_path = self.keeper.snapshot_path()
         sidecar = build_index.pages_path(snapshot_path)
         out = "" if self.keeper.config.snapshot is None else f" --out {snapshot_path}"
