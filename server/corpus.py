@@ -58,6 +58,7 @@ class LoadedCorpus:
     loaded_at: float  # time.monotonic() when it was loaded here
     note: str = ""  # why an older corpus is answering, if it is
     links: tuple[CuratedLink, ...] = ()  # both sites' /llms.txt links, one per URL, sorted by URL
+    status: dict[str, Any] | None = None  # imqueue.org/status.json as read with the feeds (package_facts.py)
 
     def describe(self) -> dict[str, str]:
         info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}
@@ -165,6 +166,7 @@ class CorpusKeeper:
             origins,
             time.monotonic(),
             links=tuple(snapshot.links),
+            status=snapshot.status,
         )
 
     def _load_snapshot(self) -> LoadedCorpus:
@@ -184,6 +186,7 @@ class CorpusKeeper:
             time.monotonic(),
             note,
             tuple(snapshot.links),
+            snapshot.status,
         )
 
     def snapshot_path(self) -> Path:
