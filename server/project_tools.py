@@ -187,7 +187,14 @@ def inspect_project_tool(services: Services) -> Tool:
         found = await asyncio.to_thread(project.find_project, folders)
         looked = [str(folder) for folder in folders]
         if found is None:
-            data: dict[str, Any] = {"found": False, "lookedIn": looked, "via": via}
+            data: dict[str, Any] = {
+                "found": False,
+                "lookedIn": looked,
+                "via": via,
+                "packages": [],
+                "findings": [],
+                "problems": [],
+            }
             return structured_result(data, render_report_text(data))
         facts = await services.facts.known()
         data = {

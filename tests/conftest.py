@@ -43,6 +43,7 @@ LOCAL_TOOLS = SHARED_TOOLS | {
     "fleet",
     "config",
     "logs",
+    "inspect_project",
 }
 
 
