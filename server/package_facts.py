@@ -117,7 +117,8 @@ class PackageFacts:
 
 def _plain(message: str) -> str:
     """A lower-level message folded into a sentence: no trailing period, no next step of its own."""
-    return message.split(". ")[0].rstrip(". ")
+    message = message.removeprefix(f"{STATUS_URL}: ")
+    return message.split("; ")[0].split(". ")[0].rstrip(". ")
 
 
 def stored_line(stored: dict[str, str]) -> str:
