@@ -56,5 +56,5 @@ get_doc keep working offline (`imqueue-mcp --offline`). The imq CLI itself comes
 
 With pipx instead of uv, use `"command": "pipx", "args": ["run", "imqueue-mcp"]`.
 Restart the client after editing its configuration, then check that the imqueue server
-lists fourteen tools.
+lists fifteen tools.
 """

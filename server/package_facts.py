@@ -123,7 +123,8 @@ def _plain(message: str) -> str:
 
 def stored_line(stored: dict[str, str]) -> str:
     """The label a stored copy carries in a tool's text, in the words search_docs uses."""
+    where = "the snapshot" if stored["source"] == "snapshot" else "the docs corpus read"
     return (
-        f"Package facts from the snapshot of {stored['fetchedAt']} ({stored['from']}), not read live: "
+        f"Package facts from {where} of {stored['fetchedAt']} ({stored['from']}), not read live: "
         f"{stored['note']}."
     )

@@ -174,8 +174,8 @@ def inspect_project_tool(services: Services) -> Tool:
         ] = None,
     ) -> Annotated[CallToolResult, ProjectReport]:
         if path is not None:
-            folder = Path(path).expanduser()
-            if not folder.is_absolute() or not folder.is_dir():
+            folder = _folder_of(path)
+            if folder is None:
                 return error_result(
                     ErrorCode.INVALID_ARGUMENTS,
                     f"{path!r} is not an absolute path to a folder on this machine.",
@@ -214,6 +214,15 @@ def inspect_project_tool(services: Services) -> Tool:
         description=DESCRIPTION,
         annotations=HINTS["inspect_project"],
     )
+
+
+def _folder_of(text: str) -> Path | None:
+    """The absolute folder `text` names, or None (relative, missing, a file, unreadable)."""
+    try:
+        folder = Path(text).expanduser()
+        return folder if folder.is_absolute() and folder.is_dir() else None
+    except (OSError, ValueError, RuntimeError):  # a NUL, a name too long, an unknown ~user
+        return None
 
 
 def render_report_text(data: dict[str, Any]) -> str:

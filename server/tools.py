@@ -7,7 +7,7 @@ Something expected that went wrong is a guided error (errors.py): isError, what 
 the next step, in the text and as structuredContent.error with its code from the one table
 (`failed`, `bridged`).
 
-    local_tools(services)   the fourteen stdio tools
+    local_tools(services)   the fourteen stdio tools (app.py adds inspect_project: project_tools.py)
     hosted_tools(services)  the seven read-only tools of the hosted endpoint
 
 Annotations are one table, HINTS, so a change of judgement is one visible line.
