@@ -126,13 +126,14 @@ class Project:
     compiler_options: dict[str, Any] = field(default_factory=dict)
     lockfile: Path | None = None
     problems: list[str] = field(default_factory=list)  # files that could not be read, and why
+    sources: list[Path] = field(default_factory=list)  # every file and folder consulted
 
     def uses(self, name: str) -> UsedPackage | None:
         return next((package for package in self.packages if package.name == name), None)
 
 
-def find_project(folders: Sequence[Path]) -> Project | None:
-    """The first of `folders` (or the nearest parent of one) holding a package.json, read."""
+def find_root(folders: Sequence[Path]) -> Path | None:
+    """The first of `folders` (or the nearest parent of one) holding a package.json."""
     for folder in folders:
         try:
             start = folder.expanduser().resolve()
@@ -140,12 +141,53 @@ def find_project(folders: Sequence[Path]) -> Project | None:
             continue
         for candidate in (start, *start.parents):
             if (candidate / "package.json").is_file():
-                return read_project(candidate)
+                return candidate
     return None
+
+
+def find_project(folders: Sequence[Path]) -> Project | None:
+    """The project at find_root(folders), read; None when there is none."""
+    root = find_root(folders)
+    return read_project(root) if root is not None else None
+
+
+class ProjectReader:
+    """find_project, reading a project again only when a file it consulted changed.
+
+    Other tools' version notes look the project up on every call; a lockfile of a few MB
+    is worth parsing once, not once per search."""
+
+    def __init__(self) -> None:
+        self._read: dict[Path, tuple[tuple[Any, ...], Project]] = {}
+
+    def find(self, folders: Sequence[Path]) -> Project | None:
+        root = find_root(folders)
+        if root is None:
+            return None
+        cached = self._read.get(root)
+        if cached is not None and cached[0] == _signature(cached[1].sources):
+            return cached[1]
+        project = read_project(root)
+        self._read[root] = (_signature(project.sources), project)
+        return project
+
+
+def _signature(paths: Sequence[Path]) -> tuple[Any, ...]:
+    """What changes when any of `paths` is written, added, replaced or removed."""
+    marks: list[Any] = []
+    for path in paths:
+        try:
+            info = path.stat()
+            marks.append((str(path), info.st_mtime_ns, info.st_size, info.st_ino))
+        except OSError:
+            marks.append((str(path), None))
+    return tuple(marks)
 
 
 def read_project(root: Path) -> Project:
     project = Project(root=root)
+    scope = root / "node_modules" / "@imqueue"
+    project.sources = [root / "package.json", root / "package-lock.json", root / "tsconfig.json", scope]
     manifest, problem = _read_json(root / "package.json")
     if problem:
         project.problems.append(problem)
@@ -156,7 +198,7 @@ def read_project(root: Path) -> Project:
     declared = _declared_ranges(manifest)
     locked = _locked_versions(root, project)
     # The packages it declares: a transitive one (core under rpc) is not the project's choice.
-    installed = _installed_versions(root, set(declared))
+    installed = _installed_versions(root, set(declared), project.sources)
     project.packages = [
         UsedPackage(name, declared[name], locked.get(name), installed.get(name)) for name in sorted(declared)
     ]
@@ -203,7 +245,7 @@ def _locked_versions(root: Path, project: Project) -> dict[str, str]:
     return versions
 
 
-def _installed_versions(root: Path, wanted: set[str]) -> dict[str, str]:
+def _installed_versions(root: Path, wanted: set[str], sources: list[Path]) -> dict[str, str]:
     versions: dict[str, str] = {}
     scope = root / "node_modules" / "@imqueue"
     try:
@@ -215,6 +257,7 @@ def _installed_versions(root: Path, wanted: set[str]) -> dict[str, str]:
         if name not in wanted:
             continue
         manifest, _ = _read_json(folder / "package.json")
+        sources.append(folder / "package.json")
         if isinstance(manifest, dict) and isinstance(manifest.get("version"), str):
             versions[name] = manifest["version"]
     return versions
@@ -231,6 +274,8 @@ def _read_tsconfig(root: Path, project: Project) -> None:
     seen: set[Path] = set()
     while path is not None and len(chain) < MAX_EXTENDS and path not in seen:
         seen.add(path)
+        if path != own:
+            project.sources.append(path)
         config, problem = _read_json(path, tolerant=True)
         if problem or not isinstance(config, dict):
             project.problems.append(problem or f"{path} is not a JSON object")

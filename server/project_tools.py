@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
@@ -31,6 +32,7 @@ from typing import Annotated, Any
 from urllib.parse import unquote, urlsplit
 
 from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import CallToolResult, ClientCapabilities, RootsCapability, TextContent
 from pydantic import BaseModel, Field
 
@@ -42,9 +44,15 @@ from .tools import HINTS, Services, structured_result
 
 logger = logging.getLogger(__name__)
 
+# SEP-2577 deprecates roots from 2026-07-28 on; 2025-11-25 clients still offer them, and they are
+# asked only then, so the SDK's warning would only add a line to stderr at the first call.
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
+
 ROOTS_TIMEOUT_SECONDS = 5.0
 API_PREFIX = "https://imqueue.org/api/"
 SCAFFOLD_PACKAGES = ("@imqueue/rpc",)
+
+READER = project.ProjectReader()  # one server process, one cache of the projects it has read
 
 RootsSource = Callable[[], Awaitable[list[Path]]]
 _roots: ContextVar[RootsSource | None] = ContextVar("imqueue_roots", default=None)
@@ -154,6 +162,9 @@ class ProjectReport(BaseModel):
     facts: dict[str, str] | None = Field(
         None, description="Where the documented versions came from, when not read live just now"
     )
+    factsUnavailable: bool | None = Field(
+        None, description="True when no status.json was readable: versions were not compared"
+    )
 
 
 DESCRIPTION = (
@@ -203,7 +214,9 @@ def inspect_project_tool(services: Services) -> Tool:
             "via": via,
             **project.inspect(found, facts.status if facts else None),
         }
-        if facts is not None and facts.stored is not None:
+        if facts is None:
+            data["factsUnavailable"] = True
+        elif facts.stored is not None:
             data["facts"] = facts.stored
         return structured_result(data, render_report_text(data))
 
@@ -252,6 +265,12 @@ def render_report_text(data: dict[str, Any]) -> str:
     lines += ["", f"Redis {redis['required']} is required ({redis['url']}); {redis['note']}"]
     if data["problems"]:
         lines += ["", "Not read:"] + [f"- {problem}" for problem in data["problems"]]
+    if data.get("factsUnavailable"):
+        lines += [
+            "",
+            "The documented versions are unknown (imqueue.org/status.json could not be read and no "
+            "snapshot has a copy), so versions were not compared.",
+        ]
     if data.get("facts"):
         stored = data["facts"]
         lines += ["", f"Documented versions from the snapshot of {stored['fetchedAt']}: {stored['note']}."]
@@ -322,7 +341,7 @@ async def _note_for(
     if packages is not None and not packages:
         return None
     folders, _ = await locate()
-    found = await asyncio.to_thread(project.find_project, folders)
+    found = await asyncio.to_thread(READER.find, folders)
     if found is None or not found.packages:
         return None
     facts = await services.facts.known()

@@ -219,3 +219,19 @@ def test_a_project_at_the_documented_majors_gets_no_notes(
         connection.close()
     for result in results:
         assert not result.is_error and "versionNote" not in result.structured_content
+
+
+def test_without_any_package_facts_versions_are_not_compared_and_it_says_so(
+    projects: dict[str, Path], tmp_path: Path
+) -> None:
+    args = ["--offline", "--snapshot", str(tmp_path / "no-snapshot.msgpack")]
+    connection = stdio_connection(args, server_environment(tmp_path), projects["rpc_one"], "legacy")
+    try:
+        report = connection.call("inspect_project")
+        search = connection.call("scaffold_service", {"name": "user"})
+    finally:
+        connection.close()
+    data = report.structured_content
+    assert data["factsUnavailable"] is True and findings_of(data) == {("remove-comments", None)}
+    assert "versions were not compared" in text_of(report)
+    assert not search.is_error and "versionNote" not in search.structured_content

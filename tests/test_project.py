@@ -13,6 +13,7 @@ from imqueue_mcp.server.project import (
     URL_EXCLUSIVE,
     URL_MIGRATION,
     URL_PREREQUISITES,
+    ProjectReader,
     find_project,
     inspect,
     lowest_major,
@@ -243,3 +244,39 @@ def test_version_note_is_absent_for_packages_at_the_documented_major(tmp_path: P
     assert version_note(major_mismatches(project, STATUS, {"@imqueue/core"})) is None
     current = read_project(write_project("current", tmp_path / "current"))
     assert version_note(major_mismatches(current, STATUS)) is None
+
+
+# --- the reader's cache ----------------------------------------------------------------
+
+
+def test_reader_reuses_a_project_until_a_file_it_read_changes(tmp_path: Path) -> None:
+    write_project("rpc_one", tmp_path)
+    reader = ProjectReader()
+    first = reader.find([tmp_path])
+    assert first is not None and reader.find([tmp_path]) is first
+    installed = tmp_path / "node_modules" / "@imqueue" / "rpc" / "package.json"
+    installed.write_text('{"name": "@imqueue/rpc", "version": "3.7.2"}\n')  # npm upgraded it
+    upgraded = reader.find([tmp_path])
+    assert upgraded is not first and upgraded is not None
+    assert upgraded.packages[0].installed == "3.7.2"
+    (tmp_path / "tsconfig.json").unlink()
+    without = reader.find([tmp_path])
+    assert without is not None and without.tsconfig is None
+
+
+def test_reader_follows_a_changed_extends_target(tmp_path: Path) -> None:
+    write_project("current", tmp_path)
+    (tmp_path / "base.json").write_text('{"compilerOptions": {"removeComments": false}}')
+    (tmp_path / "tsconfig.json").write_text(
+        '{"extends": "./base.json", "compilerOptions": {"lib": ["esnext"]}}'
+    )
+    reader = ProjectReader()
+
+    def findings_now() -> set[tuple[str, str | None]]:
+        found = reader.find([tmp_path])
+        assert found is not None
+        return findings_of(inspect(found, STATUS))
+
+    assert findings_now() == set()
+    (tmp_path / "base.json").write_text('{"compilerOptions": {"removeComments": true}}')
+    assert findings_now() == {("remove-comments", None)}
