@@ -56,6 +56,7 @@ from mcp_types import (
     EmptyResult,
     InputRequiredResult,
     LoggingLevel,
+    NotificationParams,
     Resource,
     ResourceTemplate,
     SetLevelRequestParams,
@@ -306,6 +307,10 @@ def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Serv
         server.add_prompt(prompt)
     if not hosted:
         services.corpus.watch(announcer.corpus_replaced)
+        # The client's roots are asked once per connection and forgotten when it says they changed.
+        server._lowlevel_server.add_notification_handler(
+            "notifications/roots/list_changed", NotificationParams, project_tools.roots_changed
+        )
 
     async def complete(ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
         completion = await completions.complete(params.ref, params.argument, services.corpus)

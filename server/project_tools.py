@@ -72,6 +72,41 @@ def asking_roots_of(request: Any) -> Iterator[None]:
         _roots.reset(token)
 
 
+class RootsCache:
+    """The client's roots, kept while its connection lasts if it announces changes.
+
+    A client that declares roots.listChanged sends notifications/roots/list_changed when they
+    change (`forget`), so asking once per connection is enough; one that does not is asked on
+    every call. The stdio server has one connection; the key (its initialize params, one object
+    per connection) keeps a cache from ever answering for another."""
+
+    def __init__(self) -> None:
+        self._owner: object = None
+        self._folders: list[Path] | None = None
+
+    async def folders(self, session: Any, ask: RootsSource) -> list[Path]:
+        owner = session.client_params
+        capabilities = session.client_capabilities
+        announces = bool(capabilities and capabilities.roots and capabilities.roots.list_changed)
+        if announces and owner is not None and owner is self._owner and self._folders is not None:
+            return self._folders
+        folders = await ask()
+        if announces and owner is not None:
+            self._owner, self._folders = owner, folders
+        return folders
+
+    def forget(self) -> None:
+        self._folders = None
+
+
+ROOTS = RootsCache()
+
+
+async def roots_changed(context: Any, params: Any) -> None:
+    """notifications/roots/list_changed: the next call asks the client again."""
+    ROOTS.forget()
+
+
 def _roots_source(request: Any) -> RootsSource | None:
     session = request.session
     try:
@@ -81,10 +116,13 @@ def _roots_source(request: Any) -> RootsSource | None:
     if not offered or not session.can_send_request:
         return None
 
-    async def roots() -> list[Path]:
+    async def ask() -> list[Path]:
         async with asyncio.timeout(ROOTS_TIMEOUT_SECONDS):
             listed = await session.list_roots()
         return [path for root in listed.roots if (path := _local_path(str(root.uri))) is not None]
+
+    async def roots() -> list[Path]:
+        return await ROOTS.folders(session, ask)
 
     return roots
 
@@ -341,7 +379,9 @@ async def _note_for(
     if packages is not None and not packages:
         return None
     folders, _ = await locate()
-    found = await asyncio.to_thread(READER.find, folders)
+    # Inline, not in a worker thread: a cached lookup is ~0.1 ms of stat calls, less than the
+    # thread hop; only the first read of a project (or one after a change) parses its files.
+    found = READER.find(folders)
     if found is None or not found.packages:
         return None
     facts = await services.facts.known()

@@ -69,6 +69,32 @@ def test_inspect_project_through_the_clients_roots_reports_exactly_its_findings(
         assert finding["url"] in text_of(result) and finding["url"].startswith("https://imqueue.org/")
 
 
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # roots: 2025-11-25
+def test_changed_roots_are_followed_once_the_client_announces_them(
+    projects: dict[str, Path], site_origins: dict[str, str], tmp_path: Path
+) -> None:
+    offered = [projects["current"]]
+    asked: list[int] = []
+
+    async def list_roots(context: Any) -> ListRootsResult:
+        asked.append(1)
+        return ListRootsResult(roots=[Root(uri=folder.as_uri()) for folder in offered])
+
+    connection = serve(site_origins, tmp_path, tmp_path, list_roots_callback=list_roots)
+    try:
+        first = connection.call("inspect_project").structured_content
+        again = connection.call("inspect_project").structured_content
+        offered[:] = [projects["both_tracers"]]
+        connection.run(lambda client: client.send_roots_list_changed())
+        moved = connection.call("inspect_project").structured_content
+    finally:
+        connection.close()
+    assert first["root"] == again["root"] == str(projects["current"].resolve())
+    assert len(asked) == 2  # once per connection, and once more after the announcement
+    assert moved["root"] == str(projects["both_tracers"].resolve())
+    assert findings_of(moved) == FINDINGS["both_tracers"]
+
+
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_without_roots_the_working_directory_is_the_project(
     mode: str, projects: dict[str, Path], site_origins: dict[str, str], tmp_path: Path
