@@ -37,7 +37,7 @@ from mcp_types import CallToolResult, ClientCapabilities, RootsCapability, TextC
 from pydantic import BaseModel, Field
 
 from . import project
-from .catalogue import SCOPE
+from .catalogue import SCOPE, CatalogueError, normalize_package
 from .errors import ErrorCode, error_result
 from .strict import strict_tool
 from .tools import HINTS, Services, structured_result
@@ -334,6 +334,11 @@ def concerned_packages(name: str, arguments: dict[str, Any], data: dict[str, Any
         return _api_package(str(data.get("url", "")))
     if name == "search_docs":
         packages: set[str] = set()
+        if isinstance(arguments.get("package"), str):
+            try:
+                packages.add(normalize_package(arguments["package"]))
+            except CatalogueError:
+                pass  # search_docs itself has said what is wrong with it
         for hit in data.get("results", []):
             packages |= _api_package(str(hit.get("url", ""))) if isinstance(hit, dict) else set()
         return packages

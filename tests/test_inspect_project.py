@@ -196,6 +196,7 @@ def assert_noted(result: Any) -> None:
     ("tool", "arguments"),
     [
         ("search_docs", {"query": "IMQService expose decorator"}),
+        ("search_docs", {"query": "options", "package": "rpc", "limit": 1}),
         ("get_doc", {"url": "https://imqueue.org/api/rpc/latest/"}),
         ("get_doc", {"url": "https://imqueue.org/api/rpc/latest/rpc.expose/"}),
         ("list_packages", {}),
