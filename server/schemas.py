@@ -117,6 +117,9 @@ class PackageList(BaseModel):
     factsUnavailable: bool | None = Field(
         None, description="True when imqueue.org/status.json could not be read: versions are unknown"
     )
+    factsNote: str | None = Field(
+        None, description="With factsUnavailable: why the facts are missing and what to do about it"
+    )
     stored: CorpusInfo | None = Field(None, description=STORED)
     versionNote: str | None = Field(None, description=VERSION_NOTE)
 

@@ -45,12 +45,16 @@ async def read_status(fetcher: Fetcher) -> dict[str, Any]:
 
 
 async def list_packages(facts: PackageFacts) -> dict[str, Any]:
+    note = ""
     try:
         known: Facts | None = await facts.read()
     except StatusUnavailable as error:
         logger.info("list_packages without facts: %s", error)
         known = None
+        note = f"{error} {getattr(error, 'next_step', '')}".strip()
     data = catalogue.merge_status(catalogue.CATALOGUE, known.status if known else None)
+    if note and data.get("factsUnavailable"):
+        data["factsNote"] = note
     if known is not None and known.stored is not None and not data.get("factsUnavailable"):
         data["stored"] = known.stored
     return data

@@ -168,6 +168,10 @@ def offline_error(args: list[str], home: Path) -> tuple[dict[str, Any], str, dic
     finally:
         connection.close()
     assert failed.is_error and failed.structured_content["error"]["code"] == "facts_unavailable"
+    # list_packages still lists, and says the same thing about the missing facts
+    note = listed.structured_content["factsNote"]
+    assert note.startswith(failed.structured_content["error"]["message"]) and "imq-build-index" in note
+    assert note in text_of(listed) and "retry" not in text_of(listed).lower()
     return failed.structured_content["error"], text_of(failed), listed.structured_content
 
 
