@@ -81,6 +81,14 @@ def parse_jsonc(text: str) -> Any:
     return json.loads(cleaned)
 
 
+def _is_file(path: Path) -> bool:
+    """Path.is_file, with an unreadable folder or a refused name read as "no such file"."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def _read_json(path: Path, *, tolerant: bool = False) -> tuple[Any, str]:
     """(parsed, "") or (None, why not). Never raises for a missing, huge or malformed file."""
     try:
@@ -140,7 +148,7 @@ def find_root(folders: Sequence[Path]) -> Path | None:
         except (OSError, RuntimeError):
             continue
         for candidate in (start, *start.parents):
-            if (candidate / "package.json").is_file():
+            if _is_file(candidate / "package.json"):
                 return candidate
     return None
 
@@ -266,7 +274,7 @@ def _installed_versions(root: Path, wanted: set[str], sources: list[Path]) -> di
 def _read_tsconfig(root: Path, project: Project) -> None:
     """compilerOptions of tsconfig.json with its `extends` chain applied (the file's own win)."""
     own = root / "tsconfig.json"
-    if not own.is_file():
+    if not _is_file(own):
         return
     project.tsconfig = own
     path: Path | None = own
@@ -292,12 +300,15 @@ def _extended(path: Path, extends: Any, root: Path, project: Project) -> Path | 
         extends = extends[-1] if extends else None
     if not isinstance(extends, str) or not extends:
         return None
-    if extends.startswith("."):
-        target = (path.parent / extends).resolve()
-    else:
-        target = root / "node_modules" / extends
-    for candidate in (target, target.with_name(target.name + ".json"), target / "tsconfig.json"):
-        if candidate.is_file():
+    try:
+        target = (
+            (path.parent / extends).resolve() if extends.startswith(".") else root / "node_modules" / extends
+        )
+        candidates = (target, target.with_name(target.name + ".json"), target / "tsconfig.json")
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a name the OS refuses
+        candidates = ()
+    for candidate in candidates:
+        if _is_file(candidate):
             return candidate
     project.problems.append(f"{path} extends {extends!r}, which was not found; its options are not known")
     return None

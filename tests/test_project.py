@@ -140,6 +140,17 @@ def test_tsconfig_extends_chain_is_followed_and_the_file_itself_wins(tmp_path: P
     assert findings_of(inspect(project, STATUS)) == {("legacy-decorators", None)}
 
 
+def test_an_extends_symlink_loop_is_reported_not_fatal(tmp_path: Path) -> None:
+    write_project("current", tmp_path)
+    (tmp_path / "loop.json").symlink_to(tmp_path / "loop.json")
+    (tmp_path / "tsconfig.json").write_text(
+        '{"extends": "./loop.json", "compilerOptions": {"lib": ["esnext"]}}'
+    )
+    report = inspect(read_project(tmp_path), STATUS)
+    assert any("./loop.json" in problem for problem in report["problems"])
+    assert findings_of(report) == set()
+
+
 def test_a_missing_extends_target_is_reported_not_fatal(tmp_path: Path) -> None:
     write_project("current", tmp_path)
     (tmp_path / "tsconfig.json").write_text('{"extends": "@tsconfig/node22/tsconfig.json"}')
