@@ -304,9 +304,9 @@ def _extended(path: Path, extends: Any, root: Path, project: Project) -> Path | 
         target = (
             (path.parent / extends).resolve() if extends.startswith(".") else root / "node_modules" / extends
         )
-        candidates = (target, target.with_name(target.name + ".json"), target / "tsconfig.json")
+        candidates = [target, target.with_name(target.name + ".json"), target / "tsconfig.json"]
     except (OSError, RuntimeError, ValueError):  # a symlink loop, a name the OS refuses
-        candidates = ()
+        candidates = []
     for candidate in candidates:
         if _is_file(candidate):
             return candidate
