@@ -34,6 +34,12 @@
     pages.py          the pages saved beside the snapshot (`imq-build-index --pages`): get_doc's
                       answers offline or when a site does not answer, loaded once on first use
     status.py         list_packages / package_status over imqueue.org/status.json
+    package_facts.py  status.json live, else the snapshot's copy labelled with its date (offline,
+                      or imqueue.org down); the guided message when there is neither
+    project.py        the user's project (no mcp): @imqueue versions from package.json, the
+                      lockfile and node_modules, tsconfig.json, the findings with their doc URLs
+    project_tools.py  local only: the client's roots (else the working directory), inspect_project,
+                      and the one-line versionNote on results about a package used at another major
     stdio.py          the stdio transport, answering malformed lines with parse errors
     http.py           the hosted Streamable HTTP app: method table, Host/Origin, CORS, limits
     catalogue.py      the compiled-in package catalogue and status shaping
@@ -56,6 +62,9 @@ scaffold.scaffold_* -> dict (structuredContent) + render_*_markdown (text). A re
 flows: ImqueueServer.read_resource -> resources.read_resource -> docs.read_doc (as get_doc). A
 refresh that changes the listed URIs flows: corpus.CorpusKeeper watchers ->
 app.ResourceListAnnouncer -> notifications/resources/list_changed (and the subscription bus).
+A local tool call that concerns a package flows on: app.ImqueueServer.call_tool ->
+project_tools.noted -> the roots (or the working directory) -> project.ProjectReader.find ->
+package_facts.PackageFacts.known -> project.version_note -> versionNote in the result.
 A page read flows: tools.get_doc -> docs.read_doc -> fetch.Fetcher.get, or, offline or when the
 site does not answer, pages.SavedPages.store() (the snapshot's .pages sidecar) -> the same shape.
 """

@@ -56,6 +56,7 @@ from mcp_types import (
     EmptyResult,
     InputRequiredResult,
     LoggingLevel,
+    NotificationParams,
     Resource,
     ResourceTemplate,
     SetLevelRequestParams,
@@ -63,7 +64,7 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
 
-from . import completions, observe, progress, resources, server_version
+from . import completions, observe, progress, project_tools, resources, server_version
 from .config import Config
 from .corpus import LoadedCorpus
 from .errors import ErrorCode, error_of, error_result
@@ -171,7 +172,8 @@ class ImqueueServer(MCPServer[Any]):
         records: list[logging.LogRecord] = []
         request = _request_of(context)
         reporter = context.report_progress if context is not None and request is not None else None
-        with progress.reporting_to(reporter), observe.collecting(records):
+        roots = project_tools.asking_roots_of(None if self.hosted else request)
+        with progress.reporting_to(reporter), observe.collecting(records), roots:
             try:
                 result = await super().call_tool(name, arguments, context)
             except UnexpectedToolError as error:
@@ -182,6 +184,8 @@ class ImqueueServer(MCPServer[Any]):
                 )
             except ToolError as error:
                 result = _refused_call(name, error)
+            if not self.hosted:  # the user's project is on the local server's disk only
+                result = await project_tools.noted(name, arguments, result, self.services)
             if isinstance(result, CallToolResult) and result.is_error:
                 detail = error_of(result) or {}
                 logger.info("%s: %s: %s", name, detail.get("code", "error"), detail.get("message", ""))
@@ -280,7 +284,10 @@ def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Serv
     """The server with the local fifteen tools, or the hosted eight, the prompts, the docs
     resources and completions; plus its shared services."""
     services = Services.from_config(config)
-    tools = hosted_tools(services) if hosted else local_tools(services)
+    if hosted:
+        tools = hosted_tools(services)
+    else:
+        tools = [*local_tools(services), project_tools.inspect_project_tool(services)]
     bus = InMemorySubscriptionBus()
     announcer = ResourceListAnnouncer(bus)
     server = ImqueueServer(
@@ -300,6 +307,10 @@ def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Serv
         server.add_prompt(prompt)
     if not hosted:
         services.corpus.watch(announcer.corpus_replaced)
+        # The client's roots are asked once per connection and forgotten when it says they changed.
+        server._lowlevel_server.add_notification_handler(
+            "notifications/roots/list_changed", NotificationParams, project_tools.roots_changed
+        )
 
     async def complete(ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
         completion = await completions.complete(params.ref, params.argument, services.corpus)

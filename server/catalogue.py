@@ -435,7 +435,12 @@ def _fact(value: Any) -> str:
 def render_packages_markdown(data: Mapping[str, Any]) -> str:
     """Markdown for a list_packages result, built only from that result."""
     parts = ["# @imqueue packages"]
-    if data.get("factsUnavailable"):
+    if data.get("factsUnavailable") and data.get("factsNote"):  # why, and what helps (offline or not)
+        parts.append(
+            "**Versions, licences and Node requirements are unavailable**: "
+            f"{data['factsNote']} A missing version here means unknown, not unversioned."
+        )
+    elif data.get("factsUnavailable"):
         parts.append(
             "**Versions, licences and Node requirements are unavailable**: imqueue.org/status.json "
             "could not be read. A missing version here means unknown, not unversioned; retry "

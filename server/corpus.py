@@ -45,7 +45,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from imqueue_mcp import build_index
 from imqueue_mcp.build_index import Snapshot
@@ -80,6 +80,7 @@ class LoadedCorpus:
     note: str = ""  # why an older corpus is answering, if it is
     links: tuple[CuratedLink, ...] = ()  # both sites' /llms.txt links, one per URL, sorted by URL
     examples: tuple[Example, ...] | None = None  # the docs' code blocks; None: a snapshot without them
+    status: dict[str, Any] | None = None  # imqueue.org/status.json as read with the feeds (package_facts.py)
 
     def describe(self) -> dict[str, str]:
         info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}
@@ -214,6 +215,7 @@ class CorpusKeeper:
             time.monotonic(),
             links=tuple(snapshot.links),
             examples=_examples(snapshot.examples),
+            status=snapshot.status,
         )
 
     def _load_snapshot(self) -> LoadedCorpus:
@@ -234,6 +236,7 @@ class CorpusKeeper:
             note,
             tuple(snapshot.links),
             _examples(snapshot.examples),
+            snapshot.status,
         )
 
     def _snapshot_on_disk(self) -> bool:

@@ -168,8 +168,10 @@ async def read_resource(uri: str, services: Services) -> list[ReadResourceConten
 
 async def catalogue_json(services: Services) -> str:
     """list_packages' answer plus where its facts came from and when, as indented JSON."""
-    data: dict[str, Any] = await status.list_packages(services.fetcher)
-    if not data.get("factsUnavailable"):
+    data: dict[str, Any] = await status.list_packages(services.facts)
+    if data.get("stored"):
+        data["source"] = data.pop("stored")
+    elif not data.get("factsUnavailable"):
         data["source"] = docs.live_source(services.fetcher, status.STATUS_HOST, docs.now())
         data["source"]["from"] += status.STATUS_PATH
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"

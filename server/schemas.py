@@ -12,6 +12,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+VERSION_NOTE = (
+    "Local server only: present when this concerns an @imqueue package the user's project uses at "
+    "another major than the docs describe; one line with both versions"
+)
+STORED = (
+    "Present when imqueue.org/status.json was not read just now (offline, or the site did not answer): "
+    "the facts are the docs snapshot's copy; its date, the file, and why"
+)
+
 # --- search_docs ---------------------------------------------------------------------
 
 
@@ -100,6 +109,7 @@ class SearchResult(BaseModel):
     )
     miss: SearchMiss | None = Field(None, description="Present when nothing matched")
     corpus: CorpusInfo
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
 
 
 # --- get_doc -------------------------------------------------------------------------
@@ -162,6 +172,7 @@ class DocResult(BaseModel):
         "was read from the pages saved with the snapshot (offline, or the site did not answer), with "
         "the snapshot's date, the file read, and why",
     )
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
 
 
 # --- list_packages -------------------------------------------------------------------
@@ -192,6 +203,11 @@ class PackageList(BaseModel):
     factsUnavailable: bool | None = Field(
         None, description="True when imqueue.org/status.json could not be read: versions are unknown"
     )
+    factsNote: str | None = Field(
+        None, description="With factsUnavailable: why the facts are missing and what to do about it"
+    )
+    stored: CorpusInfo | None = Field(None, description=STORED)
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
 
 
 # --- package_status ------------------------------------------------------------------
@@ -228,6 +244,8 @@ class PackageStatus(BaseModel):
     packages: list[StatusPackage]
     generated: str | None = None
     source: str | None = None
+    stored: CorpusInfo | None = Field(None, description=STORED)
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
 
 
 # --- scaffolders ---------------------------------------------------------------------
@@ -245,6 +263,7 @@ class ServiceScaffold(BaseModel):
     files: list[SourceFile]
     types: list[str] = Field(description="Types that need @classType()/@property() declarations")
     cliAlternative: str
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
 
 
 class ClientExample(BaseModel):
@@ -259,6 +278,7 @@ class ClientScaffold(BaseModel):
     generateCommand: str
     output: str
     example: ClientExample
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
 
 
 # --- generate_client -----------------------------------------------------------------

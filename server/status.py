@@ -1,19 +1,23 @@
 """list_packages and package_status: imqueue.org/status.json, read at call time.
 
-The two tools treat an unreachable feed differently, on purpose (SPEC §3):
-list_packages still returns the compiled-in catalogue, with factsUnavailable: true;
-package_status has no fallback and reports the failure, because a stale version stated
-with confidence is exactly what it exists to prevent.
+When imqueue.org does not answer, or under --offline, both answer from the copy of
+status.json stored with the docs corpus (package_facts.py), labelled with its date in
+`stored`, as search_docs labels its corpus: a dated fact is not a stale one passed off as
+current. With neither, the two differ on purpose (SPEC §3): list_packages still returns the
+compiled-in catalogue, with factsUnavailable: true; package_status reports the failure.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import catalogue
 from .fetch import Fetcher, FetchError
+
+if TYPE_CHECKING:
+    from .package_facts import Facts, PackageFacts
 
 logger = logging.getLogger(__name__)
 
@@ -40,23 +44,27 @@ async def read_status(fetcher: Fetcher) -> dict[str, Any]:
     return status
 
 
-async def list_packages(fetcher: Fetcher) -> dict[str, Any]:
+async def list_packages(facts: PackageFacts) -> dict[str, Any]:
+    note = ""
     try:
-        status: dict[str, Any] | None = await read_status(fetcher)
+        known: Facts | None = await facts.read()
     except StatusUnavailable as error:
         logger.info("list_packages without facts: %s", error)
-        status = None
-    return catalogue.merge_status(catalogue.CATALOGUE, status)
+        known = None
+        note = f"{error} {getattr(error, 'next_step', '')}".strip()
+    data = catalogue.merge_status(catalogue.CATALOGUE, known.status if known else None)
+    if note and data.get("factsUnavailable"):
+        data["factsNote"] = note
+    if known is not None and known.stored is not None and not data.get("factsUnavailable"):
+        data["stored"] = known.stored
+    return data
 
 
-async def package_status(fetcher: Fetcher, package: str | None) -> dict[str, Any]:
-    """Raises StatusUnavailable (feed down) or catalogue.CatalogueError (unknown package)."""
-    try:
-        status = await read_status(fetcher)
-    except StatusUnavailable as error:
-        raise StatusUnavailable(
-            f"Package facts are unavailable: {error}. No stored copy is offered, because a stale "
-            "version stated as current is worse than none. Try again later, or read "
-            "https://imqueue.org/status/ yourself."
-        ) from None
-    return catalogue.package_status(status, package)
+async def package_status(facts: PackageFacts, package: str | None) -> dict[str, Any]:
+    """Raises StatusUnavailable (no facts, live or stored: package_facts.FactsUnavailable says
+    what to do next) or catalogue.CatalogueError (unknown package)."""
+    known = await facts.read()
+    data = catalogue.package_status(known.status, package)
+    if known.stored is not None:
+        data["stored"] = known.stored
+    return data

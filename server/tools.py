@@ -7,8 +7,8 @@ Something expected that went wrong is a guided error (errors.py): isError, what 
 the next step, in the text and as structuredContent.error with its code from the one table
 (`failed`, `bridged`).
 
-    local_tools(services)   the fifteen stdio tools
-    hosted_tools(services)  the eight read-only tools of the hosted endpoint
+    local_tools(services)   the stdio tools (app.py adds inspect_project: project_tools.py)
+    hosted_tools(services)  the read-only tools of the hosted endpoint
 
 Annotations are one table, HINTS, so a change of judgement is one visible line.
 """
@@ -31,6 +31,7 @@ from .doc_sizes import DocSizes
 from .errors import ErrorCode, error_result
 from .fetch import DocUrlError, Fetcher, FetchError, OfflineError
 from .instructions import LOCAL_INSTALL_GUIDE
+from .package_facts import FactsUnavailable, PackageFacts, stored_line
 from .pages import SavedPages
 from .scaffold_types import Method, ScaffoldError
 from .schemas import (
@@ -55,6 +56,7 @@ class Services:
     sections: docs.SectionRanges
     saved: SavedPages  # the snapshot's pages, get_doc's answer offline
     examples: examples.ExampleFinder  # the corpus's code examples, ranked (find_examples)
+    facts: PackageFacts  # status.json, live or the snapshot's copy
     sizes: DocSizes = field(default_factory=DocSizes)  # get_doc's answer sizes, for search hits
 
     @classmethod
@@ -68,6 +70,7 @@ class Services:
             docs.SectionRanges(fetcher),
             SavedPages(keeper),
             examples.ExampleFinder(keeper),
+            PackageFacts(fetcher, keeper),
         )
 
 
@@ -98,6 +101,7 @@ HINTS: dict[str, ToolAnnotations] = {
     "fleet": hints(False, True, False, False),
     "config": hints(False, True, False, False),
     "logs": hints(False, True, False, False),
+    "inspect_project": hints(True, False, True, False),
 }
 
 TITLES = {
@@ -160,7 +164,8 @@ DESCRIPTIONS = {
         "its current version, licence, Node.js floor and release date read now from "
         "imqueue.org/status.json. Call it before adding an @imqueue dependency. Where two packages "
         "cover the same ground (pg-prisma / pg-sequelize, opentelemetry / datadog) the entry carries a "
-        "pick rule: install exactly one of the pair. If the facts feed is unreachable the list still "
+        "pick rule: install exactly one of the pair. If imqueue.org does not answer, or offline, the facts "
+        "come from the docs snapshot, labelled with its date (stored); with neither, the list still "
         "comes back, with factsUnavailable: true and no versions."
     ),
     "package_status": (
@@ -168,8 +173,9 @@ DESCRIPTIONS = {
         "package (package: 'rpc' or '@imqueue/rpc'), or of all of them when package is omitted, plus "
         "the framework-wide licence, Node.js and Redis requirements. Read live from "
         "imqueue.org/status.json; covers @imqueue/cli and @imqueue/mcp too. Use it instead of a web "
-        "search for version and licence questions. If the feed is unreachable the call fails and says "
-        "so rather than answering with stale numbers."
+        "search for version and licence questions. If imqueue.org does not answer, or offline, it answers "
+        "from the docs snapshot's copy, labelled with its date (stored); with neither, the call fails "
+        "and says so rather than answering with unlabelled stale numbers."
     ),
     "scaffold_service": scaffold.SCAFFOLD_SERVICE_DESCRIPTION,
     "scaffold_client": scaffold.SCAFFOLD_CLIENT_DESCRIPTION,
@@ -351,8 +357,8 @@ def docs_tools(services: Services) -> list[Tool]:
         return structured_result(data, examples.render_examples_text(data))
 
     async def list_packages() -> Annotated[CallToolResult, PackageList]:
-        data = await status.list_packages(services.fetcher)
-        return structured_result(data, render_packages_markdown(data))
+        data = await status.list_packages(services.facts)
+        return structured_result(data, _with_stored_line(data, render_packages_markdown(data)))
 
     async def package_status(
         package: Annotated[
@@ -360,10 +366,12 @@ def docs_tools(services: Services) -> list[Tool]:
         ] = None,
     ) -> Annotated[CallToolResult, PackageStatus]:
         try:
-            data = await status.package_status(services.fetcher, package)
+            data = await status.package_status(services.facts, package)
+        except FactsUnavailable as error:
+            return error_result(ErrorCode.FACTS_UNAVAILABLE, str(error), error.next_step)
         except (status.StatusUnavailable, CatalogueError) as error:
             return failed(error)
-        return structured_result(data, render_status_markdown(data))
+        return structured_result(data, _with_stored_line(data, render_status_markdown(data)))
 
     return [
         _tool(search_docs, "search_docs"),
@@ -372,6 +380,12 @@ def docs_tools(services: Services) -> list[Tool]:
         _tool(list_packages, "list_packages"),
         _tool(package_status, "package_status"),
     ]
+
+
+def _with_stored_line(data: dict[str, Any], text: str) -> str:
+    """Facts from the snapshot say so first, with their date, as search_docs labels its corpus."""
+    stored = data.get("stored")
+    return f"{stored_line(stored)}\n\n{text}" if stored else text
 
 
 def scaffold_tools() -> list[Tool]:

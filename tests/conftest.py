@@ -51,6 +51,7 @@ LOCAL_TOOLS = SHARED_TOOLS | {
     "fleet",
     "config",
     "logs",
+    "inspect_project",
 }
 
 

@@ -196,7 +196,10 @@ def test_the_server_answers_from_the_snapshot_or_clearly_fails_within_the_timeou
     packages, _ = answers["packages"]
     assert not packages.is_error
     listed = packages.structured_content
-    if kind in ("invalid_json", "other_version"):
-        assert listed.get("factsUnavailable") or listed.get("framework")
-    else:
-        assert listed["factsUnavailable"] is True and listed["packages"]
+    if kind == "other_version":  # status.json carries no feed version: it is read live as it is
+        assert listed.get("framework") and "stored" not in listed
+    else:  # the snapshot's copy of status.json answers, labelled with its date and why
+        assert not listed.get("factsUnavailable") and listed["packages"][0]["version"]
+        stored = listed["stored"]
+        assert stored["source"] == "snapshot" and stored["from"] == str(snapshot_file)
+        assert stored["fetchedAt"] == corpus["fetchedAt"] and "could not be read" in stored["note"]

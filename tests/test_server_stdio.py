@@ -44,6 +44,7 @@ SPEC_HINTS = {
     "fleet": (False, True, False, False),
     "config": (False, True, False, False),
     "logs": (False, True, False, False),
+    "inspect_project": (True, False, True, False),
 }
 
 MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}
@@ -79,7 +80,7 @@ def test_server_identifies_itself_with_instructions(local: McpConnection) -> Non
         assert (info.name, info.title, info.version) == ("imqueue", "@imqueue", server_version())
 
 
-def test_exactly_the_fourteen_local_tools(local: McpConnection) -> None:
+def test_exactly_the_local_tools(local: McpConnection) -> None:
     assert {tool.name for tool in local.tools()} == LOCAL_TOOLS
 
 
@@ -97,8 +98,10 @@ def test_every_tool_has_a_title_and_all_four_hints_as_the_spec_says(local: McpCo
 
 
 def test_output_schemas_on_exactly_the_shared_tools_and_generate_client(local: McpConnection) -> None:
-    # generate_client returns the client file it generated (issue 4 §2); the other CLI tools text.
-    assert {tool.name for tool in local.tools() if tool.output_schema} == SHARED_TOOLS | {"generate_client"}
+    # generate_client returns the client file it generated (issue 4 §2); the other CLI tools text;
+    # inspect_project its report (issue 13 §4).
+    with_schema = SHARED_TOOLS | {"generate_client", "inspect_project"}
+    assert {tool.name for tool in local.tools() if tool.output_schema} == with_schema
 
 
 def test_every_input_schema_is_closed(local: McpConnection) -> None:
