@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import BaseModel, Field
+from imqueue_mcp.build_index.examples import Example, example_corpus
+from imqueue_mcp.ranker import Index
 
 from .catalogue import CATALOGUE, CatalogueError, normalize_package
 from .corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
-from .schemas import CorpusInfo
-
-if TYPE_CHECKING:
-    from imqueue_mcp.build_index.examples import Example
-    from imqueue_mcp.ranker import Index
+from .search import corpus_line
 
 DEFAULT_LIMIT = 3
 MAX_LIMIT = 10
@@ -43,35 +40,6 @@ class ExamplesUnavailable(CorpusUnavailable):
     """The corpus answering has no examples (a snapshot built before they were extracted)."""
 
 
-# --- the output schema --------------------------------------------------------------------
-
-
-class ExampleHit(BaseModel):
-    id: str = Field(description="Stable id of the block: page path, #anchor, ~place among the section's")
-    code: str
-    language: str = Field(description="The fence's language (typescript, bash, json, ...); empty if none")
-    url: str = Field(description="Canonical URL of the block's section (with its #anchor); get_doc reads it")
-    title: str = Field(description="The page's title")
-    section: str = Field(description="The heading of the section the block sits in; empty before the first")
-    lead: str = Field(description="The sentence(s) just before the block, as the page introduces it")
-    packages: list[str] = Field(description="The @imqueue packages the block concerns: the page's own first")
-    version: str | None = Field(None, description="The version of packages[0] the page documents, if stated")
-    truncated: bool | None = Field(None, description="True when the code was cut; read the url for all of it")
-
-
-class ExampleMiss(BaseModel):
-    nearestTerms: list[str] = Field(description="Indexed terms nearest the query's words")
-
-
-class ExampleResult(BaseModel):
-    query: str
-    package: str | None = Field(None, description="The package filter applied, when one was")
-    count: int
-    results: list[ExampleHit]
-    miss: ExampleMiss | None = Field(None, description="Present when nothing matched")
-    corpus: CorpusInfo
-
-
 # --- ranking ------------------------------------------------------------------------------
 
 
@@ -85,9 +53,6 @@ class RankedExamples:
 
 
 def rank_examples(examples: tuple[Example, ...], lemmas: dict[str, str]) -> RankedExamples:
-    from imqueue_mcp.build_index.examples import example_corpus
-    from imqueue_mcp.ranker import Index
-
     return RankedExamples(
         examples={example.id: example for example in examples},
         index=Index(example_corpus(examples, lemmas)),
@@ -134,7 +99,7 @@ def package_filter(package: str | None, known: frozenset[str]) -> str | None:
 
 
 async def find_examples(finder: ExampleFinder, query: str, limit: int, package: str | None) -> dict[str, Any]:
-    """The find_examples structured result (see ExampleResult)."""
+    """The find_examples structured result (see schemas.ExampleResult)."""
     if not query.strip():
         raise ValueError(
             "query is blank: describe the code you want in a few words, e.g. 'expose a method' or "
@@ -199,8 +164,6 @@ def example_hit(example: Example) -> dict[str, Any]:
 
 
 def render_examples_text(data: dict[str, Any]) -> str:
-    from .search import corpus_line
-
     lines: list[str] = []
     where = f" in {data['package']}" if data.get("package") else ""
     if data["results"]:

@@ -290,3 +290,32 @@ class GeneratedClient(BaseModel):
     namespace: str = Field(description="The file's only export: import { <namespace> } from it")
     client: str = Field(description="The client class, used as new <namespace>.<client>(options, service)")
     content: str = Field(description="The generated file, verbatim")
+
+
+# --- find_examples --------------------------------------------------------------------
+
+
+class ExampleHit(BaseModel):
+    id: str = Field(description="Stable id of the block: page path, #anchor, ~place among the section's")
+    code: str
+    language: str = Field(description="The fence's language (typescript, bash, json, ...); empty if none")
+    url: str = Field(description="Canonical URL of the block's section (with its #anchor); get_doc reads it")
+    title: str = Field(description="The page's title")
+    section: str = Field(description="The heading of the section the block sits in; empty before the first")
+    lead: str = Field(description="The sentence(s) just before the block, as the page introduces it")
+    packages: list[str] = Field(description="The @imqueue packages the block concerns: the page's own first")
+    version: str | None = Field(None, description="The version of packages[0] the page documents, if stated")
+    truncated: bool | None = Field(None, description="True when the code was cut; read the url for all of it")
+
+
+class ExampleMiss(BaseModel):
+    nearestTerms: list[str] = Field(description="Indexed terms nearest the query's words")
+
+
+class ExampleResult(BaseModel):
+    query: str
+    package: str | None = Field(None, description="The package filter applied, when one was")
+    count: int
+    results: list[ExampleHit]
+    miss: ExampleMiss | None = Field(None, description="Present when nothing matched")
+    corpus: CorpusInfo

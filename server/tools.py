@@ -37,6 +37,7 @@ from .scaffold_types import Method, ScaffoldError
 from .schemas import (
     ClientScaffold,
     DocResult,
+    ExampleResult,
     GeneratedClient,
     PackageList,
     PackageStatus,
@@ -271,7 +272,9 @@ def _tool(fn: Callable[..., Any], name: str) -> Tool:
     # The title twice, equal: 2025-06-18 and later clients read `title`, 2025-03-26 clients
     # read only `annotations.title`.
     annotations = HINTS[name].model_copy(update={"title": TITLES[name]})
-    return strict_tool(fn, name=name, title=TITLES[name], description=DESCRIPTIONS[name], annotations=annotations)
+    return strict_tool(
+        fn, name=name, title=TITLES[name], description=DESCRIPTIONS[name], annotations=annotations
+    )
 
 
 # --- argument types shared by several tools -------------------------------------------
@@ -347,7 +350,7 @@ def docs_tools(services: Services) -> list[Tool]:
 
     async def find_examples(
         query: Query, limit: ExampleLimit = examples.DEFAULT_LIMIT, package: PackageFilter = None
-    ) -> Annotated[CallToolResult, examples.ExampleResult]:
+    ) -> Annotated[CallToolResult, ExampleResult]:
         try:
             data = await examples.find_examples(services.examples, query, limit, package)
         except examples.ExamplesUnavailable as error:
