@@ -101,9 +101,9 @@ app = Starlette(routes=[Route("/mcp", endpoint, methods=["POST"])])
 # The hosted app exactly as `imqueue-mcp --http` builds it (create_server + hosted_app), plus one
 # echo tool: the same server stack, so search_docs can be compared with a tool that does nothing.
 ECHO_APP = """\
-from imqueue_mcp.server.app import create_server
+from imqueue_mcp.server.mcp.app import create_server
 from imqueue_mcp.server.config import config_from_environment
-from imqueue_mcp.server.http import hosted_app
+from imqueue_mcp.server.mcp.http import hosted_app
 
 
 def create_app():

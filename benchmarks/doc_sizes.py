@@ -4,7 +4,7 @@
 
 Builds the corpus from <shared>/site (read at run time), then for every page of both sites
 that has indexed prose, compares the page's tokens (get_doc's answer for its URL) with the
-prose estimate a hit carries before any read (server/doc_sizes.py), and the same for every
+prose estimate a hit carries before any read (server/docs/sizes.py), and the same for every
 anchored section. Then reads every page in parts of the default budget and counts the parts,
 checking that the parts put together are the page; and times cutting the parts of the longest
 file, llms-full.txt, and its outline. Prints a table and one JSON line.
@@ -27,9 +27,9 @@ from benchmarks.paths import shared_dir, site_dir
 def measure(site: Path) -> dict[str, Any]:
     from imqueue_mcp.build_index import load_snapshot
     from imqueue_mcp.build_index.cli import main as build
-    from imqueue_mcp.server.doc_budget import DEFAULT_MAX_TOKENS, cut_part, estimate_tokens, outline_of
-    from imqueue_mcp.server.doc_sizes import prose_sizes
-    from imqueue_mcp.server.docs import slice_section
+    from imqueue_mcp.server.docs.budget import DEFAULT_MAX_TOKENS, cut_part, estimate_tokens, outline_of
+    from imqueue_mcp.server.docs.read import slice_section
+    from imqueue_mcp.server.docs.sizes import prose_sizes
 
     with tempfile.TemporaryDirectory() as folder:
         snapshot = Path(folder) / "snapshot.msgpack"

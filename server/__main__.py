@@ -15,8 +15,8 @@ import os
 import sys
 from typing import NoReturn
 
-from .config import ENV_LOG_LEVEL, Config, ConfigError, build_config, parse_log_level
-from .observe import configure_logging
+from imqueue_mcp.server.config import ENV_LOG_LEVEL, Config, ConfigError, build_config, parse_log_level
+from imqueue_mcp.server.mcp.observe import configure_logging
 
 EXIT_BAD_CONFIG = 2
 
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ[ENV_LOG_LEVEL] = log_level  # HTTP worker processes read it (http.create_app)
     configure_logging(log_level)
     if args.http:
-        from .http import run_http
+        from imqueue_mcp.server.mcp.http import run_http
 
         port = 8000 if args.port is None else args.port
         run_http(config, host=args.host or "127.0.0.1", port=port, workers=args.workers or 1)
@@ -116,14 +116,13 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def serve_stdio(config: Config) -> None:
-    from .corpus import read_snapshot_early
+    from imqueue_mcp.server.docs.corpus import read_snapshot_early
 
     read_snapshot_early(config)  # overlaps the imports below: the first search need not wait for the file
 
     import anyio
-
-    from .app import create_server
-    from .stdio import serve_stdio as serve
+    from imqueue_mcp.server.mcp.app import create_server
+    from imqueue_mcp.server.mcp.stdio import serve_stdio as serve
 
     server, services = create_server(config, hosted=False)
 

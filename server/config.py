@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from imqueue_mcp.build_index import sites
-from imqueue_mcp.build_index.sites import HOSTS as CANONICAL_HOSTS
 from imqueue_mcp.build_index.sites import LIVE_ORIGINS
 
 ENV_SNAPSHOT = "IMQUEUE_MCP_SNAPSHOT"

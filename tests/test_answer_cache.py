@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from conftest import tiny_site
 from imqueue_mcp import build_index
-from imqueue_mcp.server.answer_cache import AnswerCache
+from imqueue_mcp.server.docs.answer_cache import AnswerCache
 
 
 def fresh_index() -> Any:

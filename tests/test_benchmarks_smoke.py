@@ -14,10 +14,11 @@ import pytest
 
 pytest.importorskip("rank_bm25")
 
+from imqueue_mcp.ranker.corpus import Document  # noqa: E402
+
 from benchmarks import scoring  # noqa: E402
 from benchmarks.baseline import DEPTH, Bm25Baseline, baseline_documents, tokenize  # noqa: E402
 from benchmarks.kpi import check_floors, floors_from  # noqa: E402
-from imqueue_mcp.ranker.corpus import Document  # noqa: E402
 
 SHARED = Path(os.environ.get("IMQ_SHARED") or Path(__file__).resolve().parents[2] / "shared")
 KPI = SHARED / "kpi"

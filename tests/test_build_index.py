@@ -27,7 +27,6 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import pytest
 from conftest import tiny_site
-
 from imqueue_mcp.build_index import (
     FEEDS,
     BuildError,

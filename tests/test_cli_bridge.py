@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from imqueue_mcp.server.cli_arguments import refuse_unsafe_flags
-from imqueue_mcp.server.cli_bridge import (
+from imqueue_mcp.server.imq.arguments import refuse_unsafe_flags
+from imqueue_mcp.server.imq.bridge import (
     cli_help,
     cli_install,
     cli_status,
@@ -27,8 +27,8 @@ from imqueue_mcp.server.cli_bridge import (
     generate_client,
     logs,
 )
-from imqueue_mcp.server.generated_client import attach_generated_client
-from imqueue_mcp.server.imq_runner import OUTPUT_CAP_BYTES, BridgeResult, ImqRunner
+from imqueue_mcp.server.imq.generated_client import attach_generated_client
+from imqueue_mcp.server.imq.runner import OUTPUT_CAP_BYTES, BridgeResult, ImqRunner
 
 STAND_IN_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "imq"
 # The stand-in's `#!/usr/bin/env python3` finds this interpreter: it starts fast and exists

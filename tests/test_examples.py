@@ -15,8 +15,8 @@ from conftest import tiny_site
 from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
 from imqueue_mcp.build_index.examples import Example, Section, extract_examples, split_llms_full
 from imqueue_mcp.build_index.snapshot import FORMAT_VERSION, wrap
-from imqueue_mcp.server.catalogue import CatalogueError
-from imqueue_mcp.server.examples import RankedExamples, best_examples, package_filter, rank_examples
+from imqueue_mcp.server.catalogue.packages import CatalogueError
+from imqueue_mcp.server.docs.examples import RankedExamples, best_examples, package_filter, rank_examples
 
 PAGE = """\
 # Queues in practice

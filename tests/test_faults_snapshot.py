@@ -22,7 +22,6 @@ from pathlib import Path
 import msgpack  # type: ignore[import-untyped]
 import pytest
 from conftest import REPO, SITE, HttpServer, McpConnection, server_environment
-
 from imqueue_mcp import build_index
 from imqueue_mcp.build_index.cli import main as build_main
 from imqueue_mcp.build_index.snapshot import FORMAT_VERSION

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from conftest import SITE
 from imqueue_mcp.ranker.corpus import Document, LazyDocuments
-from imqueue_mcp.server.doc_budget import (
+from imqueue_mcp.server.docs.budget import (
     MAX_DOC_BYTES,
     Cursor,
     CursorError,
@@ -19,8 +19,8 @@ from imqueue_mcp.server.doc_budget import (
     outline_of,
     scan,
 )
-from imqueue_mcp.server.doc_sizes import DocSizes, prose_sizes
-from imqueue_mcp.server.site_paths import PathEscapes, is_safe_to_send, normalise_path, site_path_url
+from imqueue_mcp.server.docs.site_paths import PathEscapes, is_safe_to_send, normalise_path, site_path_url
+from imqueue_mcp.server.docs.sizes import DocSizes, prose_sizes
 
 PAGE = """\
 # Title

@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 from conftest import REPO, stdio_connection
 from imq_real import real_imq_environment, require_real_imq, run_imq
-from imqueue_mcp.server.cli_arguments import BRIDGE_OWNED_OPTIONS
-from imqueue_mcp.server.cli_bridge import IMQ_OPTIONS
-from imqueue_mcp.server.tools import DESCRIPTIONS
+from imqueue_mcp.server.imq.arguments import BRIDGE_OWNED_OPTIONS
+from imqueue_mcp.server.imq.bridge import IMQ_OPTIONS
+from imqueue_mcp.server.mcp.tools import DESCRIPTIONS
 
 CLI_TOOLS = ("cli_status", "cli_help", "create_service", "generate_client", "fleet", "config", "logs")
 # The modules that build imq's argv and word its outcome (imq_runner.py only runs a program).
-BRIDGE_MODULES = ("server/cli_bridge.py", "server/cli_arguments.py")
+BRIDGE_MODULES = ("server/imq/bridge.py", "server/imq/arguments.py")
 # A flag as a text names it: '-c', '--calm', '--email=x', '--no-use-git', not '-32602', 'a-z',
 # './-dir' or the inline value of '--author=-Bob'.
 FLAG = re.compile(r"(?<![\w./=-])(--?[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)(?![\w-])")

@@ -17,7 +17,6 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import pytest
 from conftest import tiny_site
-
 from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
 from imqueue_mcp.build_index.search_cli import main as search_main
 

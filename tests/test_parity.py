@@ -204,7 +204,7 @@ def test_only_a_deprecated_hit_gets_the_deprecation_prefix() -> None:
 
 
 def test_advisory_records_follow_retired_names_and_cover_both_pairs() -> None:
-    from imqueue_mcp.server.catalogue import exclusive_pair_advisories, exclusive_pair_advisory
+    from imqueue_mcp.server.catalogue.packages import exclusive_pair_advisories, exclusive_pair_advisory
 
     records = exclusive_pair_advisories(["dd-trace", "sequelize", "@imqueue/rpc"])
     assert [record["pair"] for record in records] == [ORM_PAIR, TRACING_PAIR]

@@ -16,12 +16,12 @@ from __future__ import annotations
 import importlib
 
 import pytest
-
-from fixtures.corpus_tiny import answer, index_of, page, section, symbol
 from imqueue_mcp.ranker import Index, SearchResponse, normalize_package, rules
 from imqueue_mcp.ranker import index as index_module
 from imqueue_mcp.ranker.index import Form, InvertedIndex
 from imqueue_mcp.ranker.text import RAW_TOKEN
+
+from fixtures.corpus_tiny import answer, index_of, page, section, symbol
 
 # `ranker.search` the attribute is the search function (re-exported by ranker/__init__), so the
 # module is taken from the import system.

@@ -6,8 +6,14 @@ themselves on tiny corpora)."""
 from __future__ import annotations
 
 import pytest
-
-from imqueue_mcp.ranker.text import STOPWORDS, fold_lemma, inflection_roots, query_terms, segment_identifier, words
+from imqueue_mcp.ranker.text import (
+    STOPWORDS,
+    fold_lemma,
+    inflection_roots,
+    query_terms,
+    segment_identifier,
+    words,
+)
 
 # --- segment_identifier -------------------------------------------------------------------
 

@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 from conftest import SITE, McpConnection, server_environment, stdio_connection
-
 from imqueue_mcp.build_index import build, save_snapshot
 from imqueue_mcp.build_index.search_cli import main as search_main
 
 SERVER_ONLY = {"advisory", "advisories", "corpus"}
-SERVER_ONLY_PER_HIT = {"tokens", "tokensBasis"}  # get_doc's answer size (server/doc_sizes.py)
+SERVER_ONLY_PER_HIT = {"tokens", "tokensBasis"}  # get_doc's answer size (server/docs/sizes.py)
 CASES = [
     ("how do I expose a method", None),
     ("expose a methd", None),  # a typo: corrected to "expose a method"

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-
 from imqueue_mcp.server.__main__ import parser
 from imqueue_mcp.server.config import LIVE_ORIGINS, ConfigError, build_config, config_from_environment
 

@@ -9,9 +9,16 @@ import time
 from collections.abc import Iterator
 
 import pytest
-
-from imqueue_mcp.server.docs import heading_path, mime_type_of, mirror_of, slice_section
-from imqueue_mcp.server.fetch import DocUrl, DocUrlError, Fetched, Fetcher, FetchError, OfflineError, parse_doc_url
+from imqueue_mcp.server.docs.fetch import (
+    DocUrl,
+    DocUrlError,
+    Fetched,
+    Fetcher,
+    FetchError,
+    OfflineError,
+    parse_doc_url,
+)
+from imqueue_mcp.server.docs.read import heading_path, mime_type_of, mirror_of, slice_section
 
 
 @pytest.mark.parametrize(
@@ -201,7 +208,7 @@ def test_offline_fetches_nothing() -> None:
 
 
 def test_a_live_read_says_which_origin_answered_and_when(redirecting_origin: str) -> None:
-    from imqueue_mcp.server.docs import SectionRanges, read_doc, render_doc_text
+    from imqueue_mcp.server.docs.read import SectionRanges, read_doc, render_doc_text
 
     async def once() -> dict[str, object]:
         fetcher = Fetcher({"imqueue.org": redirecting_origin})

@@ -13,11 +13,11 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from . import catalogue
-from .fetch import Fetcher, FetchError
+from imqueue_mcp.server.catalogue import packages as catalogue
+from imqueue_mcp.server.docs.fetch import Fetcher, FetchError
 
 if TYPE_CHECKING:
-    from .package_facts import Facts, PackageFacts
+    from imqueue_mcp.server.catalogue.facts import Facts, PackageFacts
 
 logger = logging.getLogger(__name__)
 

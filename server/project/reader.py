@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from imqueue_mcp.server.catalogue.packages import EXCLUSIVE_PAIRS
+
 SCOPE = "@imqueue/"
 DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a package.json or lockfile larger than this is not read
@@ -446,8 +448,6 @@ def inspect(project: Project, status: Mapping[str, Any] | None) -> dict[str, Any
 
 
 def _exclusive_findings(project: Project) -> list[Finding]:
-    from .catalogue import EXCLUSIVE_PAIRS  # pure data, no I/O
-
     findings = []
     for pair in EXCLUSIVE_PAIRS:
         names = {pair.aliases.get(used.name, used.name) for used in project.packages}

@@ -23,16 +23,16 @@ import re
 import shutil
 import signal
 
-from .cli_arguments import (
+from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.imq.arguments import (
     refuse_option_like,
     refuse_service_names,
     refuse_unknown_choice,
     refuse_unsafe_flags,
     refused,
 )
-from .errors import ErrorCode
-from .generated_client import attach_generated_client
-from .imq_runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
+from imqueue_mcp.server.imq.generated_client import attach_generated_client
+from imqueue_mcp.server.imq.runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
 
 # --------------------------------------------------------------------------- timeouts
 

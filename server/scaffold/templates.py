@@ -28,7 +28,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .scaffold_types import (
+from imqueue_mcp.server.scaffold.types import (
     CLIENT_SUFFIX,
     Method,
     Param,

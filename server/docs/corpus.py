@@ -39,7 +39,6 @@ import concurrent.futures
 import contextvars
 import functools
 import logging
-import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -50,9 +49,8 @@ from typing import TYPE_CHECKING, Any
 from imqueue_mcp import build_index
 from imqueue_mcp.build_index import Snapshot
 from imqueue_mcp.ranker import Index
-
-from . import progress
-from .config import Config
+from imqueue_mcp.server import progress
+from imqueue_mcp.server.config import Config
 
 if TYPE_CHECKING:
     from imqueue_mcp.build_index.examples import Example

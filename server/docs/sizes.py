@@ -24,8 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from imqueue_mcp.ranker.corpus import SITES, WIRE_FIELDS
-
-from .doc_budget import estimate_tokens
+from imqueue_mcp.server.docs.budget import estimate_tokens
 
 PROSE_SEPARATOR = "\n\n"  # between a section's heading and its text, as on the page
 

@@ -15,11 +15,10 @@ import re
 from typing import Any
 
 from imqueue_mcp.ranker import response_dict
-
-from .answer_cache import AnswerCache
-from .catalogue import exclusive_pair_advisories, exclusive_pair_advisory
-from .corpus import CorpusKeeper
-from .doc_sizes import DocSizes
+from imqueue_mcp.server.catalogue.packages import exclusive_pair_advisories, exclusive_pair_advisory
+from imqueue_mcp.server.docs.answer_cache import AnswerCache
+from imqueue_mcp.server.docs.corpus import CorpusKeeper
+from imqueue_mcp.server.docs.sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
 _answers = AnswerCache()  # one server process, one corpus answering at a time

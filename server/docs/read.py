@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .doc_budget import (
+from imqueue_mcp.server.docs.budget import (
     CHARS_PER_TOKEN,
     CURSOR_NEXT_STEP,
     DEFAULT_MAX_TOKENS,
@@ -49,10 +49,17 @@ from .doc_budget import (
     estimate_tokens,
     outline_of,
 )
-from .fetch import DocUrl, Fetcher, FetchError, OfflineError, Unreachable, parse_doc_url
+from imqueue_mcp.server.docs.fetch import (
+    DocUrl,
+    Fetcher,
+    FetchError,
+    OfflineError,
+    Unreachable,
+    parse_doc_url,
+)
 
 if TYPE_CHECKING:
-    from .pages import SavedPages
+    from imqueue_mcp.server.docs.pages import SavedPages
 
 SECTIONS_TTL_SECONDS = 3600.0
 

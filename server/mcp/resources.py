@@ -27,19 +27,18 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from imqueue_mcp.server.catalogue import status
+from imqueue_mcp.server.docs import read as docs
+from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, parse_doc_url
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, Resource, ResourceTemplate
 
-from . import docs, status
-from .corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
-from .fetch import DocUrlError, FetchError, parse_doc_url
-
 if TYPE_CHECKING:
     from imqueue_mcp.build_index.feeds import CuratedLink
-
-    from .tools import Services
+    from imqueue_mcp.server.mcp.tools import Services
 
 logger = logging.getLogger(__name__)
 

@@ -19,22 +19,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver.tools import Tool
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
-
-from . import docs, examples, scaffold, search, status
-from .catalogue import CatalogueError, render_packages_markdown, render_status_markdown
-from .config import Config
-from .corpus import CorpusKeeper, CorpusUnavailable
-from .doc_sizes import DocSizes
-from .errors import ErrorCode, error_result
-from .fetch import DocUrlError, Fetcher, FetchError, OfflineError
-from .instructions import LOCAL_INSTALL_GUIDE
-from .package_facts import FactsUnavailable, PackageFacts, stored_line
-from .pages import SavedPages
-from .scaffold_types import Method, ScaffoldError
-from .schemas import (
+from imqueue_mcp.server.catalogue import status
+from imqueue_mcp.server.catalogue.facts import FactsUnavailable, PackageFacts, stored_line
+from imqueue_mcp.server.catalogue.packages import (
+    CatalogueError,
+    render_packages_markdown,
+    render_status_markdown,
+)
+from imqueue_mcp.server.config import Config
+from imqueue_mcp.server.docs import examples, search
+from imqueue_mcp.server.docs import read as docs
+from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable
+from imqueue_mcp.server.docs.fetch import DocUrlError, Fetcher, FetchError, OfflineError
+from imqueue_mcp.server.docs.pages import SavedPages
+from imqueue_mcp.server.docs.sizes import DocSizes
+from imqueue_mcp.server.errors import ErrorCode, error_result
+from imqueue_mcp.server.mcp.instructions import LOCAL_INSTALL_GUIDE
+from imqueue_mcp.server.mcp.schemas import (
     ClientScaffold,
     DocResult,
     ExampleResult,
@@ -44,7 +45,12 @@ from .schemas import (
     SearchResult,
     ServiceScaffold,
 )
-from .strict import strict_tool
+from imqueue_mcp.server.mcp.strict import strict_tool
+from imqueue_mcp.server.scaffold import templates as scaffold
+from imqueue_mcp.server.scaffold.types import Method, ScaffoldError
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
 
 @dataclass
@@ -425,7 +431,7 @@ def guide_tool() -> Tool:
 def cli_tools() -> list[Tool]:
     # cli_bridge is imported on first call: starting the server never needs it.
     async def cli_status() -> CallToolResult:
-        from . import cli_bridge
+        from imqueue_mcp.server.imq import bridge as cli_bridge
 
         return bridged(await cli_bridge.cli_status())
 
@@ -434,7 +440,7 @@ def cli_tools() -> list[Tool]:
             str | None, Field(description="A version or dist-tag, e.g. '5.2.2'; omit for latest")
         ] = None,
     ) -> CallToolResult:
-        from . import cli_bridge
+        from imqueue_mcp.server.imq import bridge as cli_bridge
 
         return bridged(await cli_bridge.cli_install(version=version))
 
@@ -444,7 +450,7 @@ def cli_tools() -> list[Tool]:
             Field(description="e.g. 'service create', 'client generate', 'ctl start'; omit for all"),
         ] = None,
     ) -> CallToolResult:
-        from . import cli_bridge
+        from imqueue_mcp.server.imq import bridge as cli_bridge
 
         return bridged(await cli_bridge.cli_help(command=command))
 
@@ -459,7 +465,7 @@ def cli_tools() -> list[Tool]:
             bool, Field(description="false (default): dry run, writes nothing. true: really create")
         ] = False,
     ) -> CallToolResult:
-        from . import cli_bridge
+        from imqueue_mcp.server.imq import bridge as cli_bridge
 
         return bridged(await cli_bridge.create_service(name, path=path, flags=flags, apply=apply))
 
@@ -470,7 +476,7 @@ def cli_tools() -> list[Tool]:
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace an existing client file")] = False,
     ) -> Annotated[CallToolResult, GeneratedClient]:
-        from . import cli_bridge
+        from imqueue_mcp.server.imq import bridge as cli_bridge
 
         return bridged(await cli_bridge.generate_client(service, path=path, overwrite=overwrite))
 
@@ -492,7 +498,7 @@ def cli_tools() -> list[Tool]:
         ] = False,
         verbose: Annotated[bool, Field(description="Show how long each command took (-v)")] = False,
     ) -> CallToolResult:
-        from . import cli_bridge
+        from imqueue_mcp.server.imq import bridge as cli_bridge
 
         return bridged(
             await cli_bridge.fleet(
@@ -505,7 +511,7 @@ def cli_tools() -> list[Tool]:
         option: Annotated[str | None, Field(description="Option name (get: optional; set: required)")] = None,
         value: Annotated[str | None, Field(description="New value (set only)")] = None,
     ) -> CallToolResult:
-        from . import cli_bridge
+        from imqueue_mcp.server.imq import bridge as cli_bridge
 
         return bridged(await cli_bridge.config(action, option=option, value=value))
 
@@ -514,7 +520,7 @@ def cli_tools() -> list[Tool]:
         services: ServiceNames = None,
         prefix: Annotated[bool, Field(description="Prefix each line with its service name")] = True,
     ) -> CallToolResult:
-        from . import cli_bridge
+        from imqueue_mcp.server.imq import bridge as cli_bridge
 
         return bridged(await cli_bridge.logs(action, services=services, prefix=prefix))
 

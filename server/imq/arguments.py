@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .errors import ErrorCode
-from .imq_runner import BridgeResult
+from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.imq.runner import BridgeResult
 
 __all__ = [
     "BRIDGE_OWNED_OPTIONS",

@@ -21,10 +21,9 @@ from typing import Any
 
 from imqueue_mcp.build_index.examples import Example, example_corpus
 from imqueue_mcp.ranker import Index
-
-from .catalogue import CATALOGUE, CatalogueError, normalize_package
-from .corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
-from .search import corpus_line
+from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
+from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.docs.search import corpus_line
 
 DEFAULT_LIMIT = 3
 MAX_LIMIT = 10

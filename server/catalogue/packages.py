@@ -26,11 +26,11 @@ so has no fallback at all.
 
 from __future__ import annotations
 
-from imqueue_mcp.ranker import normalize_package as ranker_normalize_package
-
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from imqueue_mcp.ranker import normalize_package as ranker_normalize_package
 
 __all__ = [
     "CATALOGUE",

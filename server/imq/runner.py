@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import progress
-from .errors import ErrorCode
+from imqueue_mcp.server import progress
+from imqueue_mcp.server.errors import ErrorCode
 
 __all__ = [
     "INSTALL_HINT",

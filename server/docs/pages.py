@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from imqueue_mcp import build_index
 
 if TYPE_CHECKING:
-    from .corpus import CorpusKeeper
+    from imqueue_mcp.server.docs.corpus import CorpusKeeper
 
 logger = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .errors import ErrorCode
-from .imq_runner import BridgeResult
-from .scaffold import fenced
-from .scaffold_types import CLIENT_SUFFIX, service_base_name
+from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.imq.runner import BridgeResult
+from imqueue_mcp.server.scaffold.templates import fenced
+from imqueue_mcp.server.scaffold.types import CLIENT_SUFFIX, service_base_name
 
 __all__ = [
     "MAX_CLIENT_BYTES",

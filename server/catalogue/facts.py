@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .corpus import CorpusKeeper, CorpusUnavailable
-from .fetch import Fetcher
-from .status import STATUS_HOST, STATUS_PATH, StatusUnavailable, read_status
+from imqueue_mcp.server.catalogue.status import STATUS_HOST, STATUS_PATH, StatusUnavailable, read_status
+from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable
+from imqueue_mcp.server.docs.fetch import Fetcher
 
 logger = logging.getLogger(__name__)
 

@@ -24,12 +24,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from imqueue_mcp.server.catalogue.packages import CATALOGUE, SCOPE
+from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.mcp.prompts import CHOOSE_NAME
+from imqueue_mcp.server.mcp.resources import API_TEMPLATE, PAGE_TEMPLATE
 from mcp_types import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
-
-from .catalogue import CATALOGUE, SCOPE
-from .corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
-from .prompts import CHOOSE_NAME
-from .resources import API_TEMPLATE, PAGE_TEMPLATE
 
 MAX_VALUES = 20
 _SITES = {"imqueue.org": "org", "imqueue.com": "com"}

@@ -31,16 +31,15 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import unquote, urlsplit
 
+from imqueue_mcp.server.catalogue.packages import SCOPE, CatalogueError, normalize_package
+from imqueue_mcp.server.errors import ErrorCode, error_result
+from imqueue_mcp.server.mcp.strict import strict_tool
+from imqueue_mcp.server.mcp.tools import HINTS, Services, structured_result
+from imqueue_mcp.server.project import reader as project
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import CallToolResult, ClientCapabilities, RootsCapability, TextContent
 from pydantic import BaseModel, Field
-
-from . import project
-from .catalogue import SCOPE, CatalogueError, normalize_package
-from .errors import ErrorCode, error_result
-from .strict import strict_tool
-from .tools import HINTS, Services, structured_result
 
 logger = logging.getLogger(__name__)
 

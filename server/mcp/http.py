@@ -38,6 +38,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from imqueue_mcp.server import server_version
+from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
+from imqueue_mcp.server.mcp.app import create_server
+from imqueue_mcp.server.mcp.observe import configure_logging
+from imqueue_mcp.server.mcp.tools import TITLES, Services, hosted_tools
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -48,12 +53,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from . import server_version
-from .app import create_server
-from .config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
-from .observe import configure_logging
-from .tools import TITLES, Services, hosted_tools
 
 ENDPOINT = "/mcp"
 MAX_BODY_BYTES = 1_000_000
@@ -378,4 +377,4 @@ def run_http(config: Config, *, host: str, port: int, workers: int) -> None:
         # one just as a client reuses it; at uvicorn's 5 s, a busy loop did (the soak saw it).
         "timeout_keep_alive": KEEP_ALIVE_SECONDS,
     }
-    uvicorn.run("imqueue_mcp.server.http:create_app", **options)
+    uvicorn.run("imqueue_mcp.server.mcp.http:create_app", **options)

@@ -27,8 +27,7 @@ from urllib.parse import urljoin, urlsplit
 
 from imqueue_mcp.build_index.sites import HOSTS as CANONICAL_HOSTS
 from imqueue_mcp.build_index.sites import MAX_BODY_BYTES, TIMEOUT_SECONDS, user_agent
-
-from .site_paths import PathEscapes, is_safe_to_send, normalise_path, site_path_url
+from imqueue_mcp.server.docs.site_paths import PathEscapes, is_safe_to_send, normalise_path, site_path_url
 
 if TYPE_CHECKING:
     import httpx
