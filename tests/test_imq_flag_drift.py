@@ -23,7 +23,7 @@ from conftest import REPO, stdio_connection
 from imq_real import real_imq_environment, require_real_imq, run_imq
 from imqueue_mcp.server.imq.arguments import BRIDGE_OWNED_OPTIONS
 from imqueue_mcp.server.imq.bridge import IMQ_OPTIONS
-from imqueue_mcp.server.mcp.tools import DESCRIPTIONS
+from imqueue_mcp.server.mcp.tools import record_of
 
 CLI_TOOLS = ("cli_status", "cli_help", "create_service", "generate_client", "fleet", "config", "logs")
 # The modules that build imq's argv and word its outcome (imq_runner.py only runs a program).
@@ -133,7 +133,7 @@ def bridge_texts(tmp_path: Path) -> dict[str, str]:
         tools = {tool.name: tool for tool in connection.tools()}
     finally:
         connection.close()
-    texts = {f"description of {name}": DESCRIPTIONS[name] for name in CLI_TOOLS}
+    texts = {f"description of {name}": record_of(name).description for name in CLI_TOOLS}
     texts |= {f"schema of {name}": json.dumps(tools[name].input_schema) for name in CLI_TOOLS}
     for module in BRIDGE_MODULES:
         for index, literal in enumerate(string_constants(REPO / module)):

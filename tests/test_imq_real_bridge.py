@@ -33,7 +33,7 @@ from imq_real import (
     require_real_imq,
     run_imq,
 )
-from imqueue_mcp.server.errors import error_of
+from imqueue_mcp.server.mcp.results import error_of
 
 EMAIL = ["-e", "dev@example.com"]
 OFFLINE = ["--no-use-git", "--no-install"]  # no git repository, no npm install

@@ -44,11 +44,13 @@ from typing import Any
 from imqueue_mcp.server import progress, server_version
 from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.docs.corpus import LoadedCorpus
-from imqueue_mcp.server.errors import ErrorCode, error_of, error_result
+from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp import completions, observe, project_tools, resources
 from imqueue_mcp.server.mcp.instructions import INSTRUCTIONS
 from imqueue_mcp.server.mcp.prompts import service_prompts
-from imqueue_mcp.server.mcp.tools import Services, hosted_tools, local_tools
+from imqueue_mcp.server.mcp.results import error_of, error_result
+from imqueue_mcp.server.mcp.services import Services
+from imqueue_mcp.server.mcp.tools import hosted_tools, local_tools
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
@@ -287,7 +289,7 @@ def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Serv
     if hosted:
         tools = hosted_tools(services)
     else:
-        tools = [*local_tools(services), project_tools.inspect_project_tool(services)]
+        tools = local_tools(services)
     bus = InMemorySubscriptionBus()
     announcer = ResourceListAnnouncer(bus)
     server = ImqueueServer(

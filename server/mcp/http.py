@@ -42,7 +42,8 @@ from imqueue_mcp.server import server_version
 from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
 from imqueue_mcp.server.mcp.app import create_server
 from imqueue_mcp.server.mcp.observe import configure_logging
-from imqueue_mcp.server.mcp.tools import TITLES, Services, hosted_tools
+from imqueue_mcp.server.mcp.services import Services
+from imqueue_mcp.server.mcp.tools import hosted_records
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -65,8 +66,8 @@ CORS_HEADERS = (
 CORS_EXPOSE = "Mcp-Session-Id, Mcp-Protocol-Version"
 
 
-def landing_text(tool_names: list[str]) -> str:
-    tools = "\n".join(f"  {name:<20} {TITLES[name]}" for name in tool_names)
+def landing_text() -> str:
+    tools = "\n".join(f"  {record.name:<20} {record.title}" for record in hosted_records())
     return (
         f"imqueue-mcp {server_version()}: the @imqueue MCP server, hosted and read-only.\n\n"
         f"MCP endpoint: POST {ENDPOINT} (Streamable HTTP, stateless; JSON responses, SSE when a call streams "
@@ -77,8 +78,8 @@ def landing_text(tool_names: list[str]) -> str:
     )
 
 
-def landing(tool_names: list[str]) -> Callable[[Request], Awaitable[Response]]:
-    text = landing_text(tool_names)
+def landing() -> Callable[[Request], Awaitable[Response]]:
+    text = landing_text()
 
     async def answer(request: Request) -> Response:
         return PlainTextResponse(text)
@@ -346,9 +347,8 @@ def hosted_app(server: MCPServer[Any], services: Services, config: Config) -> AS
                 preloading.cancel()
                 await services.fetcher.aclose()
 
-    tool_names = [tool.name for tool in hosted_tools(services)]
     routes = [
-        Route("/", landing(tool_names), methods=["GET", "HEAD"]),
+        Route("/", landing(), methods=["GET", "HEAD"]),
         Route(ENDPOINT, McpEndpoint(manager, streaming)),
     ]
     return Guard(Starlette(routes=routes, lifespan=lifespan), security)

@@ -8,7 +8,7 @@ Local (stdio) only: it reads the user's disk. Where the project is:
 
     asking_roots_of(request)   for the life of one tool call, where the client's roots come from
     locate()                   the folders to look in, in that order (never raises)
-    inspect_project_tool(...)  the tool: project.inspect over the facts package_facts.py has
+    inspect_project_handler    the tool's body: project.inspect over the facts catalogue.facts has
     noted(name, args, result)  a successful result of a tool that concerns a package the project
                                uses at another major gets `versionNote` (structuredContent)
                                and the same line in its text; with no project, nothing changes
@@ -32,11 +32,10 @@ from typing import Annotated, Any
 from urllib.parse import unquote, urlsplit
 
 from imqueue_mcp.server.catalogue.packages import SCOPE, CatalogueError, normalize_package
-from imqueue_mcp.server.errors import ErrorCode, error_result
-from imqueue_mcp.server.mcp.strict import strict_tool
-from imqueue_mcp.server.mcp.tools import HINTS, Services, structured_result
+from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.mcp.results import error_result, structured_result
+from imqueue_mcp.server.mcp.services import Services
 from imqueue_mcp.server.project import reader as project
-from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import CallToolResult, ClientCapabilities, RootsCapability, TextContent
 from pydantic import BaseModel, Field
@@ -214,7 +213,9 @@ DESCRIPTION = (
 )
 
 
-def inspect_project_tool(services: Services) -> Tool:
+def inspect_project_handler(services: Services) -> Callable[..., Awaitable[CallToolResult]]:
+    """inspect_project's body (its record is in tools.py)."""
+
     async def inspect_project(
         path: Annotated[
             str | None,
@@ -257,13 +258,7 @@ def inspect_project_tool(services: Services) -> Tool:
             data["facts"] = facts.stored
         return structured_result(data, render_report_text(data))
 
-    return strict_tool(
-        inspect_project,
-        name="inspect_project",
-        title="Inspect the user's @imqueue project",
-        description=DESCRIPTION,
-        annotations=HINTS["inspect_project"],
-    )
+    return inspect_project
 
 
 def _folder_of(text: str) -> Path | None:

@@ -38,7 +38,7 @@ from mcp_types import INTERNAL_ERROR, Resource, ResourceTemplate
 
 if TYPE_CHECKING:
     from imqueue_mcp.build_index.feeds import CuratedLink
-    from imqueue_mcp.server.mcp.tools import Services
+    from imqueue_mcp.server.mcp.services import Services
 
 logger = logging.getLogger(__name__)
 
