@@ -85,13 +85,6 @@ SHARED_RUN_BOOST = 0.25
 QUESTION_WORDS = frozenset("how what why when where which who can does do is are should will".split())
 ANSWER_BOOST = 0.3
 
-# When imqueue.com records answer the query well (the best at least this share of the best
-# imqueue.org score), weak imqueue.org results (under PEER_CUT of the best) give way to them.
-PEER_RELEVANCE = 0.5
-PEER_CUT = 0.3
-# ...and in an answer too short to reach them, the best of them takes the last seat.
-PEER_SEAT = True
-
 # An API symbol whose own name is a word of the query ("async-logger Logger transports"):
 # the query names it, so it is lifted (names of four characters or more).
 SYMBOL_NAME_BOOST = 0.25

@@ -6,8 +6,8 @@ score_records   discriminating terms find records, the rest only add to them: su
                 of idf^p x saturated evidence
 search          x coverage^c x the record's fixed factor (tier, blog, deprecation) x phrase,
                 answer and symbol-name boosts; sort; then cap
-cap             relative floor, per-parent / per-member / per-package caps, local before peer,
-                the peer cut and the peer seat
+cap             relative floor, per-parent / per-member / per-package caps over one list
+                (imqueue.org and imqueue.com records compete on score)
 """
 
 from __future__ import annotations
@@ -298,12 +298,12 @@ def search(
     ordered = cap(index, candidates, limit, notes, one_package=plan.package is not None)
     if len(ordered) < limit and below_floor:
         # Records under the coverage floor never outrank one above it; they only fill a deep list.
-        seen = {index.documents[c[1]].path for c in ordered}
+        seen = {(index.documents[c[1]].site, index.documents[c[1]].path) for c in ordered}
         below_floor.sort(key=lambda c: (-c[0], order[c[1]]))
         ordered += [
             (*c, "under the coverage floor")
             for c in below_floor
-            if index.documents[c[1]].path not in seen and not index.external[c[1]]
+            if (index.documents[c[1]].site, index.documents[c[1]].path) not in seen
         ]
     hits = []
     for score, doc_id, coverage, capped in ordered[:limit]:
@@ -332,39 +332,30 @@ def cap(
     notes: list[str],
     one_package: bool = False,
 ) -> list[tuple[float, int, float, str]]:
-    """Relative floor, then the caps; local hits ahead of peer (imqueue.com) hits.
-    A capped record is not dropped: it moves below every uncapped one. What applied is
+    """Relative floor, then the caps, over one list: imqueue.org and imqueue.com records compete
+    on score (the peer weight is in their score, nothing reorders them here). A capped record is
+    not dropped: it moves below every uncapped one. The first k results are the same for every
+    limit >= k: the loop stops only once `limit` uncapped records are kept. What applied is
     added to `notes` (for --explain)."""
-    out: dict[bool, tuple[list[tuple[float, int, float, str]], list[tuple[float, int, float, str]]]] = {
-        False: ([], []),
-        True: ([], []),
-    }
+    kept: list[tuple[float, int, float, str]] = []
+    capped: list[tuple[float, int, float, str]] = []
     tops: dict[bool, float] = {}
-    peer_top = next((c[0] for c in candidates if index.external[c[1]]), None)
-    local_top = next((c[0] for c in candidates if not index.external[c[1]]), None)
-    if peer_top is not None:
-        tops[True] = peer_top
-    peers_relevant = peer_top is not None and (
-        local_top is None or peer_top >= rules.PEER_RELEVANCE * local_top
-    )
     per_parent: dict[str, int] = defaultdict(int)
     per_member: dict[str, int] = defaultdict(int)
     per_package: dict[str, int] = defaultdict(int)
     seen: set[tuple[str, str]] = set()
     dropped_by_floor = 0
     for score, doc_id, coverage in candidates:
-        if len(out[False][0]) >= limit and not peers_relevant:
-            break  # the answer is already full of uncapped local hits, ranked before anything else
+        if len(kept) >= limit:
+            break  # the answer is full of uncapped hits, ranked before anything capped
         doc = index.documents[doc_id]
         if (doc.site, doc.path) in seen:  # an answer and its prose section share one URL
             continue
         seen.add((doc.site, doc.path))
-        external = doc.external
-        top = tops.setdefault(external, score)
+        top = tops.setdefault(doc.external, score)
         if score < top * rules.RELATIVE_FLOOR:
             dropped_by_floor += 1
             continue
-        kept, capped = out[external]
         parent_key = f"{doc.site}:{doc.parent or doc.path}"
         member_key = doc.member.lower()
         reason = ""
@@ -383,25 +374,11 @@ def cap(
         if doc.tier == "symbol":
             per_package[doc.package] += 1
         kept.append((score, doc_id, coverage, ""))
-    local = out[False][0] + out[False][1]
-    peer = out[True][0] + out[True][1]
     if dropped_by_floor:
         notes.append(
             f"relative floor: {dropped_by_floor} record(s) under {rules.RELATIVE_FLOOR:g} x the top dropped"
         )
-    if peer and local and peers_relevant:
-        kept = [c for c in local if c[0] >= rules.PEER_CUT * local[0][0]]
-        if len(kept) < len(local):
-            notes.append(
-                f"imqueue.com answers well: {len(local) - len(kept)} imqueue.org record(s) under "
-                f"{rules.PEER_CUT:g} x the top give way to it"
-            )
-        local = kept
-    if peers_relevant and peer and len(local) >= limit and rules.PEER_SEAT:
-        # A short answer keeps one seat, its last, for the best imqueue.com record.
-        notes.append("imqueue.com answers well: its best record takes the answer's last seat")
-        local = local[: limit - 1]
-    return local + peer
+    return kept + capped
 
 
 def phrase_boosts(index: InvertedIndex, query: str) -> dict[int, float]:
@@ -494,7 +471,7 @@ def explain_hit(
     if capped:
         lines.append(f"moved below uncapped results: {capped}")
     if doc.external:
-        lines.append("imqueue.com record: ranked after imqueue.org records")
+        lines.append("imqueue.com record: competes on score with imqueue.org records")
     return lines
 
 

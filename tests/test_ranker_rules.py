@@ -6,9 +6,9 @@ the behaviour with the real constant, then `monkeypatch` that constant in `ranke
 neutral value, rebuild the index (field weights are read at build time) and assert the
 behaviour is gone. Rules that have no constant (segmentation, inflection roots, whole-word
 matching, no synonyms, typo correction only for unmatched terms and never for identifier
-compounds) are neutralised by patching in the behaviour they exclude. Local-before-peer and
-URL tie-breaks are proven within one response (a better-scored peer hit still listed after; a
-reversed corpus giving the same order). Nothing here reads ../shared.
+compounds) are neutralised by patching in the behaviour they exclude. Peer hits competing on
+score and URL tie-breaks are proven within one response (a better-scored peer hit listed first;
+a reversed corpus giving the same order). Nothing here reads ../shared.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from __future__ import annotations
 import importlib
 
 import pytest
-
-from fixtures.corpus_tiny import answer, index_of, page, section, symbol
 from imqueue_mcp.ranker import Index, SearchResponse, normalize_package, rules
 from imqueue_mcp.ranker import index as index_module
 from imqueue_mcp.ranker.index import Form, InvertedIndex
 from imqueue_mcp.ranker.text import RAW_TOKEN
+
+from fixtures.corpus_tiny import answer, index_of, page, section, symbol
 
 # `ranker.search` the attribute is the search function (re-exported by ranker/__init__), so the
 # module is taken from the import system.
@@ -631,44 +631,43 @@ def test_short_word_is_not_typo_corrected() -> None:
     assert response.results == [] and response.corrected is None
 
 
-# --- imqueue.org before imqueue.com --------------------------------------------------------
+# --- imqueue.org and imqueue.com compete on score ------------------------------------------
 
 
-def test_local_hits_rank_ahead_of_peer_hits() -> None:
+def test_a_better_scored_peer_hit_ranks_ahead_of_a_local_hit() -> None:
     index = index_of(
         page("/pricing/retries/", "Retry", site="com", keywords="retry"),
         page("/guide/calls/", "Calls", text="a call may retry once"),
     )
     response = index.search("retry", explain=True)
     assert [(hit.path, hit.external) for hit in response.results] == [
-        ("/guide/calls/", False),
         ("/pricing/retries/", True),
+        ("/guide/calls/", False),
     ]
-    assert response.results[1].score > response.results[0].score  # better, and still after
-    assert response.results[1].url == "https://imqueue.com/pricing/retries/"
-    assert "imqueue.com record: ranked after imqueue.org records" in response.results[1].explanation
+    assert response.results[0].score > response.results[1].score
+    assert response.results[0].url == "https://imqueue.com/pricing/retries/"
+    assert "imqueue.com record" in " ".join(response.results[0].explanation)
 
 
-def peer_corpus() -> Index:
+def mixed_corpus() -> Index:
+    """Both sites, a page whose three sections match (so the per-parent cap moves one down) and
+    records far below the top (so the relative floor drops them)."""
     return index_of(
         page("/guide/retries/", "Retry", keywords="retry"),
         page("/guide/calls/", "Calls", text="some long prose where a call may retry once after a pause"),
         page("/support/retries/", "Retry", site="com", keywords="retry"),
+        *(section(f"/guide/retries/#s{n}", f"Retry step {n}", text="retry once") for n in range(3)),
+        page("/support/calls/", "Support calls", site="com", text="calls once"),
     )
 
 
-def test_weak_local_hits_give_way_to_strong_peer_hits(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert ranked(peer_corpus(), "retry") == ["/guide/retries/", "/support/retries/"]
-
-    monkeypatch.setattr(rules, "PEER_CUT", 0.0)
-    assert ranked(peer_corpus(), "retry") == ["/guide/retries/", "/guide/calls/", "/support/retries/"]
-
-
-def test_weak_local_hits_give_way_even_when_the_answer_is_short() -> None:
-    top_two = paths(peer_corpus().search("retry", limit=2))
-    assert top_two == ["/guide/retries/", "/support/retries/"]
-    explained = peer_corpus().search("retry", limit=2, explain=True)
-    assert any("imqueue.com answers well" in note for note in explained.notes)
+@pytest.mark.parametrize("query", ["retry", "retry once", "retry once after a pause"])
+def test_the_first_k_results_do_not_depend_on_the_limit(query: str) -> None:
+    longest = [(h.path, h.external) for h in mixed_corpus().search(query, limit=10).results]
+    assert len(longest) >= 3
+    for limit in range(1, 11):
+        response = mixed_corpus().search(query, limit=limit)
+        assert [(h.path, h.external) for h in response.results] == longest[:limit]
 
 
 # --- misses, empty queries, ties -----------------------------------------------------------
@@ -818,24 +817,6 @@ def test_matching_every_term_beats_one_term_matched_strongly(monkeypatch: pytest
 
     monkeypatch.setattr(rules, "COVERAGE_POWER", 0)
     assert ranked(corpus(), "queue timeout")[0] == "/one/"
-
-
-def test_a_relevant_peer_record_takes_the_last_seat_of_a_short_answer(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def corpus() -> Index:
-        return index_of(
-            page("/guide/pricing/", "Pricing", keywords="pricing"),
-            page("/guide/cost/", "Cost", keywords="pricing"),
-            page("/guide/plans/", "Plans", keywords="pricing"),
-            page("/pricing/", "Pricing", site="com", keywords="pricing"),
-        )
-
-    assert paths(corpus().search("pricing", limit=2)) == ["/guide/pricing/", "/pricing/"]
-    assert len(paths(corpus().search("pricing", limit=10))) == 4  # a long answer: everything, locals first
-
-    monkeypatch.setattr(rules, "PEER_SEAT", False)
-    assert "/pricing/" not in paths(corpus().search("pricing", limit=2))
 
 
 def common_term_corpus() -> Index:
