@@ -109,14 +109,19 @@ def print_table(response: SearchResponse, out: TextIO, explain: bool) -> None:
         out.write(f"(searched for: {response.corrected})\n")
     width = max([len(h.title) for h in response.results] + [5])
     width = min(width, 60)
-    out.write(f"{'#':>2}  {'score':>7}  {'title':<{width}}  {'section':<24}  url\n")
+    out.write(f"{'#':>2}  {'score':>7}  {'conf':<6}  {'title':<{width}}  {'section':<24}  url\n")
     for rank, hit in enumerate(response.results, 1):
         title = hit.title if len(hit.title) <= width else hit.title[: width - 1] + "…"
         section = hit.section if len(hit.section) <= 24 else hit.section[:23] + "…"
-        out.write(f"{rank:>2}  {hit.score:7.3f}  {title:<{width}}  {section:<24}  {hit.url}\n")
+        out.write(
+            f"{rank:>2}  {hit.score:7.3f}  {hit.confidence:<6}  {title:<{width}}  {section:<24}  {hit.url}\n"
+        )
         if explain:
             for line in hit.explanation:
                 out.write(f"      {line}\n")
+    if response.weak:
+        floor = rules.CONFIDENCE_LOW_SCORE
+        out.write(f"(weak: even the best hit scores under {floor:g}; the docs may not cover this)\n")
 
 
 def print_miss(response: SearchResponse, out: TextIO) -> None:
@@ -132,6 +137,7 @@ def response_json(response: SearchResponse) -> dict[str, Any]:
         "query": response.query,
         "count": len(response.results),
         "results": [h.as_dict() for h in response.results],
+        "weak": response.weak,
     }
     if response.corrected:
         data["corrected"] = response.corrected

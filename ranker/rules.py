@@ -89,3 +89,11 @@ ANSWER_BOOST = 0.3
 # the query names it, so it is lifted (names of four characters or more).
 SYMBOL_NAME_BOOST = 0.25
 MIN_SYMBOL_NAME = 4
+
+# Confidence (ranker.confidence): a hit scoring under CONFIDENCE_LOW_SCORE is a weak match, one
+# at or over CONFIDENCE_HIGH_SCORE a strong one. Calibrated on the gold queries by
+# `python -m benchmarks.confidence` (low: at most 5 % of right #1 answers fall under it; high:
+# #1 is right at least CONFIDENCE_HIGH_PRECISION of the time above it).
+CONFIDENCE_LOW_SCORE = 5.6
+CONFIDENCE_HIGH_SCORE = 15.0
+CONFIDENCE_HIGH_PRECISION = 0.9

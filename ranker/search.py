@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from . import rules
+from .confidence import Confidence, confidence_of
 from .corpus import Document
 from .index import Form, InvertedIndex, phrase_key, record_multiplier
 from .text import RAW_TOKEN, STOPWORDS, query_terms, segment_identifier, words
@@ -61,6 +62,7 @@ class Hit:
     external: bool
     score: float
     package: str | None
+    confidence: Confidence = "medium"  # ranker.confidence: high / medium / low, from the score
     explanation: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
@@ -74,6 +76,7 @@ class Hit:
             "external": self.external,
             "score": round(self.score, 4),
             "package": self.package,
+            "confidence": self.confidence,
         }
 
 
@@ -92,6 +95,11 @@ class SearchResponse:
     miss: Guidance | None = None
     corrected: str | None = None
     notes: list[str] = field(default_factory=list)  # query-level explain lines
+
+    @property
+    def weak(self) -> bool:
+        """Even the best hit is a weak match (low confidence): say so to whoever reads it."""
+        return bool(self.results) and self.results[0].confidence == "low"
 
 
 def normalize_package(name: str) -> str:
@@ -433,6 +441,7 @@ def to_hit(doc: Document, score: float) -> Hit:
         external=doc.external,
         score=score,
         package=doc.package or None,
+        confidence=confidence_of(score),
     )
 
 

@@ -8,6 +8,8 @@ the other CLI-bridge tools and local_install_guide return plain text and declare
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 # --- search_docs ---------------------------------------------------------------------
@@ -21,6 +23,9 @@ class SearchHit(BaseModel):
         description="Canonical https://imqueue.org/... or https://imqueue.com/... URL; pass to get_doc"
     )
     symbol: bool = Field(description="True for an API symbol (class, method, type) rather than a page")
+    confidence: Literal["high", "medium", "low"] = Field(
+        description="How well this hit matches the query, from its calibrated score: 'low' is a weak match"
+    )
 
 
 class SearchMiss(BaseModel):
@@ -39,6 +44,9 @@ class SearchResult(BaseModel):
     query: str
     count: int
     results: list[SearchHit]
+    weak: bool = Field(
+        description="True when even the best result is a low-confidence match: the docs may not answer this"
+    )
     advisory: str | None = Field(
         None, description="Present when the results involve one of two mutually exclusive packages"
     )

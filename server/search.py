@@ -28,10 +28,11 @@ async def search_docs(keeper: CorpusKeeper, query: str, limit: int, package: str
             "description": hit.description,
             "url": hit.url,
             "symbol": hit.symbol,
+            "confidence": hit.confidence,
         }
         for hit in response.results
     ]
-    data: dict[str, Any] = {"query": query, "count": len(results), "results": results}
+    data: dict[str, Any] = {"query": query, "count": len(results), "results": results, "weak": response.weak}
     named = [hit.package for hit in response.results if hit.package]
     named += [package] if package else []
     named += _WORD.findall(query)
@@ -50,10 +51,16 @@ def render_search_text(data: dict[str, Any]) -> str:
         lines.append(f'{data["count"]} result(s) for "{data["query"]}", best first:')
         for number, result in enumerate(data["results"], 1):
             label = "API symbol" if result["symbol"] else ("section" if "#" in result["url"] else "page")
-            lines.append(f"{number}. {result['title']} ({label}; {result['section']})")
+            where = f"{label}; {result['section']}; {result['confidence']} confidence"
+            lines.append(f"{number}. {result['title']} ({where})")
             lines.append(f"   {result['url']}")
             if result["description"]:
                 lines.append(f"   {result['description']}")
+        if data["weak"]:
+            lines.append(
+                "Weak match: even the best result matches this query poorly; the docs may not cover it. "
+                "Say so rather than rely on these, or search again with other words."
+            )
         lines.append("Read a result with get_doc(url) before relying on it, and cite its URL.")
     else:
         lines.append(f'No results for "{data["query"]}".')

@@ -884,3 +884,46 @@ def test_one_package_cannot_fill_the_answer(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_a_package_filter_is_not_capped_per_package() -> None:
     assert len(exports_corpus().search("widget", limit=4, package="x").results) == 4
+
+
+# --- confidence ----------------------------------------------------------------------------
+
+
+def confidence_corpus() -> Index:
+    return index_of(
+        page("/retry/", "Retry policy", keywords="retry policy, retries", summary="retry policy of calls"),
+        page("/guide/", "Guide", text="a long guide that mentions a policy once among many other words"),
+    )
+
+
+def test_a_hit_scoring_under_the_low_threshold_is_low_and_the_answer_weak(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    response = confidence_corpus().search("retry policy")
+    top = response.results[0].score
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", top + 0.01)
+    monkeypatch.setattr(rules, "CONFIDENCE_HIGH_SCORE", top + 1.0)
+    response = confidence_corpus().search("retry policy")
+    assert [hit.confidence for hit in response.results] == ["low"] * len(response.results)
+    assert response.weak
+
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 0.0)  # neutral: nothing is weak
+    response = confidence_corpus().search("retry policy")
+    assert "low" not in {hit.confidence for hit in response.results} and not response.weak
+
+
+def test_a_hit_at_or_over_the_high_threshold_is_high(monkeypatch: pytest.MonkeyPatch) -> None:
+    response = confidence_corpus().search("retry policy")
+    top, last = response.results[0].score, response.results[-1].score
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 0.0)
+    monkeypatch.setattr(rules, "CONFIDENCE_HIGH_SCORE", top)
+    confidences = [hit.confidence for hit in confidence_corpus().search("retry policy").results]
+    assert confidences[0] == "high" and (last == top or confidences[-1] == "medium")
+
+    monkeypatch.setattr(rules, "CONFIDENCE_HIGH_SCORE", float("inf"))  # neutral: nothing is high
+    assert "high" not in {hit.confidence for hit in confidence_corpus().search("retry policy").results}
+
+
+def test_a_miss_is_not_weak_it_is_a_miss() -> None:
+    response = confidence_corpus().search("zzzz")
+    assert response.results == [] and not response.weak and response.miss is not None
