@@ -7,7 +7,7 @@ queries by `python -m benchmarks.confidence`:
     low     under the score that 95 % of the gold queries answered correctly at #1 reach
             (so at most 5 % of right answers are called weak)
     high    at or over the score above which the #1 hit of a gold query is right at least
-            CONFIDENCE_HIGH_PRECISION of the time
+            90 % of the time
     medium  between the two
 
 A response whose best hit is low is weak: nothing in the corpus matches the query well, and

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from . import rules
+
 # An identifier may carry dots, underscores and hyphens inside it: RedisQueue.send, pg-prisma, IMQ_CLI_HOME.
 RAW_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[._\-/][A-Za-z0-9]+)*")
 PLAIN_WORD = re.compile(r"[A-Za-z0-9]+")
@@ -66,8 +68,6 @@ def query_terms(query: str) -> list[str]:
 
 
 SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh", "o")
-MIN_ROOT = 3
-MIN_INFLECTED = 5
 
 
 @lru_cache(maxsize=65536)
@@ -75,11 +75,11 @@ def inflection_roots(word: str) -> frozenset[str]:
     """The word plus the roots its inflectional suffix can be stripped to (-s/-es/-ies, -ing,
     -ed, -tion/-sion). Two words are inflections of each other when their roots meet."""
     roots = {word}
-    if len(word) < MIN_INFLECTED or not word.isalpha():
+    if len(word) < rules.MIN_INFLECTED or not word.isalpha():
         return frozenset(roots)
 
     def add(root: str) -> None:
-        if len(root) >= MIN_ROOT:
+        if len(root) >= rules.MIN_ROOT:
             roots.add(root)
 
     if word.endswith("ies"):
@@ -111,7 +111,7 @@ def _add_verb_roots(base: str, add: object) -> None:
     assert callable(add)
     add(base)
     add(base + "e")  # exposing -> expose, queued -> queue
-    if len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "lsz":
+    if len(base) >= rules.MIN_DOUBLED_BASE and base[-1] == base[-2] and base[-1] not in "lsz":
         add(base[:-1])  # running -> run, stopped -> stop
 
 

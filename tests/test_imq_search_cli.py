@@ -310,6 +310,24 @@ def test_explain_prints_lines_under_each_result(capsys: pytest.CaptureFixture[st
     assert any(line.startswith("  · term ") for line in lines[: rows[0]])  # query-level notes first
 
 
+def test_explain_prints_a_legend_names_each_boost_by_its_rule_and_fits_100_columns(
+    capsys: pytest.CaptureFixture[str], snapshot: Path
+) -> None:
+    code, out, _ = run(capsys, "--snapshot", str(snapshot), "--explain", "How do I expose a method?")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("legend: evidence = ")
+    assert any("coverage" in line for line in lines[:4]) and any("multiplier" in line for line in lines[:4])
+    assert max(len(line) for line in lines) <= 100
+    assert any(line.strip().startswith("PHRASE_EXACT_BOOST x") for line in lines)
+    assert not any("curated phrase match" in line for line in lines)
+
+
+def test_an_identifier_query_is_not_a_long_query(capsys: pytest.CaptureFixture[str], snapshot: Path) -> None:
+    _code, out, _ = run(capsys, "--snapshot", str(snapshot), "--explain", "RedisQueue.send")
+    assert "term 'redisqueue.send'" in out and "long query" not in out
+
+
 def test_package_short_and_scoped_names_give_the_same_results(
     capsys: pytest.CaptureFixture[str], snapshot: Path
 ) -> None:

@@ -518,7 +518,7 @@ def test_query_inside_a_curated_phrase_is_lifted(monkeypatch: pytest.MonkeyPatch
         )
 
     boosts = search_module.phrase_boosts(corpus().inverted, "message queue")
-    assert boosts == {1: rules.PHRASE_PART_BOOST}  # the query sits inside one title only
+    assert boosts == {1: (rules.PHRASE_PART_BOOST, "PHRASE_PART_BOOST")}  # inside one title only
     assert ranked(corpus(), "message queue") == ["/b-message-queue/", "/a-queue-message/"]
 
     monkeypatch.setattr(rules, "PHRASE_PART_BOOST", 0)
@@ -528,7 +528,7 @@ def test_query_inside_a_curated_phrase_is_lifted(monkeypatch: pytest.MonkeyPatch
 def test_curated_phrase_inside_a_longer_query_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
     query = "tune a message queue"
     boosts = search_module.phrase_boosts(phrase_corpus().inverted, query)
-    assert boosts[0] == pytest.approx(rules.PHRASE_PART_BOOST * 2 / 4)  # /brokers/: 2 of 4 words
+    assert boosts[0][0] == pytest.approx(rules.PHRASE_PART_BOOST * 2 / 4)  # /brokers/: 2 of 4 words
 
     monkeypatch.setattr(rules, "PHRASE_PART_BOOST", 0)
     assert 0 not in search_module.phrase_boosts(phrase_corpus().inverted, query)
@@ -721,17 +721,18 @@ def test_explain_lines_for_matches_demotions_and_caps() -> None:
     lines = {hit.path: hit.explanation for hit in response.results}
     blog = lines["/blog/retries/"]
     # a match line per term: the form that reached the record, the field, the evidence
+    assert any(line.startswith("'retry' -> 'retries' (inflection x0.85) in title x3; idf ") for line in blog)
     assert any(
-        line.startswith("'retry' -> 'retries' (inflection x0.85) in title (x3); idf ") for line in blog
-    )
-    assert any(
-        line.startswith("'retry' -> 'retry' (as written x1.00) in title (x3)")
+        line.startswith("'retry' -> 'retry' (as written x1.00) in title x3")
         for line in lines["/guide/calls/#retry"]
     )
     assert any(line.startswith("raw ") and "coverage" in line for line in blog)
-    assert f"blog demotion x{rules.BLOG_DEMOTION:g}" in blog
-    assert f"deprecated x{rules.DEPRECATED_DEMOTION:g}" in lines["/api/core/latest/core.broker.retry/"]
-    assert "tier section x0.8" in lines["/guide/calls/#retry"]
+    assert f"BLOG_DEMOTION x{rules.BLOG_DEMOTION:g}: a blog post" in blog
+    assert (
+        f"DEPRECATED_DEMOTION x{rules.DEPRECATED_DEMOTION:g}: a deprecated symbol"
+        in lines["/api/core/latest/core.broker.retry/"]
+    )
+    assert "TIER_WEIGHTS.section x0.8: a section record" in lines["/guide/calls/#retry"]
     capped = [
         path
         for path, explanation in lines.items()
@@ -749,11 +750,13 @@ def test_explain_notes_for_the_query() -> None:
     )
     notes = index.search("how do I send a message to a service pkg:rpc", explain=True).notes
     assert "package filter: @imqueue/rpc" in notes
-    assert f"long query: coverage floor {rules.COVERAGE_FLOOR:g}" in notes
-    assert f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g}" in notes
+    assert f"long query (3 content words, LONG_QUERY_TERMS): COVERAGE_FLOOR {rules.COVERAGE_FLOOR:g}" in notes
+    assert f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g} (ANSWER_BOOST)" in notes
     assert "typo correction: 'connection'" in index.search("conection", explain=True).notes
     phrase = index.search("how do I send a message to a service?", explain=True)
-    assert any(line.startswith("curated phrase match x") for line in phrase.results[0].explanation)
+    explanation = phrase.results[0].explanation
+    assert any(line.startswith("PHRASE_EXACT_BOOST x") for line in explanation)
+    assert any(line.startswith("ANSWER_BOOST x") for line in explanation)
 
 
 def test_no_explanation_unless_asked() -> None:
@@ -927,3 +930,123 @@ def test_a_hit_at_or_over_the_high_threshold_is_high(monkeypatch: pytest.MonkeyP
 def test_a_miss_is_not_weak_it_is_a_miss() -> None:
     response = confidence_corpus().search("zzzz")
     assert response.results == [] and not response.weak and response.miss is not None
+
+
+# --- thresholds moved into rules.py (each neutralised) ---------------------------------------
+
+
+def test_a_long_query_is_counted_in_words_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    index = coverage_corpus()
+    assert any("long query" in note for note in index.search("redis failover timeout", explain=True).notes)
+    # an identifier splits into many terms (redisqueue.send, redis, queue, send...) but is one word
+    assert not any("long query" in note for note in index.search("RedisQueue.send", explain=True).notes)
+    assert search_module.content_words("how do I use RedisQueue.send with @imqueue/pg-prisma") == 2
+
+    monkeypatch.setattr(rules, "LONG_QUERY_TERMS", 100)
+    assert not any(
+        "long query" in note for note in index.search("redis failover timeout", explain=True).notes
+    )
+
+
+def test_a_prefix_covering_more_of_the_word_counts_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:  # the longer word sorts first by URL: only the rule puts it second
+        return index_of(page("/a/", "Watchercheckdelay"), page("/b/", "Watcher"))
+
+    assert ranked(corpus(), "watch") == ["/b/", "/a/"]
+
+    monkeypatch.setattr(rules, "PREFIX_LENGTH_SHARE", 0.0)
+    assert ranked(corpus(), "watch") == ["/a/", "/b/"]
+
+
+def test_a_long_word_may_be_two_edits_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:
+        return index_of(page("/connection/", "Connection"), page("/other/", "Broker"))
+
+    assert corpus().search("conectionn").corrected == "connection"  # two edits: a letter dropped, one added
+
+    monkeypatch.setattr(rules, "TWO_TYPOS_FROM", 100)  # every word one edit at most
+    assert corpus().search("conectionn").corrected is None
+
+
+@pytest.mark.parametrize(
+    ("word", "root", "constant", "neutral"),
+    [
+        ("tags", "tag", "MIN_INFLECTED", 0),  # under five letters: never stripped
+        ("going", "go", "MIN_ROOT", 0),  # no root under three letters
+        ("added", "ad", "MIN_DOUBLED_BASE", 0),  # add is too short to undo a doubled consonant
+    ],
+)
+def test_inflection_length_limits(
+    monkeypatch: pytest.MonkeyPatch, word: str, root: str, constant: str, neutral: int
+) -> None:
+    from imqueue_mcp.ranker.text import inflection_roots
+
+    inflection_roots.cache_clear()
+    assert root not in inflection_roots(word)
+
+    monkeypatch.setattr(rules, constant, neutral)
+    if constant == "MIN_DOUBLED_BASE":
+        monkeypatch.setattr(rules, "MIN_ROOT", 2)
+    inflection_roots.cache_clear()
+    try:
+        assert root in inflection_roots(word)
+    finally:
+        monkeypatch.undo()
+        inflection_roots.cache_clear()
+
+
+def test_a_question_needs_enough_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not search_module.is_question("how retry")
+
+    monkeypatch.setattr(rules, "QUESTION_MIN_WORDS", 0)
+    assert search_module.is_question("how retry")
+
+
+def test_a_symbol_name_under_the_minimum_is_not_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    def explained() -> list[str]:
+        index = index_of(symbol("Queue.ack", "@imqueue/core"), page("/ack/", "Acknowledge", text="ack"))
+        hit = next(h for h in index.search("ack", explain=True).results if h.symbol)
+        return hit.explanation
+
+    assert not any(line.startswith("SYMBOL_NAME_BOOST") for line in explained())
+
+    monkeypatch.setattr(rules, "MIN_SYMBOL_NAME", 3)
+    assert any(line.startswith("SYMBOL_NAME_BOOST") for line in explained())
+
+
+def test_a_small_corpus_has_no_common_terms(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:
+        filler = [page(f"/guide/{n}/", f"Guide {n}", summary="imqueue service") for n in range(5)]
+        return index_of(*filler, page("/backpressure/", "Backpressure", keywords="backpressure imqueue"))
+
+    monkeypatch.setattr(rules, "RELATIVE_FLOOR", 0.0)
+    assert len(corpus().search("imqueue backpressure", limit=60).results) == 6
+
+    monkeypatch.setattr(rules, "COMMON_TERM_MIN", 0)  # imqueue, in every record, becomes common
+    assert paths(corpus().search("imqueue backpressure", limit=60)) == ["/backpressure/"]
+
+
+def test_a_shorter_record_with_the_same_evidence_ranks_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:  # the long one sorts first by URL: only length normalisation moves it
+        long_text = "retry " + " ".join(f"filler{n}" for n in range(40))
+        return index_of(page("/a/", "Notes A", text=long_text), page("/b/", "Notes B", text="retry once"))
+
+    assert ranked(corpus(), "retry") == ["/b/", "/a/"]
+
+    monkeypatch.setattr(rules, "LENGTH_NORMALISATION", 0.0)
+    assert ranked(corpus(), "retry") == ["/a/", "/b/"]
+
+
+def test_repeating_a_word_saturates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evidence saturates: a title match beats the same word repeated through a record's prose."""
+
+    def corpus() -> Index:
+        return index_of(
+            page("/a/", "Notes", text=" ".join(["retry"] * 30)),
+            page("/b/", "Retry", text="once"),
+        )
+
+    assert ranked(corpus(), "retry")[0] == "/b/"
+
+    monkeypatch.setattr(rules, "SATURATION", 1e9)  # linear: no saturation
+    assert ranked(corpus(), "retry")[0] == "/a/"
