@@ -347,3 +347,50 @@ def test_speed_table_has_a_bm25s_column_and_the_ratios_to_it() -> None:
     text = speed.table(results)
     assert text.splitlines()[0].split() == ["ours", "rank-bm25", "bm25s"]
     assert "ours / bm25s p50" in text and "3.0x" in text and "<=6x" in text
+
+
+# --- restraint (benchmarks/restraint.py) --------------------------------------------------------
+
+
+def line_of(query: str, *scores: float, confidence: str | None = None) -> dict[str, Any]:
+    hits: list[dict[str, Any]] = [
+        {"u": f"/{i}/", "external": False, "score": s} for i, s in enumerate(scores)
+    ]
+    if confidence:
+        for hit in hits:
+            hit["confidence"] = confidence
+    return {"query": query, "results": hits}
+
+
+def test_the_threshold_is_the_highest_that_keeps_right_answers_called_low_under_the_bar() -> None:
+    from benchmarks import restraint
+
+    right = [float(s) for s in range(1, 21)]  # 20 right #1 scores: 1 may fall under (5 %)
+    quarantine: list[float | None] = [0.5, 1.5, 2.5, 30.0, None]
+    point = restraint.choose_threshold(right, quarantine)
+    assert point.threshold == 2.0 and point.right_low == 5.0
+    assert point.quarantine_low == 60.0  # 0.5, 1.5 and the empty answer
+    curve = restraint.threshold_curve(right, quarantine, [0.0, 3.0])
+    assert [(p.right_low, p.quarantine_low) for p in curve] == [(0.0, 20.0), (10.0, 80.0)]
+
+
+def test_restraint_reads_the_hits_confidence_and_counts_empty_answers_as_low() -> None:
+    from benchmarks import restraint
+
+    gold = [line_of("a", 9.0, confidence="high"), line_of("b", 1.0, confidence="low"), line_of("c", 5.0)]
+    gold[2]["results"][0]["confidence"] = "medium"
+    quarantine = [line_of("x", 0.2, confidence="low"), line_of("y"), line_of("z", 7.0, confidence="high")]
+    measured = restraint.measure(gold, [True, True, False], [False] * 3, quarantine)
+    assert measured.source == "the hits' own confidence field"
+    assert (measured.right, measured.right_low) == (2, 50.0)
+    assert (measured.quarantine, round(measured.quarantine_low, 1)) == (3, 66.7)
+
+
+def test_without_a_confidence_the_stand_in_threshold_is_calibrated_and_named() -> None:
+    from benchmarks import restraint
+
+    gold = [line_of(str(i), float(i)) for i in range(1, 21)]
+    quarantine = [line_of("x", 0.5), line_of("y", 25.0), line_of("z")]
+    measured = restraint.measure(gold, [True] * 20, [False] * 20, quarantine, use_ranker=False)
+    assert measured.source.startswith("stand-in") and measured.threshold == 2.0
+    assert measured.right_low == 5.0 and round(measured.quarantine_low, 1) == 66.7
