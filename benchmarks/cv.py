@@ -252,7 +252,7 @@ class Evaluator:
     under other constants); the postings are rebuilt only when the setting changes a constant the
     build reads, and the last few builds are kept."""
 
-    KEEP_BUILDS = 4
+    KEEP_BUILDS = FOLDS + 3  # every fold's current postings, and a trial or two beside them
 
     def __init__(self, corpus: Any) -> None:
         from imqueue_mcp.ranker import Index
@@ -270,13 +270,13 @@ class Evaluator:
         from imqueue_mcp.ranker import Index
 
         key = tuple(sorted((n, v) for n, v in setting.items() if self.builds_postings(n)))
-        wire = self._builds.get(key)
+        wire = self._builds.pop(key, None)  # popped and put back last: least recently used goes first
         if wire is None:
             wire = Index(self.corpus).to_wire()
             self.builds += 1
             if len(self._builds) >= self.KEEP_BUILDS:
                 self._builds.pop(next(iter(self._builds)))
-            self._builds[key] = wire
+        self._builds[key] = wire
         return Index.from_wire(self.corpus, wire)
 
     def lines(self, setting: Mapping[str, Value], queries: Sequence[str]) -> list[Line]:

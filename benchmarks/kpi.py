@@ -17,6 +17,7 @@ floors.json (above, for the never-returned ceiling; named cases are in-sample).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import platform
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import cv, scoring
+from . import cv, restraint, scoring
 from .baseline import Bm25Baseline, baseline_documents
 from .machine import machine
 from .paths import REPO, kpi_dir, shared_dir, site_dir
@@ -372,6 +373,26 @@ def cross_validate(
     return figures, detail
 
 
+def measure_restraint(shared: Path, out: Path) -> restraint.Restraint:
+    """The in-sample run's restraint: its gold lines (right #1 marked low?) and the lines of
+    evaluate.py's seeded quarantine sample (answered low or not at all?)."""
+    kpi = kpi_dir(shared)
+    lines: dict[str, dict[str, Any]] = {}
+    for text in (out / "ours-gold.jsonl").read_text(encoding="utf-8").splitlines():
+        line = json.loads(text)
+        lines.setdefault(line["query"], line)
+    emitted = [
+        json.loads(t) for t in (out / "queries-gold.jsonl").read_text(encoding="utf-8").splitlines() if t
+    ]
+    sample = [lines[item["query"]] for item in emitted if item.get("set") == "restraint"]
+    cases = cv.headline_cases(json.loads((kpi / "gold-dev.json").read_text(encoding="utf-8")))
+    gold_lines = [lines[c["query"]] for c in cases]
+    right = cv.per_query(cv.load_scorer(kpi), cases, gold_lines).hit
+    return restraint.measure(
+        gold_lines, [h == 1 for h in right], [bool(c.get("peer")) for c in cases], sample
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     shared = shared_dir(args.shared)
@@ -380,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     cv_start = time.perf_counter()
     figures["ours_cv"], cv_detail = cross_validate(shared, args.out.resolve(), args)
     timings["cv"] = time.perf_counter() - cv_start
+    held_back = measure_restraint(shared, args.out.resolve())
     timings["total"] = time.perf_counter() - start
     # The headline: the cross-validated gold figures; named cases and generated queries in-sample.
     headline = {**figures["ours"], **figures["ours_cv"]}
@@ -405,6 +427,13 @@ def main(argv: list[str] | None = None) -> int:
             )
     for problem in cv_detail["problems"]:
         print(f"  STALE CONSTANTS  {problem}")
+    print(
+        f"\nrestraint (in-sample; low = {held_back.source}):\n"
+        f"  quarantine sample answered low or empty  {held_back.quarantine_low:5.1f}%  "
+        f"(n = {held_back.quarantine}, the more the better)\n"
+        f"  right #1 marked low                      {held_back.right_low:5.1f}%  "
+        f"(n = {held_back.right}, bar <= {restraint.MAX_RIGHT_LOW:g}%)"
+    )
     rank = timings["rank"]
     print(
         "\nranking time: "
@@ -446,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         "bm25": figures["bm25"],
         "gap_micro_p1": round(figures["ours"]["micro_p1"] - figures["ours_cv"]["micro_p1"], 2),
         "cv": cv_detail,
+        "restraint": dataclasses.asdict(held_back),
         "pass": {r.key: passes(headline.get(r.key), r) for r in ROWS if r.bar is not None},
         "floors": {"checked": bool(args.check_floors), "failures": floor_failures},
     }
