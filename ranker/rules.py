@@ -36,6 +36,8 @@ TWO_TYPOS_FROM = 7  # words this long may be two edits away; shorter ones one
 MIN_INFLECTED = 5
 MIN_ROOT = 3
 MIN_DOUBLED_BASE = 4
+# ...and the word's Snowball (Porter2) stem is one more root, beside the suffix rules.
+SNOWBALL_STEM = True
 
 # IDF, flattened: idf ** IDF_POWER. Measured on this corpus.
 IDF_POWER = 0.6

@@ -14,7 +14,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import snowballstemmer  # type: ignore[import-untyped]  # pure code, no data files
+
 from . import rules
+
+SNOWBALL = snowballstemmer.stemmer("english")  # Porter2, as the Snowball project publishes it
 
 # An identifier may carry dots, underscores and hyphens inside it: RedisQueue.send, pg-prisma, IMQ_CLI_HOME.
 RAW_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[._\-/][A-Za-z0-9]+)*")
@@ -73,7 +77,8 @@ SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh", "o")
 @lru_cache(maxsize=65536)
 def inflection_roots(word: str) -> frozenset[str]:
     """The word plus the roots its inflectional suffix can be stripped to (-s/-es/-ies, -ing,
-    -ed, -tion/-sion). Two words are inflections of each other when their roots meet."""
+    -ed, -tion/-sion) and its Snowball (Porter2) stem. Two words are inflections of each other
+    when their roots meet."""
     roots = {word}
     if len(word) < rules.MIN_INFLECTED or not word.isalpha():
         return frozenset(roots)
@@ -104,6 +109,8 @@ def inflection_roots(word: str) -> frozenset[str]:
         add(word[:-3] + "y")
     elif word.endswith("ed"):
         _add_verb_roots(word[:-2], add)
+    if rules.SNOWBALL_STEM:  # beside the suffix rules: configurable ~ configure, retries ~ retrying
+        add(SNOWBALL.stemWord(word))
     return frozenset(roots)
 
 

@@ -1050,3 +1050,21 @@ def test_repeating_a_word_saturates(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(rules, "SATURATION", 1e9)  # linear: no saturation
     assert ranked(corpus(), "retry")[0] == "/a/"
+
+
+def test_the_snowball_stem_joins_what_the_suffix_rules_miss(monkeypatch: pytest.MonkeyPatch) -> None:
+    from imqueue_mcp.ranker.text import inflection_roots
+
+    def corpus() -> Index:
+        return index_of(page("/configure/", "Configure"), page("/other/", "Broker"))
+
+    inflection_roots.cache_clear()
+    assert paths(corpus().search("configurable")) == ["/configure/"]
+
+    monkeypatch.setattr(rules, "SNOWBALL_STEM", False)
+    inflection_roots.cache_clear()
+    try:
+        assert "/configure/" not in paths(corpus().search("configurable"))
+    finally:
+        monkeypatch.undo()
+        inflection_roots.cache_clear()
