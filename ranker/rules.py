@@ -108,5 +108,5 @@ MIN_SYMBOL_NAME = 4
 # at or over CONFIDENCE_HIGH_SCORE a strong one. Calibrated on the gold queries by
 # `python -m benchmarks.confidence` (low: at most 5 % of right #1 answers fall under it; high:
 # #1 is right at least 90 % of the time above it).
-CONFIDENCE_LOW_SCORE = 5.6
-CONFIDENCE_HIGH_SCORE = 15.0
+CONFIDENCE_LOW_SCORE = 5.3
+CONFIDENCE_HIGH_SCORE = 12.6
