@@ -1,8 +1,11 @@
 """Every ranking rule's constant, in one place, each named for what it does.
 
-Each rule has a unit test on a fixture that fails without it, and a line in
-`imq-search --explain`. The values were set by the KPI (benchmarks/kpi.py), not by hand
-on single queries.
+Each rule has a unit test on a fixture that fails when it is neutralised
+(tests/test_ranker_rules.py, tests/test_ranker_text.py), and `imq-search --explain` names it:
+multipliers by their constant's name, the rest in the query notes and match lines. The values
+are judged by the topic-grouped cross-validated KPI (python -m benchmarks.kpi), not by hand on
+single queries. Read as `rules.NAME` (never imported by name): benchmarks.cv overrides them.
+How they fit together: docs/ranking.md.
 """
 
 # Field weights: how much a term found in this field says about the record.

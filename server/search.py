@@ -3,7 +3,9 @@
 Ranking is the ranker's alone: this module calls `ranker.Index.search` (the same function
 `imq-search` calls) and restates no rule. It adds what an agent needs around the ranking:
 the exclusive-pair advisory when the results or the question touch one side of a pair,
-the miss guidance spelled out, and which corpus answered (live, or a snapshot and its date).
+the miss guidance spelled out, each hit's confidence and a "Weak match" line when even the
+best hit is low (ranker.confidence), and which corpus answered (live, or a snapshot and its
+date).
 """
 
 from __future__ import annotations
