@@ -350,7 +350,7 @@ def cap(
     one_package: bool = False,
 ) -> list[tuple[float, int, float, str]]:
     """Relative floor, then the caps, over one list: imqueue.org and imqueue.com records compete
-    on score (the peer weight is in their score, nothing reorders them here). A capped record is
+    on score (nothing here weighs or reorders them by site). A capped record is
     not dropped: it moves below every uncapped one. The first k results are the same for every
     limit >= k: the loop stops only once `limit` uncapped records are kept. What applied is
     added to `notes` (for --explain)."""
