@@ -74,17 +74,22 @@ def query_terms(query: str) -> list[str]:
 SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh", "o")
 
 
-@lru_cache(maxsize=65536)
 def inflection_roots(word: str) -> frozenset[str]:
     """The word plus the roots its inflectional suffix can be stripped to (-s/-es/-ies, -ing,
     -ed, -tion/-sion) and its Snowball (Porter2) stem. Two words are inflections of each other
-    when their roots meet."""
+    when their roots meet. Cached per value of the rules it reads, so a changed rule (a test,
+    benchmarks.cv) never reads roots computed under another."""
+    return _roots(word, rules.MIN_INFLECTED, rules.MIN_ROOT, rules.MIN_DOUBLED_BASE, rules.SNOWBALL_STEM)
+
+
+@lru_cache(maxsize=65536)
+def _roots(word: str, min_inflected: int, min_root: int, min_doubled: int, snowball: bool) -> frozenset[str]:
     roots = {word}
-    if len(word) < rules.MIN_INFLECTED or not word.isalpha():
+    if len(word) < min_inflected or not word.isalpha():
         return frozenset(roots)
 
     def add(root: str) -> None:
-        if len(root) >= rules.MIN_ROOT:
+        if len(root) >= min_root:
             roots.add(root)
 
     if word.endswith("ies"):
@@ -104,21 +109,21 @@ def inflection_roots(word: str) -> frozenset[str]:
             add(base[:-2])
             add(base[:-2] + "e")
     if word.endswith("ing"):
-        _add_verb_roots(word[:-3], add)
+        _add_verb_roots(word[:-3], add, min_doubled)
     elif word.endswith("ied"):
         add(word[:-3] + "y")
     elif word.endswith("ed"):
-        _add_verb_roots(word[:-2], add)
-    if rules.SNOWBALL_STEM:  # beside the suffix rules: configurable ~ configure, retries ~ retrying
+        _add_verb_roots(word[:-2], add, min_doubled)
+    if snowball:  # beside the suffix rules: configurable ~ configure, retries ~ retrying
         add(SNOWBALL.stemWord(word))
     return frozenset(roots)
 
 
-def _add_verb_roots(base: str, add: object) -> None:
+def _add_verb_roots(base: str, add: object, min_doubled: int) -> None:
     assert callable(add)
     add(base)
     add(base + "e")  # exposing -> expose, queued -> queue
-    if len(base) >= rules.MIN_DOUBLED_BASE and base[-1] == base[-2] and base[-1] not in "lsz":
+    if len(base) >= min_doubled and base[-1] == base[-2] and base[-1] not in "lsz":
         add(base[:-1])  # running -> run, stopped -> stop
 
 

@@ -981,18 +981,12 @@ def test_inflection_length_limits(
 ) -> None:
     from imqueue_mcp.ranker.text import inflection_roots
 
-    inflection_roots.cache_clear()
     assert root not in inflection_roots(word)
 
     monkeypatch.setattr(rules, constant, neutral)
     if constant == "MIN_DOUBLED_BASE":
         monkeypatch.setattr(rules, "MIN_ROOT", 2)
-    inflection_roots.cache_clear()
-    try:
-        assert root in inflection_roots(word)
-    finally:
-        monkeypatch.undo()
-        inflection_roots.cache_clear()
+    assert root in inflection_roots(word)
 
 
 def test_a_question_needs_enough_words(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1053,18 +1047,20 @@ def test_repeating_a_word_saturates(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_snowball_stem_joins_what_the_suffix_rules_miss(monkeypatch: pytest.MonkeyPatch) -> None:
-    from imqueue_mcp.ranker.text import inflection_roots
-
     def corpus() -> Index:
         return index_of(page("/configure/", "Configure"), page("/other/", "Broker"))
 
-    inflection_roots.cache_clear()
     assert paths(corpus().search("configurable")) == ["/configure/"]
 
     monkeypatch.setattr(rules, "SNOWBALL_STEM", False)
-    inflection_roots.cache_clear()
-    try:
-        assert "/configure/" not in paths(corpus().search("configurable"))
-    finally:
-        monkeypatch.undo()
-        inflection_roots.cache_clear()
+    assert "/configure/" not in paths(corpus().search("configurable"))
+
+
+def test_roots_are_never_read_from_a_cache_filled_under_other_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    from imqueue_mcp.ranker.text import inflection_roots
+
+    assert "configur" in inflection_roots("configurable")
+    monkeypatch.setattr(rules, "SNOWBALL_STEM", False)
+    assert "configur" not in inflection_roots("configurable")
+    monkeypatch.undo()
+    assert "configur" in inflection_roots("configurable")
