@@ -2,16 +2,22 @@
 
     python -m benchmarks.kpi [--out DIR] [--shared PATH] [--skip-artificial]
                              [--check-floors] [--write-floors] [--floors FILE]
+                             [--fit [--fit-passes N] | --no-fit] [--constants FILE] [--folds K]
 
 Builds the index from <shared>/site, writes one results file per (side, query set) into --out,
 scores each with evaluate.py / ranking_cases.py, prints a side-by-side table with the
-acceptance bar, then one JSON line. --check-floors exits 1 when a dev-half figure of ours is
-more than one point below its floor in floors.json (above, for the never-returned ceiling).
+acceptance bar, then one JSON line. The headline is cross-validated (benchmarks/cv.py): the
+gold labels in K folds by topic, each fold ranked with the constants fitted on the others
+(stored in benchmarks/cv-constants.json; --fit recomputes them, --no-fit uses rules.py's),
+scored by evaluate.py; the in-sample figures stand beside it with the gap. --check-floors
+exits 1 when a cross-validated figure of ours is more than one point below its floor in
+floors.json (above, for the never-returned ceiling; named cases are in-sample).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import platform
@@ -22,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import example_kpi, scoring
+from . import cv, example_kpi, restraint, scoring
 from .baseline import Bm25Baseline, baseline_documents
 from .machine import machine
 from .paths import REPO, kpi_dir, shared_dir, site_dir
@@ -165,23 +171,32 @@ def bar_text(row: Row) -> str:
 
 
 def table(figures: dict[str, dict[str, Any]]) -> str:
-    ours, bm25 = figures["ours"], figures["bm25"]
+    """Ours cross-validated (the headline; named cases and generated queries are in-sample only),
+    ours in-sample, the gap, rank-bm25 (no constants to fit: one figure), the bar."""
+    ours, bm25, crossed = figures["ours"], figures["bm25"], figures["ours_cv"]
     lines = [
-        f"{'figure (dev half, 617 labels)':<28} {'ours':>9} {'rank-bm25':>10} {'bar':>7}  pass",
-        "-" * 64,
+        f"{'figure (dev half, 617 labels)':<28} {'ours CV':>9} {'in-sample':>10} {'gap':>6} "
+        f"{'rank-bm25':>10} {'bar':>7}  pass",
+        "-" * 82,
     ]
     for row in ROWS:
-        a, b = ours.get(row.key), bm25.get(row.key)
+        a, b, c = ours.get(row.key), bm25.get(row.key), crossed.get(row.key)
+        gap_text = f"{a - c:+.1f}" if isinstance(a, float) and isinstance(c, float) else ""
         if row.key == "cases_passed":
             a_text = f"{a}/{ours.get('cases_checked')}" if a is not None else "n/a"
             b_text = f"{b}/{bm25.get('cases_checked')}" if b is not None else "n/a"
+            c_text, c = "in-sample", a
         else:
-            a_text, b_text = show(a, row), show(b, row)
-        if row.key == "artificial_accuracy" and a is None:
-            a_text = b_text = "skipped"
-        verdict = passes(a, row)
+            a_text, b_text, c_text = show(a, row), show(b, row), show(c, row)
+        if row.key == "artificial_accuracy":
+            c_text, c = "in-sample", a
+            if a is None:
+                a_text = b_text = "skipped"
+        verdict = passes(c, row)
         mark = "" if verdict is None else ("yes" if verdict else "NO")
-        lines.append(f"{row.label:<28} {a_text:>9} {b_text:>10} {bar_text(row):>7}  {mark}")
+        lines.append(
+            f"{row.label:<28} {c_text:>9} {a_text:>10} {gap_text:>6} {b_text:>10} {bar_text(row):>7}  {mark}"
+        )
     notes = []
     for side in SIDES:
         f = figures[side]
@@ -242,8 +257,9 @@ def check_floors(figures: dict[str, Any], floors: dict[str, float]) -> list[str]
 
 def write_floors(path: Path, floors: dict[str, float]) -> None:
     body = {
-        "_about": "dev-half floors for ours; --check-floors fails a figure more than 1 point below "
-        "its floor (never_returned is a ceiling). Set to this run's figures with "
+        "_about": "dev-half floors for ours, cross-validated (cases_passed in-sample); --check-floors "
+        "fails a figure more than 1 point below its floor (never_returned is a ceiling). Set to this "
+        "run's figures with "
         "python -m benchmarks.kpi --write-floors.",
         **floors,
     }
@@ -277,7 +293,104 @@ def parser() -> argparse.ArgumentParser:
         help="set the floors to this run's figures (rounded down to 0.1)",
     )
     ap.add_argument("--skip-artificial", action="store_true", help="skip the 10,499 generated queries")
+    ap.add_argument(
+        "--constants",
+        type=Path,
+        default=cv.DEFAULT_CONSTANTS,
+        help="per-fold fitted constants (default benchmarks/cv-constants.json)",
+    )
+    fitting = ap.add_mutually_exclusive_group()
+    fitting.add_argument(
+        "--fit", action="store_true", help="refit the per-fold constants (coordinate ascent) and store them"
+    )
+    fitting.add_argument(
+        "--no-fit",
+        action="store_true",
+        help="cross-validate the rules.py values as they are (every fold alike)",
+    )
+    ap.add_argument(
+        "--fit-passes", type=int, default=cv.PASSES, help=f"coordinate-ascent sweeps (default {cv.PASSES})"
+    )
+    ap.add_argument("--folds", type=int, default=cv.FOLDS, help="topic folds (default 5)")
     return ap
+
+
+def cross_validate(
+    shared: Path, out: Path, args: argparse.Namespace
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The gold queries ranked fold by fold with held-out constants, scored by evaluate.py like
+    the in-sample file (whose other lines, the restraint sample, are kept as they are)."""
+    from imqueue_mcp.build_index import build
+
+    kpi = kpi_dir(shared)
+    scorer = cv.load_scorer(kpi)
+    gold = json.loads((kpi / "gold-dev.json").read_text(encoding="utf-8"))
+    cases = cv.headline_cases(gold)
+    folds = cv.topic_folds(cases, args.folds)
+    labels = str(scorer.fingerprint(gold["queries"]))
+    evaluator = cv.Evaluator(build(mirror=site_dir(shared)).corpus)
+    problems: list[str] = []
+    if args.fit:
+        log(
+            f"fitting {len(cv.tunable_constants())} constants on {args.folds} topic folds "
+            f"({args.fit_passes} sweep(s))"
+        )
+        result = cv.fit(evaluator, scorer, cases, folds, passes=args.fit_passes)
+        cv.write_constants(args.constants, result, folds, cases, labels, args.fit_passes)
+        log(
+            f"fitted in {result.seconds:.0f} s ({result.settings_ranked} settings ranked) -> {args.constants}"
+        )
+        per_fold = result.constants
+        source = f"fitted now -> {args.constants.name}"
+    elif args.no_fit:
+        per_fold = [cv.tunable_constants() for _ in folds]
+        source = "rules.py values in every fold (--no-fit)"
+    else:
+        stored = cv.read_constants(args.constants, folds, labels)
+        per_fold, problems = stored.per_fold, stored.problems
+        source = f"stored per-fold constants ({args.constants.name})"
+    log(f"cross-validation: {len(folds)} folds of {[len(f) for f in folds]} queries, {source}")
+    lines = cv.cross_validated_lines(evaluator, cases, folds, per_fold)
+    by_query = {line["query"]: line for line in lines}
+    in_sample = (out / "ours-gold.jsonl").read_text(encoding="utf-8").splitlines()
+    results = out / "ours-cv-gold.jsonl"
+    with results.open("w", encoding="utf-8") as handle:
+        for text in in_sample:
+            query = json.loads(text)["query"]
+            line = by_query.get(query)
+            handle.write((json.dumps(line, ensure_ascii=False) if line else text) + "\n")
+    figures = scoring.gold_figures(kpi, results, out / "ours-cv-gold")
+    shipped = cv.per_query(scorer, cases, [json.loads(t) for t in in_sample])
+    crossed = cv.per_query(scorer, cases, lines)
+    detail = {
+        "folds": [len(f) for f in folds],
+        "constants": source,
+        "problems": problems,
+        "fold_micro_p1": {"cv": cv.fold_p1(crossed, folds), "rules": cv.fold_p1(shipped, folds)},
+        "changed": [{n: v for n, v in s.items() if v != cv.tunable_constants()[n]} for s in per_fold],
+        "build_time_constants": sorted(evaluator.build_names),
+    }
+    return figures, detail
+
+
+def measure_restraint(shared: Path, out: Path) -> restraint.Restraint:
+    """The in-sample run's restraint: its gold lines (right #1 marked low?) and the lines of
+    evaluate.py's seeded quarantine sample (answered low or not at all?)."""
+    kpi = kpi_dir(shared)
+    lines: dict[str, dict[str, Any]] = {}
+    for text in (out / "ours-gold.jsonl").read_text(encoding="utf-8").splitlines():
+        line = json.loads(text)
+        lines.setdefault(line["query"], line)
+    emitted = [
+        json.loads(t) for t in (out / "queries-gold.jsonl").read_text(encoding="utf-8").splitlines() if t
+    ]
+    sample = [lines[item["query"]] for item in emitted if item.get("set") == "restraint"]
+    cases = cv.headline_cases(json.loads((kpi / "gold-dev.json").read_text(encoding="utf-8")))
+    gold_lines = [lines[c["query"]] for c in cases]
+    right = cv.per_query(cv.load_scorer(kpi), cases, gold_lines).hit
+    return restraint.measure(
+        gold_lines, [h == 1 for h in right], [bool(c.get("peer")) for c in cases], sample
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,13 +398,42 @@ def main(argv: list[str] | None = None) -> int:
     shared = shared_dir(args.shared)
     start = time.perf_counter()
     figures, timings = measure(shared, args.out.resolve(), args.skip_artificial)
+    cv_start = time.perf_counter()
+    figures["ours_cv"], cv_detail = cross_validate(shared, args.out.resolve(), args)
+    timings["cv"] = time.perf_counter() - cv_start
+    held_back = measure_restraint(shared, args.out.resolve())
     timings["total"] = time.perf_counter() - start
+    # The headline: the cross-validated gold figures; named cases and generated queries in-sample.
+    headline = {**figures["ours"], **figures["ours_cv"]}
 
     print(
         f"KPI on {platform.node() or 'this machine'} — {machine()['platform']}, {machine()['cpus']} CPUs, "
         f"Python {machine()['python']}; shared {shared}"
     )
     print(table(figures))
+    folds_p1 = cv_detail["fold_micro_p1"]
+    print(
+        f"\ncross-validation: {len(cv_detail['folds'])} topic folds of {cv_detail['folds']} queries, "
+        f"{cv_detail['constants']}\n"
+        f"  micro P@1 per held-out fold, CV constants: {' / '.join(f'{v:.1f}' for v in folds_p1['cv'])}\n"
+        f"  micro P@1 per held-out fold, rules.py:     {' / '.join(f'{v:.1f}' for v in folds_p1['rules'])}"
+        "  (pooled, rules.py in every fold = the in-sample column)"
+    )
+    for f, changed in enumerate(cv_detail["changed"]):
+        if changed:
+            print(
+                f"  fold {f + 1} differs from rules.py in: "
+                + ", ".join(f"{n}={v!r}" for n, v in changed.items())
+            )
+    for problem in cv_detail["problems"]:
+        print(f"  STALE CONSTANTS  {problem}")
+    print(
+        f"\nrestraint (in-sample; low = {held_back.source}):\n"
+        f"  quarantine sample answered low or empty  {held_back.quarantine_low:5.1f}%  "
+        f"(n = {held_back.quarantine}, the more the better)\n"
+        f"  right #1 marked low                      {held_back.right_low:5.1f}%  "
+        f"(n = {held_back.right}, bar <= {restraint.MAX_RIGHT_LOW:g}%)"
+    )
     rank = timings["rank"]
     print(
         "\nranking time: "
@@ -306,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
 
     floor_failures: list[str] = []
     if args.write_floors:
-        write_floors(args.floors, floors_from(figures["ours"], 0.0))
+        write_floors(args.floors, floors_from(headline, 0.0))
         print(f"floors written to {args.floors}")
     elif args.check_floors:
         if not args.floors.exists():
@@ -315,12 +457,12 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         floors = json.loads(args.floors.read_text(encoding="utf-8"))
-        floor_failures = check_floors(figures["ours"], floors)
+        floor_failures = check_floors(headline, floors)
         for failure in floor_failures:
             print(f"FLOOR FAILED  {failure}")
         if not floor_failures:
             print(
-                f"floors: all {sum(1 for k in floors if not k.startswith('_'))} dev-half figures hold "
+                f"floors: all {sum(1 for k in floors if not k.startswith('_'))} cross-validated figures hold "
                 f"({args.floors.name}, tolerance {TOLERANCE:g} point)"
             )
 
@@ -329,9 +471,13 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "seconds": timings,
         "bars": {r.key: r.bar for r in ROWS},
+        "ours_cv": figures["ours_cv"],
         "ours": figures["ours"],
         "bm25": figures["bm25"],
-        "pass": {r.key: passes(figures["ours"].get(r.key), r) for r in ROWS if r.bar is not None},
+        "gap_micro_p1": round(figures["ours"]["micro_p1"] - figures["ours_cv"]["micro_p1"], 2),
+        "cv": cv_detail,
+        "restraint": dataclasses.asdict(held_back),
+        "pass": {r.key: passes(headline.get(r.key), r) for r in ROWS if r.bar is not None},
         "floors": {"checked": bool(args.check_floors), "failures": floor_failures},
     }
     print(json.dumps(summary, ensure_ascii=False, sort_keys=False))

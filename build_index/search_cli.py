@@ -14,10 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any, TextIO
 
 from imqueue_mcp.ranker import Index, SearchResponse, response_dict, rules
+from imqueue_mcp.ranker.search import EXPLAIN_LEGEND
 
 from .build import build
 from .snapshot import default_snapshot_path, load_snapshot
@@ -105,22 +107,51 @@ def batch_line(index: Index, query: str, package: str | None = None) -> dict[str
     return line
 
 
+EXPLAIN_WIDTH = 100  # --explain output fits a terminal this wide
+
+
 def print_table(response: SearchResponse, out: TextIO, explain: bool) -> None:
+    """The ranked table. With --explain: the legend and the query's notes first, then per hit a
+    row, its URL and its explanation, every line within EXPLAIN_WIDTH columns."""
     if explain:
+        for line in EXPLAIN_LEGEND:
+            out.write(line + "\n")
         for note in response.notes:
-            out.write(f"  · {note}\n")
+            out.write(wrapped(f"  · {note}", "      "))
     if response.corrected:
         out.write(f"(searched for: {response.corrected})\n")
-    width = max([len(h.title) for h in response.results] + [5])
-    width = min(width, 60)
-    out.write(f"{'#':>2}  {'score':>7}  {'title':<{width}}  {'section':<24}  url\n")
+    width = min(max([len(h.title) for h in response.results] + [5]), 40 if explain else 60)
+    url_column = "" if explain else "  url"
+    header = f"{'#':>2}  {'score':>7}  {'conf':<6}  {'title':<{width}}  {'section':<24}{url_column}"
+    out.write(header.rstrip() + "\n")
     for rank, hit in enumerate(response.results, 1):
         title = hit.title if len(hit.title) <= width else hit.title[: width - 1] + "…"
         section = hit.section if len(hit.section) <= 24 else hit.section[:23] + "…"
-        out.write(f"{rank:>2}  {hit.score:7.3f}  {title:<{width}}  {section:<24}  {hit.url}\n")
-        if explain:
-            for line in hit.explanation:
-                out.write(f"      {line}\n")
+        row = f"{rank:>2}  {hit.score:7.3f}  {hit.confidence:<6}  {title:<{width}}  {section:<24}"
+        if not explain:
+            out.write(f"{row}  {hit.url}\n")
+            continue
+        out.write(row.rstrip() + "\n")
+        out.write(wrapped(f"      {hit.url}", "        "))
+        for line in hit.explanation:
+            out.write(wrapped(f"      {line}", "        "))
+    if response.weak:
+        floor = rules.CONFIDENCE_LOW_SCORE
+        out.write(f"(weak: even the best hit scores under {floor:g}; the docs may not cover this)\n")
+
+
+def wrapped(line: str, indent: str) -> str:
+    """One explain line, broken at spaces (or hard, for a long URL) to fit EXPLAIN_WIDTH."""
+    lead = line[: len(line) - len(line.lstrip())]
+    parts = textwrap.wrap(
+        line.strip(),
+        width=EXPLAIN_WIDTH,
+        initial_indent=lead,
+        subsequent_indent=indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
+    return "".join(part + "\n" for part in parts)
 
 
 def print_miss(response: SearchResponse, out: TextIO) -> None:

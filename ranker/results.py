@@ -1,9 +1,9 @@
 """The one result shape: a SearchResponse as the dict `imq-search --json` prints and `search_docs`
 returns (the server adds only its own fields: advisories, the corpus it answered from).
 
-    response_dict(response)   {query, corrected?, count, results: [hit_dict...], miss?}
+    response_dict(response)   {query, corrected?, count, results: [hit_dict...], weak, miss?}
     hit_dict(hit)             url, path, title, section, description, kind, label, recordKind,
-                              package, symbol, external, score, deprecated?
+                              package, symbol, external, score, confidence, deprecated?
 
 What a search hit is, said where the agent reads it: its kind, its label, its deprecation.
 
@@ -75,6 +75,7 @@ def hit_dict(hit: Hit) -> dict[str, Any]:
         "symbol": hit.symbol,
         "external": hit.external,
         "score": round(hit.score, 4),
+        "confidence": hit.confidence,
     }
     if hit.deprecated:
         data["deprecated"] = True
@@ -88,6 +89,7 @@ def response_dict(response: SearchResponse) -> dict[str, Any]:
         data["corrected"] = response.corrected
     data["count"] = len(response.results)
     data["results"] = [hit_dict(hit) for hit in response.results]
+    data["weak"] = response.weak
     if response.miss is not None:
         data["miss"] = {"sections": response.miss.sections, "nearestTerms": response.miss.nearest_terms}
     return data

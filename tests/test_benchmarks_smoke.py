@@ -170,3 +170,228 @@ def test_floors_fail_only_beyond_one_point_and_name_the_figure() -> None:
     failures = check_floors({"micro_p1": 78.1, "never_returned": 3.1, "cases_passed": 42}, floors)
     assert [f.split(":")[0] for f in failures] == ["micro_p1", "never_returned", "cases_passed"]
     assert check_floors({}, {"micro_p1": 79.2})[0].startswith("micro_p1: not measured")
+
+
+# --- cross-validation (benchmarks/cv.py) ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def evaluator() -> Any:
+    if not (SHARED / "site").is_dir():
+        pytest.skip(f"shared folder not found at {SHARED}")
+    from imqueue_mcp.build_index import build
+
+    from benchmarks import cv
+
+    return cv.Evaluator(build(mirror=SHARED / "site").corpus)
+
+
+def small_sample(gold: dict[str, Any], topics: int = 6, per_topic: int = 3) -> list[dict[str, Any]]:
+    """A few labels from each of a few topics, in gold order: enough for two folds."""
+    from benchmarks import cv
+
+    taken: dict[str, int] = {}
+    sample = []
+    for case in cv.headline_cases(gold):
+        topic = case["topic"]
+        if topic not in taken and len(taken) == topics:
+            continue
+        if taken.get(topic, 0) < per_topic:
+            taken[topic] = taken.get(topic, 0) + 1
+            sample.append(case)
+    return sample
+
+
+def test_topic_folds_never_split_a_topic_and_are_balanced_and_deterministic(gold: dict[str, Any]) -> None:
+    from benchmarks import cv
+
+    cases = cv.headline_cases(gold)
+    folds = cv.topic_folds(cases, 5)
+    assert sorted(i for fold in folds for i in fold) == list(range(len(cases)))
+    topic_fold = {}
+    for f, fold in enumerate(folds):
+        for i in fold:
+            assert topic_fold.setdefault(cases[i]["topic"], f) == f, cases[i]["topic"]
+    sizes = [len(fold) for fold in folds]
+    assert max(sizes) - min(sizes) <= 2, sizes
+
+    def partition(cases_: list[dict[str, Any]]) -> list[list[str]]:
+        return sorted(sorted(cases_[i]["query"] for i in fold) for fold in cv.topic_folds(cases_, 5))
+
+    assert cv.topic_folds(cases, 5) == folds  # the same labels give the same folds...
+    assert partition(list(reversed(cases))) == partition(cases)  # ...whatever their order
+    with pytest.raises(ValueError, match="at least 2 folds"):
+        cv.topic_folds(cases, 1)
+
+
+def test_overridden_constants_apply_inside_the_block_and_are_restored_after() -> None:
+    from imqueue_mcp.ranker import rules
+
+    from benchmarks import cv
+
+    title, power = rules.FIELD_WEIGHTS["title"], rules.IDF_POWER
+    with cv.overridden({"FIELD_WEIGHTS.title": 9.5, "IDF_POWER": 0.1}):
+        assert rules.FIELD_WEIGHTS["title"] == 9.5 and rules.IDF_POWER == 0.1
+        assert rules.FIELD_WEIGHTS["keywords"] == cv.tunable_constants()["FIELD_WEIGHTS.keywords"]
+    assert rules.FIELD_WEIGHTS["title"] == title and rules.IDF_POWER == power
+    assert "BATCH_DEPTH" not in cv.tunable_constants()
+    grid = cv.candidate_grid("COVERAGE_FLOOR", 0.9)
+    assert 0.9 in grid and max(grid) <= 1.0  # a share stays a share
+
+
+def test_only_constants_the_build_reads_rebuild_the_postings(evaluator: Any, gold: dict[str, Any]) -> None:
+    from benchmarks import cv
+
+    assert "FIELD_WEIGHTS" in evaluator.build_names and "IDF_POWER" not in evaluator.build_names
+    base = cv.tunable_constants()
+    query = small_sample(gold)[0]["query"]
+    builds = evaluator.builds
+    shipped = evaluator.lines(base, [query])[0]
+    flattened = evaluator.lines({**base, "IDF_POWER": 0.0}, [query])[0]
+    assert evaluator.builds == builds + (0 if builds else 1)  # a query-time constant reuses the postings
+    assert shipped["results"] != flattened["results"]  # ...and still changes the ranking
+    evaluator.lines({**base, "FIELD_WEIGHTS.text": 0.05}, [query])
+    assert evaluator.builds == max(builds, 1) + 1
+
+
+def test_cross_validation_with_rules_constants_ranks_like_the_shipped_index(
+    evaluator: Any, gold: dict[str, Any], sides: dict[str, Ranker]
+) -> None:
+    from benchmarks import cv
+
+    cases = small_sample(gold)
+    folds = cv.topic_folds(cases, 2)
+    lines = cv.cross_validated_lines(evaluator, cases, folds, [cv.tunable_constants()] * 2)
+    assert [line["query"] for line in lines] == [c["query"] for c in cases]
+    assert lines == [sides["ours"](c["query"]) for c in cases]
+    scorer = cv.load_scorer(KPI)
+    per = cv.per_query(scorer, cases, lines)
+    assert len(per.hit) == len(cases) and all(0 <= r <= 1 for r in per.reciprocal)
+    assert 0 <= per.objective(range(len(cases))) <= 200
+
+
+def test_fit_picks_values_from_the_grid_that_do_not_lower_the_training_objective(
+    evaluator: Any, gold: dict[str, Any], tmp_path: Path
+) -> None:
+    from benchmarks import cv
+
+    cases = small_sample(gold, topics=4, per_topic=2)
+    folds = cv.topic_folds(cases, 2)
+    scorer = cv.load_scorer(KPI)
+    result = cv.fit(evaluator, scorer, cases, folds, passes=1, names=["ANSWER_BOOST"])
+    base = cv.tunable_constants()
+    for f in range(2):
+        assert result.constants[f]["ANSWER_BOOST"] in cv.candidate_grid("ANSWER_BOOST", base["ANSWER_BOOST"])
+        assert result.objectives[f] >= result.start_objectives[f]
+        assert {n: v for n, v in result.constants[f].items() if n != "ANSWER_BOOST"} == {
+            n: v for n, v in base.items() if n != "ANSWER_BOOST"
+        }
+
+    stored = tmp_path / "cv-constants.json"
+    cv.write_constants(stored, result, folds, cases, "labels-a", passes=1)
+    clean = cv.read_constants(stored, folds, "labels-a")
+    assert clean.problems == [] and clean.per_fold == result.constants
+
+    body = json.loads(stored.read_text(encoding="utf-8"))
+    for entry in body["per_fold"]:
+        entry["constants"]["RETIRED_RULE"] = 1.0
+        del entry["constants"]["IDF_POWER"]
+    stored.write_text(json.dumps(body), encoding="utf-8")
+    stale = cv.read_constants(stored, folds, "labels-b")
+    text = "\n".join(stale.problems)
+    assert "RETIRED_RULE" in text and "IDF_POWER" in text and "labels-b" in text
+    assert stale.problems[-1] == "refit with python -m benchmarks.kpi --fit"
+    assert all(s["IDF_POWER"] == base["IDF_POWER"] and "RETIRED_RULE" not in s for s in stale.per_fold)
+
+
+# --- the bm25s column (benchmarks/bm25s_baseline.py) ------------------------------------------
+
+
+def test_bm25s_baseline_ranks_the_same_documents_and_survives_save_and_load(tmp_path: Path) -> None:
+    pytest.importorskip("bm25s")
+    from benchmarks.baseline import BaselineDocument
+    from benchmarks.bm25s_baseline import Bm25sBaseline
+
+    docs = [
+        BaselineDocument("/intro/", False, "Intro what imqueue is"),
+        BaselineDocument("/redis/", False, "Redis setup redis connection"),
+        BaselineDocument("/pricing/", True, "Pricing plans for teams"),
+        BaselineDocument("/queue/", False, "Message queue basics"),
+    ]
+    ranked = Bm25sBaseline(docs)
+    line = ranked.batch_line("pricing plans")
+    assert line["results"][0] == {"u": "/pricing/", "external": True, "score": line["results"][0]["score"]}
+    assert line["results"][0]["score"] > 0 and len(line["results"]) == 1
+    assert ranked.top6_ids("redis connection")[0] == 1
+    assert ranked.batch_line("nothing matches zzz")["results"] == []
+
+    ranked.save(tmp_path / "bm25s")
+    loaded = Bm25sBaseline.load(tmp_path / "bm25s", docs)
+    assert loaded.top6_ids("redis connection") == ranked.top6_ids("redis connection")
+
+
+def test_speed_table_has_a_bm25s_column_and_the_ratios_to_it() -> None:
+    from benchmarks import speed
+
+    def side(p50: float, p99: float) -> dict[str, Any]:
+        query = {"n": 10, "p50_ms": p50, "p95_ms": p99, "p99_ms": p99, "mean_ms": p50, "total_s": 0.1}
+        return {
+            "build_s": 1.0,
+            "snapshot_bytes": 10**6,
+            "load_s": 0.01,
+            "query": query,
+            "peak_rss_bytes": 2**26,
+        }
+
+    results = {"ours": side(0.6, 3.0), "bm25": side(1.0, 4.0), "bm25s": side(0.2, 1.0)}
+    assert speed.ratios(results) == pytest.approx({"p50_ms": 3.0, "p95_ms": 3.0, "p99_ms": 3.0})
+    text = speed.table(results)
+    assert text.splitlines()[0].split() == ["ours", "rank-bm25", "bm25s"]
+    assert "ours / bm25s p50" in text and "3.0x" in text and "<=6x" in text
+
+
+# --- restraint (benchmarks/restraint.py) --------------------------------------------------------
+
+
+def line_of(query: str, *scores: float, confidence: str | None = None) -> dict[str, Any]:
+    hits: list[dict[str, Any]] = [
+        {"u": f"/{i}/", "external": False, "score": s} for i, s in enumerate(scores)
+    ]
+    if confidence:
+        for hit in hits:
+            hit["confidence"] = confidence
+    return {"query": query, "results": hits}
+
+
+def test_the_threshold_is_the_highest_that_keeps_right_answers_called_low_under_the_bar() -> None:
+    from benchmarks import restraint
+
+    right = [float(s) for s in range(1, 21)]  # 20 right #1 scores: 1 may fall under (5 %)
+    quarantine: list[float | None] = [0.5, 1.5, 2.5, 30.0, None]
+    point = restraint.choose_threshold(right, quarantine)
+    assert point.threshold == 2.0 and point.right_low == 5.0
+    assert point.quarantine_low == 60.0  # 0.5, 1.5 and the empty answer
+    curve = restraint.threshold_curve(right, quarantine, [0.0, 3.0])
+    assert [(p.right_low, p.quarantine_low) for p in curve] == [(0.0, 20.0), (10.0, 80.0)]
+
+
+def test_restraint_reads_the_hits_confidence_and_counts_empty_answers_as_low() -> None:
+    from benchmarks import restraint
+
+    gold = [line_of("a", 9.0, confidence="high"), line_of("b", 1.0, confidence="low"), line_of("c", 5.0)]
+    gold[2]["results"][0]["confidence"] = "medium"
+    quarantine = [line_of("x", 0.2, confidence="low"), line_of("y"), line_of("z", 7.0, confidence="high")]
+    measured = restraint.measure(gold, [True, True, False], [False] * 3, quarantine)
+    assert measured.source == "the hits' own confidence field"
+    assert (measured.right, measured.right_low) == (2, 50.0)
+    assert (measured.quarantine, round(measured.quarantine_low, 1)) == (3, 66.7)
+
+
+def test_without_a_confidence_the_stand_in_threshold_is_calibrated_and_named() -> None:
+    from benchmarks import restraint
+
+    gold = [line_of(str(i), float(i)) for i in range(1, 21)]
+    quarantine = [line_of("x", 0.5), line_of("y", 25.0), line_of("z")]
+    measured = restraint.measure(gold, [True] * 20, [False] * 20, quarantine, use_ranker=False)
+    assert measured.source.startswith("stand-in") and measured.threshold == 2.0
+    assert measured.right_low == 5.0 and round(measured.quarantine_low, 1) == 66.7

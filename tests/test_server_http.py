@@ -55,6 +55,14 @@ def test_search_then_read_over_http(hosted_client: McpConnection) -> None:
     assert page["markdown"].strip() and page["url"].startswith("https://imqueue.org/")
 
 
+def test_search_over_http_reports_confidence_and_a_weak_answer(hosted_client: McpConnection) -> None:
+    strong = hosted_client.call("search_docs", {"query": "watcherCheckDelay"}).structured_content
+    assert strong["weak"] is False and strong["results"][0]["confidence"] == "high"
+    weak = hosted_client.call("search_docs", {"query": "weather forecast tomorrow"})
+    assert weak.structured_content["weak"] is True
+    assert "Weak match" in weak.content[0].text
+
+
 def test_local_install_guide_names_uvx_and_three_clients(hosted_client: McpConnection) -> None:
     text = hosted_client.call("local_install_guide").content[0].text
     assert "uvx imqueue-mcp" in text and "pipx" in text

@@ -160,6 +160,23 @@ def test_search_then_read_on_structured_content_alone(local: McpConnection) -> N
     assert page["markdown"].strip() and page["truncated"] is False
 
 
+def test_each_hit_carries_a_confidence_and_a_strong_answer_is_not_weak(local: McpConnection) -> None:
+    result = local.call("search_docs", {"query": "watcherCheckDelay", "limit": 3})
+    found = result.structured_content
+    assert [hit["confidence"] for hit in found["results"]][0] == "high"
+    assert all(hit["confidence"] in {"high", "medium", "low"} for hit in found["results"])
+    assert found["weak"] is False
+    assert "high confidence" in text_of(result) and "Weak match" not in text_of(result)
+
+
+def test_an_answer_whose_best_hit_is_weak_says_so(local: McpConnection) -> None:
+    result = local.call("search_docs", {"query": "weather forecast tomorrow"})
+    found = result.structured_content
+    assert found["count"] > 0 and found["weak"] is True
+    assert found["results"][0]["confidence"] == "low"
+    assert "Weak match: even the best result matches this query poorly" in text_of(result)
+
+
 def test_a_fragment_read_is_one_section_with_its_heading_path(local: McpConnection) -> None:
     url = "https://imqueue.org/agents/delayed-scheduled-work/"
     whole = local.call("get_doc", {"url": url}).structured_content

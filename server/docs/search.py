@@ -2,11 +2,12 @@
 
 Ranking is the ranker's alone: this module calls `ranker.Index.search` (the same function
 `imq-search` calls; through answer_cache, which reuses an answer while its index answers) and
-restates no rule. It adds what an agent needs around the ranking:
-the exclusive-pair advisory when the results or the question touch one side of a pair
-(as a sentence and as `advisories` records), the miss guidance and the corrected query spelled
-out, and which corpus answered (live, or a snapshot and its date). The result itself is the
-ranker's one shape (ranker.response_dict), the same dict `imq-search --json` prints.
+restates no rule. It adds what an agent needs around the ranking: the exclusive-pair advisory
+when the results or the question touch one side of a pair (as a sentence and as `advisories`
+records), the miss guidance and the corrected query spelled out, a "Weak match" line when even
+the best hit is low (ranker.confidence), and which corpus answered (live, or a snapshot and its
+date). The result itself is the ranker's one shape (ranker.response_dict), the same dict
+`imq-search --json` prints.
 """
 
 from __future__ import annotations
@@ -57,10 +58,15 @@ def render_search_text(data: dict[str, Any]) -> str:
         for number, result in enumerate(data["results"], 1):
             label = result["label"]
             where = f"; {result['section']}" if result["section"] and result["section"] not in label else ""
-            lines.append(f"{number}. {result['title']} ({label}{where})")
+            lines.append(f"{number}. {result['title']} ({label}{where}; {result['confidence']} confidence)")
             lines.append(f"   {result['url']}")
             if result["description"]:
                 lines.append(f"   {result['description']}")
+        if data["weak"]:
+            lines.append(
+                "Weak match: even the best result matches this query poorly; the docs may not cover it. "
+                "Say so rather than rely on these, or search again with other words."
+            )
         lines.append("Read a result with get_doc(url) before relying on it, and cite its URL.")
     else:
         lines.append(f'No results for "{data["query"]}".')

@@ -46,6 +46,9 @@ class SearchHit(BaseModel):
     symbol: bool = Field(description="True for an API symbol (class, method, type) rather than a page")
     external: bool = Field(description="True for an imqueue.com record (licensing, pricing, support)")
     score: float = Field(description="The ranker's score; comparable within one answer only")
+    confidence: Literal["high", "medium", "low"] = Field(
+        description="How well this hit matches the query, from its calibrated score: 'low' is a weak match"
+    )
     deprecated: bool | None = Field(
         None,
         description="Present (true) when the API is deprecated; its description then starts "
@@ -101,6 +104,9 @@ class SearchResult(BaseModel):
     )
     count: int
     results: list[SearchHit]
+    weak: bool = Field(
+        description="True when even the best result is a low-confidence match: the docs may not answer this"
+    )
     advisory: str | None = Field(
         None, description="Present when the results involve one of two mutually exclusive packages"
     )
