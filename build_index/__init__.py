@@ -15,8 +15,9 @@ markdown with --pages) -> Snapshot.examples -> the snapshot body's "examples".
 """
 
 from .build import FEEDS, build
+from .files import SnapshotError
 from .pages import Pages, load_pages, pages_path, save_pages
-from .snapshot import Snapshot, SnapshotError, default_snapshot_path, load_snapshot, save_snapshot
+from .snapshot import Snapshot, default_snapshot_path, load_snapshot, save_snapshot
 from .sources import BuildError, FeedUnavailable, HttpSource, MirrorSource, NotFound, source_from
 
 __all__ = [

@@ -66,7 +66,7 @@ def build(
         snapshot = assemble(raw, source.describe())
         if pages:
             llms = {host: raw[(host, path)] for host, path in FEEDS if path == "/llms.txt"}
-            snapshot.pages = read_pages(source, snapshot, llms, progress)
+            snapshot.pages = read_pages(source, snapshot.corpus, snapshot.header, llms, progress)
             snapshot.examples = with_page_examples(snapshot, snapshot.pages)
     finally:
         source.close()

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from .build import build
 from .pages import pages_path, save_pages
-from .snapshot import default_snapshot_path, save_snapshot
 from .sites import OriginError, parse_origin
+from .snapshot import default_snapshot_path, save_snapshot
 from .sources import BuildError
 
 

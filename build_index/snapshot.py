@@ -6,18 +6,16 @@ body:   the corpus (ranker.corpus wire form), per-host section line ranges, stat
         (examples.py; wire rows). A snapshot written before examples existed has no "examples"
         key: it loads with `examples` None, and find_examples says to rebuild it.
 
-`wrap`/`unwrap`/`write_atomically` are shared with the pages sidecar (pages.py).
+The envelope and the atomic write are files.py's, shared with the pages sidecar (pages.py).
 """
 
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
@@ -26,17 +24,10 @@ from imqueue_mcp.ranker.corpus import Corpus
 
 from .examples import Example
 from .feeds import CuratedLink
-from .sources import BuildError
+from .files import SnapshotError, unwrap, wrap, write_atomically
+from .pages import Pages
 
-if TYPE_CHECKING:
-    from .pages import Pages
-
-TEMP_PREFIX = ".snapshot-"  # + writer pid + "-" + random + ".tmp"
 FORMAT_VERSION = 5  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
-
-
-class SnapshotError(BuildError):
-    pass
 
 
 @dataclass
@@ -96,72 +87,9 @@ def encode(snapshot: Snapshot) -> bytes:
     return wrap(snapshot.header, body, FORMAT_VERSION)
 
 
-def wrap(header: dict[str, Any], body: bytes, version: int) -> bytes:
-    """The file: msgpack `{header, body}`, the header stamped with the format and the body's sha256."""
-    header = {**header, "format": version, "body_sha256": hashlib.sha256(body).hexdigest()}
-    return bytes(msgpack.packb({"header": header, "body": body}, use_bin_type=True))
-
-
-def unwrap(path: Path, raw: bytes, version: int, kind: str, fix: str) -> tuple[dict[str, Any], bytes]:
-    """`wrap` undone and checked: the header and the body bytes, else SnapshotError naming `kind`."""
-    try:
-        outer = msgpack.unpackb(raw, raw=False)
-        header, body = outer["header"], outer["body"]
-    except Exception:
-        raise SnapshotError(f"{path}: not an imqueue-mcp {kind} (unreadable msgpack); {fix}") from None
-    if header.get("format") != version:
-        raise SnapshotError(
-            f"{path}: {kind} format {header.get('format')!r}, this version reads {version}; {fix}"
-        )
-    if hashlib.sha256(body).hexdigest() != header.get("body_sha256"):
-        raise SnapshotError(f"{path}: checksum mismatch (the file is damaged); {fix}")
-    return header, body
-
-
 def save_snapshot(snapshot: Snapshot, path: Path) -> int:
     """Write via a temp file in the same folder + fsync + rename: a crash leaves the old file whole."""
     return write_atomically(Path(path), encode(snapshot))
-
-
-def write_atomically(path: Path, data: bytes) -> int:
-    """`data` to `path` via a temp file in the same folder + fsync + rename; its size."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        remove_abandoned_temp_files(path.parent)
-        fd, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise SnapshotError(
-            f"{path}: cannot write there ({error.strerror}); pass --out with a writable path"
-        ) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return len(data)
-
-
-def remove_abandoned_temp_files(folder: Path) -> None:
-    """Temp files of writers that died mid-write (killed, or the machine went down): each name
-    carries its writer's pid, and one whose writer is gone is deleted; a live writer's is kept."""
-    for temp in folder.glob(f"{TEMP_PREFIX}*.tmp"):
-        pid = temp.name[len(TEMP_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and not _process_exists(int(pid)):
-            temp.unlink(missing_ok=True)
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
 
 
 def load_snapshot(path: Path) -> Snapshot:

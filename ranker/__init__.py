@@ -60,4 +60,3 @@ class Index:
             explain=explain,
             sections=self.corpus.section_names,
         )
-

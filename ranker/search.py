@@ -67,7 +67,6 @@ class Hit:
     deprecated: bool = False  # the feed marks the record deprecated (it is also demoted)
 
 
-
 @dataclass
 class Guidance:
     """What a miss returns: the corpus's section names and the indexed words nearest the query."""
@@ -102,7 +101,9 @@ def normalize_package(name: str) -> str:
     if text.startswith(PACKAGE_SCOPE):
         text = text[len(PACKAGE_SCOPE) :]
     if not text:
-        raise ValueError(f"{name!r} is not an @imqueue package name: it is empty; pass e.g. 'rpc' or '@imqueue/rpc'.")
+        raise ValueError(
+            f"{name!r} is not an @imqueue package name: it is empty; pass e.g. 'rpc' or '@imqueue/rpc'."
+        )
     if "/" in text or text.startswith("@") or any(char.isspace() for char in text):
         raise ValueError(f"{name!r} is not an @imqueue package name; pass e.g. 'rpc' or '@imqueue/rpc'.")
     return PACKAGE_SCOPE + text

@@ -121,6 +121,7 @@ def serve_stdio(config: Config) -> None:
     read_snapshot_early(config)  # overlaps the imports below: the first search need not wait for the file
 
     import anyio
+
     from imqueue_mcp.server.mcp.app import create_server
     from imqueue_mcp.server.mcp.stdio import serve_stdio as serve
 

@@ -159,7 +159,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if RUN_SLOW:
         return
-    skip = pytest.mark.skip(reason="slow end-to-end test: set IMQUEUE_MCP_SLOW=1 (or IMQUEUE_MCP_CI=1) to run it")
+    skip = pytest.mark.skip(
+        reason="slow end-to-end test: set IMQUEUE_MCP_SLOW=1 (or IMQUEUE_MCP_CI=1) to run it"
+    )
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
@@ -267,7 +269,9 @@ def stdio_connection(
 ) -> McpConnection:
     from mcp.client.stdio import StdioServerParameters
 
-    parameters = StdioServerParameters(command=sys.executable, args=["-m", "imqueue_mcp.server", *args], env=env, cwd=cwd)
+    parameters = StdioServerParameters(
+        command=sys.executable, args=["-m", "imqueue_mcp.server", *args], env=env, cwd=cwd
+    )
     return McpConnection(parameters, mode, **client_options)
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import tiny_site
+
 from imqueue_mcp import build_index
 from imqueue_mcp.server.docs.answer_cache import AnswerCache
+
+from conftest import tiny_site
 
 
 def fresh_index() -> Any:

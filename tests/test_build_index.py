@@ -26,7 +26,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from conftest import tiny_site
+
 from imqueue_mcp.build_index import (
     FEEDS,
     BuildError,
@@ -41,6 +41,8 @@ from imqueue_mcp.build_index import (
 from imqueue_mcp.build_index.cli import main as build_main
 from imqueue_mcp.build_index.pages import PAGES_FORMAT
 from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
+
+from conftest import tiny_site
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = tiny_site()
@@ -270,7 +272,17 @@ def build_in_a_process(tmp_path: Path, seed: str, *extra: str) -> Path:
     out = tmp_path / f"seed-{seed}.msgpack"
     env = {**os.environ, "PYTHONHASHSEED": seed, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run(
-        [sys.executable, "-m", "imqueue_mcp.build_index.cli", "--from", str(SITE), "--out", str(out), "--quiet", *extra],
+        [
+            sys.executable,
+            "-m",
+            "imqueue_mcp.build_index.cli",
+            "--from",
+            str(SITE),
+            "--out",
+            str(out),
+            "--quiet",
+            *extra,
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from imqueue_mcp.server.catalogue.packages import (
     CATALOGUE,
     EXCLUSIVE_PAIRS,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+
 from imqueue_mcp.server.imq.arguments import refuse_unsafe_flags
 from imqueue_mcp.server.imq.bridge import (
     cli_help,

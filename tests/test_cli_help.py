@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+
 from imqueue_mcp.build_index.cli import parser as build_parser
 from imqueue_mcp.build_index.search_cli import parser as search_parser
 from imqueue_mcp.server.__main__ import parser as server_parser

@@ -11,12 +11,15 @@ from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from conftest import tiny_site
+
 from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
 from imqueue_mcp.build_index.examples import Example, Section, extract_examples, split_llms_full
-from imqueue_mcp.build_index.snapshot import FORMAT_VERSION, wrap
+from imqueue_mcp.build_index.files import wrap
+from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
 from imqueue_mcp.server.catalogue.packages import CatalogueError
 from imqueue_mcp.server.docs.examples import RankedExamples, best_examples, package_filter, rank_examples
+
+from conftest import tiny_site
 
 PAGE = """\
 # Queues in practice

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from imqueue_mcp.server.imq.bridge import cli_help
 from imqueue_mcp.server.imq.runner import OUTPUT_CAP_BYTES, ImqRunner
 

@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import McpConnection, server_environment, stdio_connection
 from fault_origin import KINDS, SITE, Fault, FaultyOrigins
+
 from imqueue_mcp import build_index
 from imqueue_mcp.build_index.cli import main as build_main
 from imqueue_mcp.build_index.sources import TIMEOUT_SECONDS
 from imqueue_mcp.server.config import build_config
 from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper
+
+from conftest import McpConnection, server_environment, stdio_connection
 
 MARGIN_SECONDS = 5.0  # on top of the 5 s timeout: a loaded 2-CPU machine, a snapshot load
 BOUND = TIMEOUT_SECONDS + MARGIN_SECONDS

@@ -14,6 +14,11 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import msgpack  # type: ignore[import-untyped]
 import pytest
+
+from imqueue_mcp.build_index import build, save_snapshot
+from imqueue_mcp.build_index.files import wrap
+from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
+
 from conftest import (
     SITE,
     HttpServer,
@@ -22,8 +27,6 @@ from conftest import (
     server_environment,
     stdio_connection,
 )
-from imqueue_mcp.build_index import build, save_snapshot
-from imqueue_mcp.build_index.snapshot import FORMAT_VERSION, wrap
 
 MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 

@@ -7,7 +7,7 @@ at run time): every page, read in parts of any budget, comes back whole and in o
 from __future__ import annotations
 
 import pytest
-from conftest import SITE
+
 from imqueue_mcp.ranker.corpus import Document, LazyDocuments
 from imqueue_mcp.server.docs.budget import (
     MAX_DOC_BYTES,
@@ -21,6 +21,8 @@ from imqueue_mcp.server.docs.budget import (
 )
 from imqueue_mcp.server.docs.site_paths import PathEscapes, is_safe_to_send, normalise_path, site_path_url
 from imqueue_mcp.server.docs.sizes import DocSizes, prose_sizes
+
+from conftest import SITE
 
 PAGE = """\
 # Title

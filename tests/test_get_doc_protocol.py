@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
 from conftest import SITE, HttpServer, McpConnection, origin_args, server_environment, stdio_connection
 
 LONG_PAGE = "https://imqueue.org/api/faq/"  # the mirror's longest page: about 12,000 tokens

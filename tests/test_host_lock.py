@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import SITE, McpConnection, origin_args, server_environment, stdio_connection
 
 

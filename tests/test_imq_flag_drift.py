@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import REPO, stdio_connection
 from imq_real import real_imq_environment, require_real_imq, run_imq
+
 from imqueue_mcp.server.imq.arguments import BRIDGE_OWNED_OPTIONS
 from imqueue_mcp.server.imq.bridge import IMQ_OPTIONS
 from imqueue_mcp.server.mcp.tools import record_of
+
+from conftest import REPO, stdio_connection
 
 CLI_TOOLS = ("cli_status", "cli_help", "create_service", "generate_client", "fleet", "config", "logs")
 # The modules that build imq's argv and word its outcome (imq_runner.py only runs a program).

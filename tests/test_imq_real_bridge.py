@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CI, McpConnection, stdio_connection
 from imq_real import (
     IMQ,
     REDIS_PORT,
@@ -33,7 +32,10 @@ from imq_real import (
     require_real_imq,
     run_imq,
 )
+
 from imqueue_mcp.server.mcp.results import error_of
+
+from conftest import CI, McpConnection, stdio_connection
 
 EMAIL = ["-e", "dev@example.com"]
 OFFLINE = ["--no-use-git", "--no-install"]  # no git repository, no npm install

@@ -16,10 +16,12 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from conftest import tiny_site
+
 from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
 from imqueue_mcp.build_index.search_cli import main as search_main
 from imqueue_mcp.ranker import rules
+
+from conftest import tiny_site
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = tiny_site()
@@ -199,7 +201,10 @@ USAGE_ERRORS: dict[str, tuple[list[str], list[str]]] = {
         ["--snapshot", "{snapshot}", "--batch", "{batch:directory}"],
         ["{batch:directory}", "cannot read"],
     ),
-    "empty-package-name": (["--snapshot", "{snapshot}", "--package", " ", "redis"], ["is not an @imqueue package name: it is empty"]),
+    "empty-package-name": (
+        ["--snapshot", "{snapshot}", "--package", " ", "redis"],
+        ["is not an @imqueue package name: it is empty"],
+    ),
 }
 
 

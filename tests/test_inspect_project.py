@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import McpConnection, origin_args, server_environment, stdio_connection
 from mcp_types import ListRootsResult, Root
 
+from conftest import McpConnection, origin_args, server_environment, stdio_connection
 from fixtures.projects import FINDINGS, PROJECTS, write_project
 
 

@@ -18,14 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HttpServer, McpConnection, server_environment, stdio_connection
 from fault_origin import DELAY_SECONDS, SITE, Fault, FaultyOrigins
+
 from imqueue_mcp import build_index
 from imqueue_mcp.build_index.sources import TIMEOUT_SECONDS
 from imqueue_mcp.server.config import build_config
 from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper, read_snapshot_early
 
 from benchmarks.processes import stop
+from conftest import HttpServer, McpConnection, server_environment, stdio_connection
 
 FIRST_FEED = "/search-index.json"  # the first feed the builder reads (imqueue.org)
 QUERY = "how do I expose a method"

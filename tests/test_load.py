@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, HttpServer, McpConnection, server_environment
 from fault_origin import FaultyOrigins
+
+from conftest import REPO, HttpServer, McpConnection, server_environment
 
 SOAK_SECONDS = 10
 QUERY = "how do I expose a method"

@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from imqueue_mcp import build_index
+
 from conftest import (
     SITE,
     HttpServer,
@@ -23,7 +26,6 @@ from conftest import (
     server_environment,
     stdio_connection,
 )
-from imqueue_mcp import build_index
 
 MIRROR_STATUS = SITE / "imqueue.org" / "status.json"
 

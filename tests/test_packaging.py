@@ -39,7 +39,9 @@ def test_every_source_package_is_in_the_wheel(wheel: Path) -> None:
     for layer in LAYERS:
         for init in sorted((REPO / layer).rglob("__init__.py")):
             relative = init.relative_to(REPO).as_posix()
-            assert f"imqueue_mcp/{relative}" in names, f"{relative} is missing from [tool.setuptools] packages"
+            assert f"imqueue_mcp/{relative}" in names, (
+                f"{relative} is missing from [tool.setuptools] packages"
+            )
         for module in sorted((REPO / layer).rglob("*.py")):
             relative = module.relative_to(REPO).as_posix()
             assert f"imqueue_mcp/{relative}" in names
@@ -51,10 +53,13 @@ def test_the_wheel_ships_no_tests_benchmarks_or_fixtures(wheel: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", [["-m", "imqueue_mcp.server", "--help"], ["-m", "imqueue_mcp.build_index.search_cli", "--help"]]
+    "command",
+    [["-m", "imqueue_mcp.server", "--help"], ["-m", "imqueue_mcp.build_index.search_cli", "--help"]],
 )
 def test_the_commands_run_from_any_directory(tmp_path: Path, command: list[str]) -> None:
-    done = subprocess.run([sys.executable, *command], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, *command], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert "usage:" in done.stdout
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+
 from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
 
 DEPRECATED_PREFIX = "DEPRECATED — do not use in new code."

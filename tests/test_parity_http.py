@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+
 from conftest import HttpServer
 
 INITIALIZE = {

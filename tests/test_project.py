@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from imqueue_mcp.server.project.reader import (
     URL_DECORATORS,
     URL_DOC_BLOCKS,

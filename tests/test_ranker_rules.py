@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
+
 from imqueue_mcp.ranker import Index, SearchResponse, normalize_package, rules
 from imqueue_mcp.ranker import index as index_module
 from imqueue_mcp.ranker.index import Form, InvertedIndex

@@ -6,6 +6,7 @@ themselves on tiny corpora)."""
 from __future__ import annotations
 
 import pytest
+
 from imqueue_mcp.ranker import rules
 from imqueue_mcp.ranker.text import (
     STOPWORDS,

@@ -14,9 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, SITE
+
 from imqueue_mcp.build_index import build
 from imqueue_mcp.ranker import Index
+
+from conftest import SHARED, SITE
 
 KPI = SHARED / "kpi"
 SAMPLE = 80

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SITE, McpConnection, server_environment, stdio_connection
+
 from imqueue_mcp.build_index import build, save_snapshot
 from imqueue_mcp.build_index.search_cli import main as search_main
+
+from conftest import SITE, McpConnection, server_environment, stdio_connection
 
 SERVER_ONLY = {"advisory", "advisories", "corpus"}
 SERVER_ONLY_PER_HIT = {"tokens", "tokensBasis"}  # get_doc's answer size (server/docs/sizes.py)
@@ -81,7 +83,9 @@ def test_a_corrected_query_is_reported_in_text_and_structured_content(server: Mc
     assert 'Searched for "expose a method" (corrected from "expose a methd")' in answer.content[0].text
 
 
-def test_the_server_adds_its_advisory_and_corpus_and_nothing_else(server: McpConnection, snapshot: Path) -> None:
+def test_the_server_adds_its_advisory_and_corpus_and_nothing_else(
+    server: McpConnection, snapshot: Path
+) -> None:
     answer = server.call("search_docs", {"query": "datadog tracing"})
     added = set(answer.structured_content) - set(cli_json(snapshot, "datadog tracing", None))
     assert added == {"advisory", "advisories", "corpus"}

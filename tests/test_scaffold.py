@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from imqueue_mcp.server.scaffold.templates import (
     SCAFFOLD_CLIENT_DESCRIPTION,
     SCAFFOLD_SERVICE_DESCRIPTION,

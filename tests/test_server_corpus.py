@@ -6,9 +6,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import SiteServer, free_port
+
 from imqueue_mcp.server.config import build_config
 from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper, CorpusUnavailable, LoadedCorpus
+
+from conftest import SiteServer, free_port
 
 
 def origins_flags(origins: dict[str, str]) -> list[str]:

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+
 from imqueue_mcp.server.docs.fetch import (
     DocUrl,
     DocUrlError,

@@ -12,8 +12,9 @@ from typing import Any
 import jsonschema
 import pytest
 import test_server_http
-from conftest import McpConnection, origin_args, server_environment, stdio_connection
 from test_server_cli import isolated_environment
+
+from conftest import McpConnection, origin_args, server_environment, stdio_connection
 
 # The hosted server and a client of each protocol revision, as test_server_http sets them up.
 hosted_client = test_server_http.hosted_client

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from conftest import HOSTED_TOOLS, SHARED_TOOLS, HttpServer, McpConnection, origin_args, server_environment
 
 OPEN_WORLD = {"search_docs", "get_doc", "find_examples", "list_packages", "package_status"}

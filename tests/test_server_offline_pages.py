@@ -13,10 +13,12 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from conftest import McpConnection, free_port, origin_args, server_environment, stdio_connection
+from test_server_transport import RawStdio, initialize
+
 from imqueue_mcp.build_index import load_snapshot, pages_path
 from imqueue_mcp.build_index.cli import main as build_main
-from test_server_transport import RawStdio, initialize
+
+from conftest import McpConnection, free_port, origin_args, server_environment, stdio_connection
 
 SHARED_SITE = Path(__file__).resolve().parents[2] / "shared" / "site"
 PAGE = "https://imqueue.org/tutorial/user-service/"

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from mcp.shared.exceptions import MCPError
+
 from conftest import (
     LOCAL_TOOLS,
     REPO,
@@ -23,7 +25,6 @@ from conftest import (
     server_environment,
     stdio_connection,
 )
-from mcp.shared.exceptions import MCPError
 
 # SPEC §3a, pinned here independently of the server's own table:
 # (readOnlyHint, destructiveHint, idempotentHint, openWorldHint)
@@ -312,7 +313,17 @@ def imq_search_urls() -> dict[str, list[str]]:
     """What `imq-search QUERY --json` ranks for each parity query, run side by side."""
     processes = {
         query: subprocess.Popen(
-            [sys.executable, "-m", "imqueue_mcp.build_index.search_cli", query, "--json", "--limit", "6", "--from", str(SITE)],
+            [
+                sys.executable,
+                "-m",
+                "imqueue_mcp.build_index.search_cli",
+                query,
+                "--json",
+                "--limit",
+                "6",
+                "--from",
+                str(SITE),
+            ],
             cwd=REPO,
             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
             stdout=subprocess.PIPE,

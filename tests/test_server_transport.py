@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import (
     LOCAL_TOOLS,
     REPO,

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import LOCAL_TOOLS, free_port, origin_args, server_environment
 from test_server_transport import RawStdio, initialize
+
+from conftest import LOCAL_TOOLS, free_port, origin_args, server_environment
 
 LINES = 1000
 HUGE = 10 * 1024 * 1024

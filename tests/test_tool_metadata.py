@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+
 from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
 
 
@@ -71,7 +72,9 @@ def test_search_results_and_errors_both_conform_to_the_published_schema(connecti
         jsonschema.validate({}, schema)  # neither the result's required fields nor an error
 
 
-def test_a_doc_read_conforms_and_its_fields_are_the_published_ones(connection: McpConnection, tmp_path: Path) -> None:
+def test_a_doc_read_conforms_and_its_fields_are_the_published_ones(
+    connection: McpConnection, tmp_path: Path
+) -> None:
     schema: dict[str, Any] = next(t.output_schema for t in connection.tools() if t.name == "get_doc")
     page = connection.call("get_doc", {"url": "https://imqueue.org/tutorial/user-service/"})
     assert not page.is_error

@@ -13,16 +13,39 @@ note), so an agent can tell a version read now from one read when the snapshot w
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from imqueue_mcp.server.catalogue.status import STATUS_HOST, STATUS_PATH, StatusUnavailable, read_status
 from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable
-from imqueue_mcp.server.docs.fetch import Fetcher
+from imqueue_mcp.server.docs.fetch import Fetcher, FetchError
 
 logger = logging.getLogger(__name__)
+
+STATUS_HOST, STATUS_PATH = "imqueue.org", "/status.json"
+
+
+class StatusUnavailable(Exception):
+    """status.json could not be read; the message says why and where else to look."""
+
+
+async def read_status(fetcher: Fetcher) -> dict[str, Any]:
+    try:
+        fetched = await fetcher.get(STATUS_HOST, STATUS_PATH)
+    except FetchError as error:
+        raise StatusUnavailable(str(error)) from None
+    if fetched.status != 200:
+        raise StatusUnavailable(f"{fetched.url}: the site answered HTTP {fetched.status}")
+    try:
+        status = json.loads(fetched.body)
+    except ValueError:
+        raise StatusUnavailable(f"{fetched.url}: the body is not JSON") from None
+    if not isinstance(status, dict):
+        raise StatusUnavailable(f"{fetched.url}: expected a JSON object")
+    return status
+
 
 STATUS_URL = f"https://{STATUS_HOST}{STATUS_PATH}"
 STATUS_PAGE = "https://imqueue.org/status/"

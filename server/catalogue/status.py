@@ -1,7 +1,7 @@
 """list_packages and package_status: imqueue.org/status.json, read at call time.
 
 When imqueue.org does not answer, or under --offline, both answer from the copy of
-status.json stored with the docs corpus (package_facts.py), labelled with its date in
+status.json stored with the docs corpus (facts.py), labelled with its date in
 `stored`, as search_docs labels its corpus: a dated fact is not a stale one passed off as
 current. With neither, the two differ on purpose (SPEC §3): list_packages still returns the
 compiled-in catalogue, with factsUnavailable: true; package_status reports the failure.
@@ -9,39 +9,13 @@ compiled-in catalogue, with factsUnavailable: true; package_status reports the f
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from imqueue_mcp.server.catalogue import packages as catalogue
-from imqueue_mcp.server.docs.fetch import Fetcher, FetchError
-
-if TYPE_CHECKING:
-    from imqueue_mcp.server.catalogue.facts import Facts, PackageFacts
+from imqueue_mcp.server.catalogue.facts import Facts, PackageFacts, StatusUnavailable
 
 logger = logging.getLogger(__name__)
-
-STATUS_HOST, STATUS_PATH = "imqueue.org", "/status.json"
-
-
-class StatusUnavailable(Exception):
-    """status.json could not be read; the message says why and where else to look."""
-
-
-async def read_status(fetcher: Fetcher) -> dict[str, Any]:
-    try:
-        fetched = await fetcher.get(STATUS_HOST, STATUS_PATH)
-    except FetchError as error:
-        raise StatusUnavailable(str(error)) from None
-    if fetched.status != 200:
-        raise StatusUnavailable(f"{fetched.url}: the site answered HTTP {fetched.status}")
-    try:
-        status = json.loads(fetched.body)
-    except ValueError:
-        raise StatusUnavailable(f"{fetched.url}: the body is not JSON") from None
-    if not isinstance(status, dict):
-        raise StatusUnavailable(f"{fetched.url}: expected a JSON object")
-    return status
 
 
 async def list_packages(facts: PackageFacts) -> dict[str, Any]:

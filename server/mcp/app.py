@@ -41,16 +41,6 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from imqueue_mcp.server import progress, server_version
-from imqueue_mcp.server.config import Config
-from imqueue_mcp.server.docs.corpus import LoadedCorpus
-from imqueue_mcp.server.errors import ErrorCode
-from imqueue_mcp.server.mcp import completions, observe, project_tools, resources
-from imqueue_mcp.server.mcp.instructions import INSTRUCTIONS
-from imqueue_mcp.server.mcp.prompts import service_prompts
-from imqueue_mcp.server.mcp.results import error_of, error_result
-from imqueue_mcp.server.mcp.services import Services
-from imqueue_mcp.server.mcp.tools import hosted_tools, local_tools
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
@@ -73,6 +63,17 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
+
+from imqueue_mcp.server import progress, server_version
+from imqueue_mcp.server.config import Config
+from imqueue_mcp.server.docs.corpus import LoadedCorpus
+from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.mcp import completions, observe, project_tools, resources
+from imqueue_mcp.server.mcp.instructions import INSTRUCTIONS
+from imqueue_mcp.server.mcp.prompts import service_prompts
+from imqueue_mcp.server.mcp.results import error_of, error_result
+from imqueue_mcp.server.mcp.services import Services
+from imqueue_mcp.server.mcp.tools import hosted_tools, local_tools
 
 logger = logging.getLogger("server")
 

@@ -24,11 +24,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from mcp_types import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
+
 from imqueue_mcp.server.catalogue.packages import CATALOGUE, SCOPE
 from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
 from imqueue_mcp.server.mcp.prompts import CHOOSE_NAME
 from imqueue_mcp.server.mcp.resources import API_TEMPLATE, PAGE_TEMPLATE
-from mcp_types import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
 
 MAX_VALUES = 20
 _SITES = {"imqueue.org": "org", "imqueue.com": "com"}

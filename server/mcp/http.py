@@ -38,12 +38,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from imqueue_mcp.server import server_version
-from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
-from imqueue_mcp.server.mcp.app import create_server
-from imqueue_mcp.server.mcp.observe import configure_logging
-from imqueue_mcp.server.mcp.services import Services
-from imqueue_mcp.server.mcp.tools import hosted_records
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -54,6 +48,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from imqueue_mcp.server import server_version
+from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
+from imqueue_mcp.server.mcp.app import create_server
+from imqueue_mcp.server.mcp.observe import configure_logging
+from imqueue_mcp.server.mcp.services import Services
+from imqueue_mcp.server.mcp.tools import hosted_records
 
 ENDPOINT = "/mcp"
 MAX_BODY_BYTES = 1_000_000

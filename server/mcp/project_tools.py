@@ -31,14 +31,15 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import unquote, urlsplit
 
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp_types import CallToolResult, ClientCapabilities, RootsCapability, TextContent
+from pydantic import BaseModel, Field
+
 from imqueue_mcp.server.catalogue.packages import SCOPE, CatalogueError, normalize_package
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp.results import error_result, structured_result
 from imqueue_mcp.server.mcp.services import Services
 from imqueue_mcp.server.project import reader as project
-from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp_types import CallToolResult, ClientCapabilities, RootsCapability, TextContent
-from pydantic import BaseModel, Field
 
 logger = logging.getLogger(__name__)
 

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
-from imqueue_mcp.server.scaffold.types import ScaffoldError, normalize_service_name
 from mcp.server.mcpserver import Message, UserMessage
 from mcp.server.mcpserver.prompts import Prompt
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import Field
+
+from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
+from imqueue_mcp.server.scaffold.types import ScaffoldError, normalize_service_name
 
 PROMPT_NAME = "build_imqueue_service"
 PROMPT_TITLE = "Build an @imqueue service"

@@ -16,8 +16,9 @@ search_docs. A link is a resource when it is a canonical page URL on imqueue.org
 imqueue.com: llms-full.txt, the blog feed and other files stay get_doc's. Reading goes
 through docs.read_doc, so a #anchor and the imqueue.com pointer behave as in get_doc, but with
 no token budget (only the 200 kB outer limit) and the whole page for an unknown #anchor (a
-resource has no outline to offer), and any URI on those hosts (what the templates expand to) reads the same way. Anything else,
-or a page the site does not have, is ResourceNotFoundError: -32602 with the URI in `data`.
+resource has no outline to offer), and any URI on those hosts (what the templates expand to)
+reads the same way. Anything else, or a page the site does not have, is ResourceNotFoundError:
+-32602 with the URI in `data`.
 """
 
 from __future__ import annotations
@@ -27,14 +28,15 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from imqueue_mcp.server.catalogue import status
-from imqueue_mcp.server.docs import read as docs
-from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
-from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, parse_doc_url
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, Resource, ResourceTemplate
+
+from imqueue_mcp.server.catalogue import facts, status
+from imqueue_mcp.server.docs import read as docs
+from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, parse_doc_url
 
 if TYPE_CHECKING:
     from imqueue_mcp.build_index.feeds import CuratedLink
@@ -171,6 +173,6 @@ async def catalogue_json(services: Services) -> str:
     if data.get("stored"):
         data["source"] = data.pop("stored")
     elif not data.get("factsUnavailable"):
-        data["source"] = docs.live_source(services.fetcher, status.STATUS_HOST, docs.now())
-        data["source"]["from"] += status.STATUS_PATH
+        data["source"] = docs.live_source(services.fetcher, facts.STATUS_HOST, docs.now())
+        data["source"]["from"] += facts.STATUS_PATH
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"

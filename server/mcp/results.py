@@ -1,11 +1,11 @@
 """Tool results as the adapter sends them: text, structured content, and the guided error.
 
-    text_result(text)                 a plain text result
-    structured_result(data, text)     structuredContent and its text rendering
-    error_result(code, message)       the isError result of errors.py's table: what happened, the
-                                      next step, and structuredContent.error {code, message,
-                                      suggestedAction}
-    accepting_errors(schema)          an outputSchema that admits the result or {error}
+text_result(text)                 a plain text result
+structured_result(data, text)     structuredContent and its text rendering
+error_result(code, message)       the isError result of errors.py's table: what happened, the
+                                  next step, and structuredContent.error {code, message,
+                                  suggestedAction}
+accepting_errors(schema)          an outputSchema that admits the result or {error}
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from __future__ import annotations
 from copy import deepcopy
 from typing import Any
 
-from imqueue_mcp.server.errors import ACTIONS, MEANINGS, ErrorCode
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
+
+from imqueue_mcp.server.errors import ACTIONS, MEANINGS, ErrorCode
 
 
 def text_result(text: str, *, is_error: bool = False) -> CallToolResult:

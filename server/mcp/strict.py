@@ -19,11 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from imqueue_mcp.server.mcp.results import accepting_errors
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import ToolAnnotations
 from pydantic import ConfigDict, create_model, model_validator
+
+from imqueue_mcp.server.mcp.results import accepting_errors
 
 
 class StrictArguments(ArgModelBase):

@@ -19,8 +19,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
 from imqueue_mcp.server.catalogue import status
-from imqueue_mcp.server.catalogue.facts import FactsUnavailable, stored_line
+from imqueue_mcp.server.catalogue.facts import FactsUnavailable, StatusUnavailable, stored_line
 from imqueue_mcp.server.catalogue.packages import (
     CatalogueError,
     render_packages_markdown,
@@ -50,9 +54,6 @@ from imqueue_mcp.server.mcp.services import Services
 from imqueue_mcp.server.mcp.strict import strict_tool
 from imqueue_mcp.server.scaffold import templates as scaffold
 from imqueue_mcp.server.scaffold.types import Method, ScaffoldError
-from mcp.server.mcpserver.tools import Tool
-from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import Field
 
 Handler = Callable[..., Awaitable[CallToolResult]]
 Where = Literal["both", "local", "hosted"]
@@ -151,7 +152,7 @@ FAILURE_CODES: tuple[tuple[type[Exception], ErrorCode], ...] = (
     (FetchError, ErrorCode.SITE_UNREACHABLE),
     (docs.DocError, ErrorCode.SITE_UNREACHABLE),
     (CorpusUnavailable, ErrorCode.CORPUS_UNAVAILABLE),
-    (status.StatusUnavailable, ErrorCode.FACTS_UNAVAILABLE),
+    (StatusUnavailable, ErrorCode.FACTS_UNAVAILABLE),
     (CatalogueError, ErrorCode.UNKNOWN_PACKAGE),
     (ScaffoldError, ErrorCode.INVALID_SCAFFOLD_INPUT),
     (ValueError, ErrorCode.INVALID_ARGUMENTS),
@@ -378,7 +379,7 @@ def package_status(services: Services) -> Handler:
             data = await status.package_status(services.facts, package)
         except FactsUnavailable as error:
             return error_result(ErrorCode.FACTS_UNAVAILABLE, str(error), error.next_step)
-        except (status.StatusUnavailable, CatalogueError) as error:
+        except (StatusUnavailable, CatalogueError) as error:
             return failed(error)
         return structured_result(data, _with_stored_line(data, render_status_markdown(data)))
 
