@@ -36,7 +36,7 @@ def hosted_client(request: pytest.FixtureRequest, hosted: HttpServer) -> Iterato
     connection.close()
 
 
-def test_exactly_the_seven_read_only_tools(hosted_client: McpConnection) -> None:
+def test_exactly_the_hosted_read_only_tools(hosted_client: McpConnection) -> None:
     tools = hosted_client.tools()
     assert {tool.name for tool in tools} == HOSTED_TOOLS
     for tool in tools:

@@ -57,5 +57,5 @@ get_doc keep working offline (`imqueue-mcp --offline`). The imq CLI itself comes
 
 With pipx instead of uv, use `"command": "pipx", "args": ["run", "imqueue-mcp"]`.
 Restart the client after editing its configuration, then check that the imqueue server
-lists fifteen tools.
+lists sixteen tools.
 """
