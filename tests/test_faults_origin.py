@@ -27,6 +27,8 @@ from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper
 
 from conftest import McpConnection, server_environment, stdio_connection
 
+pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
+
 MARGIN_SECONDS = 5.0  # on top of the 5 s timeout: a loaded 2-CPU machine, a snapshot load
 BOUND = TIMEOUT_SECONDS + MARGIN_SECONDS
 FEED = "/search-text.json"  # the second feed the builder reads: the first one is then already read

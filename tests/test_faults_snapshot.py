@@ -183,6 +183,7 @@ def wait_for_temp_file(process: subprocess.Popen[bytes], folder: Path) -> None:
         time.sleep(0.001)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(max(180, KILLS * 12))  # a kill costs up to one build: about 2-6 s here
 def test_a_build_killed_at_random_points_leaves_the_previous_snapshot_loadable(
     good_snapshot: Path, tmp_path: Path

@@ -32,6 +32,8 @@ import pytest
 from benchmarks import processes
 from conftest import REPO, free_port, require_external, server_environment, stdio_connection
 
+pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
+
 FRAMEWORK = REPO / "tests" / "framework"
 NODE_MODULES = FRAMEWORK / "node_modules"
 TSC = NODE_MODULES / "typescript" / "bin" / "tsc"

@@ -43,6 +43,8 @@ from conftest import (
     stdio_connection,
 )
 
+pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
+
 PROFILE = os.environ.get("IMQUEUE_MCP_FUZZ", "short")
 CASES = {"short": 25, "long": 2000}.get(PROFILE)
 if CASES is None:

@@ -37,6 +37,8 @@ from imqueue_mcp.server.mcp.results import error_of
 
 from conftest import CI, McpConnection, stdio_connection
 
+pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
+
 EMAIL = ["-e", "dev@example.com"]
 OFFLINE = ["--no-use-git", "--no-install"]  # no git repository, no npm install
 SERVICE = "Probe"  # class and queue name of the scaffolded service

@@ -20,6 +20,8 @@ from fault_origin import FaultyOrigins
 
 from conftest import REPO, HttpServer, McpConnection, server_environment
 
+pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
+
 SOAK_SECONDS = 10
 QUERY = "how do I expose a method"
 
