@@ -247,7 +247,8 @@ class McpConnection:
         return self.run(lambda client: client.call_tool(name, arguments or {}), timeout)
 
     def tools(self) -> list[Any]:
-        return self.run(lambda client: client.list_tools()).tools
+        tools: list[Any] = self.run(lambda client: client.list_tools()).tools
+        return tools
 
     def close(self) -> None:
         if self._stop is not None:

@@ -208,7 +208,7 @@ def test_topic_folds_never_split_a_topic_and_are_balanced_and_deterministic(gold
     cases = cv.headline_cases(gold)
     folds = cv.topic_folds(cases, 5)
     assert sorted(i for fold in folds for i in fold) == list(range(len(cases)))
-    topic_fold = {}
+    topic_fold: dict[str, int] = {}
     for f, fold in enumerate(folds):
         for i in fold:
             assert topic_fold.setdefault(cases[i]["topic"], f) == f, cases[i]["topic"]

@@ -28,7 +28,8 @@ FACT_FIELDS = ("version", "license", "node", "released", "deprecated")
 def status() -> dict[str, Any]:
     if not STATUS_JSON.exists():
         pytest.skip(f"site mirror not found at {STATUS_JSON}")
-    return json.loads(STATUS_JSON.read_text(encoding="utf-8"))
+    status: dict[str, Any] = json.loads(STATUS_JSON.read_text(encoding="utf-8"))
+    return status
 
 
 def names() -> list[str]:

@@ -97,9 +97,9 @@ READ_ONLY_CALLS: dict[str, dict[str, Any]] = {
     "cli_help": {"command": "client generate"},
     "inspect_project": {},  # the server's working directory holds no project: found false, no error
 }
-FAILING_CALL = {"name": "package_status", "arguments": {"package": "nonexistent"}}
+FAILING_CALL: dict[str, Any] = {"name": "package_status", "arguments": {"package": "nonexistent"}}
 FAILING_MESSAGE = "Unknown package '@imqueue/nonexistent'"
-PROMPT = {"name": "build_imqueue_service", "arguments": {"name": "user"}}
+PROMPT: dict[str, Any] = {"name": "build_imqueue_service", "arguments": {"name": "user"}}
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +209,7 @@ def check_read_only_answers(answers: dict[str, dict[str, Any]]) -> None:
     for name, answer in answers.items():
         assert "thrown" not in answer, f"{name}: {answer}"
         assert answer["isError"] is False and answer["text"], f"{name}: {answer}"
-    structured = {name: answer.get("structuredContent") for name, answer in answers.items()}
+    structured: dict[str, Any] = {name: answer.get("structuredContent") for name, answer in answers.items()}
     urls = [hit["url"] for hit in structured["search_docs"]["results"]]
     assert urls and all(url.startswith(("https://imqueue.org/", "https://imqueue.com/")) for url in urls)
     assert structured["get_doc"]["markdown"].startswith("# ")
@@ -282,7 +282,7 @@ def test_the_inspector_cli_lists_calls_reads_and_gets(
         name: ("--method", "tools/call", "--tool-name", name, "--tool-args-json", json.dumps(arguments))
         for name, arguments in READ_ONLY_CALLS.items()
     }
-    requests = {
+    requests: dict[str, tuple[str, ...]] = {
         "list": ("--method", "tools/list"),
         "failing": ("--method", "tools/call", "--tool-name", FAILING_CALL["name"], "--tool-args-json")
         + (json.dumps(FAILING_CALL["arguments"]),),

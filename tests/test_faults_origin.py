@@ -21,7 +21,7 @@ from fault_origin import KINDS, SITE, Fault, FaultyOrigins
 
 from imqueue_mcp import build_index
 from imqueue_mcp.build_index.cli import main as build_main
-from imqueue_mcp.build_index.sources import TIMEOUT_SECONDS
+from imqueue_mcp.build_index.sites import TIMEOUT_SECONDS
 from imqueue_mcp.server.config import build_config
 from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper
 

@@ -97,8 +97,8 @@ DASHED = ["-", "--", "-h", "--help", "--version", "-rf", "--dry-run=false", "--f
 
 
 def strings(cap: int) -> st.SearchStrategy[str]:
-    text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
-    control = st.text(st.characters(max_codepoint=0x9F, categories=("Cc",)), min_size=1, max_size=20)
+    text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=60)
+    control = st.text(st.characters(max_codepoint=0x9F, categories=["Cc"]), min_size=1, max_size=20)
     huge = st.integers(min(1_000, cap), cap).map(lambda size: ("x\x01é-" * (size // 4 + 1))[:size])
     return st.one_of(
         text,

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from mcp_types import ListRootsResult, Root
+from pydantic import FileUrl
 
 from conftest import McpConnection, origin_args, server_environment, stdio_connection
 from fixtures.projects import FINDINGS, PROJECTS, write_project
@@ -30,7 +31,9 @@ def text_of(result: Any) -> str:
 
 def roots_of(*folders: Path) -> Any:
     async def list_roots(context: Any) -> ListRootsResult:
-        return ListRootsResult(roots=[Root(uri=folder.as_uri(), name=folder.name) for folder in folders])
+        return ListRootsResult(
+            roots=[Root(uri=FileUrl(folder.as_uri()), name=folder.name) for folder in folders]
+        )
 
     return list_roots
 
@@ -78,7 +81,7 @@ def test_changed_roots_are_followed_once_the_client_announces_them(
 
     async def list_roots(context: Any) -> ListRootsResult:
         asked.append(1)
-        return ListRootsResult(roots=[Root(uri=folder.as_uri()) for folder in offered])
+        return ListRootsResult(roots=[Root(uri=FileUrl(folder.as_uri())) for folder in offered])
 
     connection = serve(site_origins, tmp_path, tmp_path, list_roots_callback=list_roots)
     try:

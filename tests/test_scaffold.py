@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from imqueue_mcp.server.scaffold.templates import (
@@ -30,11 +32,11 @@ GET_USER = {
 }
 
 
-def file_content(result: dict, path: str) -> str:
-    return next(file["content"] for file in result["files"] if file["path"] == path)
+def file_content(result: dict[str, Any], path: str) -> str:
+    return str(next(file["content"] for file in result["files"] if file["path"] == path))
 
 
-def paths(result: dict) -> list[str]:
+def paths(result: dict[str, Any]) -> list[str]:
     return [file["path"] for file in result["files"]]
 
 

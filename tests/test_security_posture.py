@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,6 +140,16 @@ def hosted_audit(
     server.close()
 
 
+def reading(uri: str) -> Callable[[Any], Awaitable[Any]]:
+    """The client's read of one resource, with the uri bound now."""
+    return lambda client: client.read_resource(uri)
+
+
+def getting_prompt(name: str, arguments: dict[str, str]) -> Callable[[Any], Awaitable[Any]]:
+    """The client's get of one prompt, with its name and arguments bound now."""
+    return lambda client: client.get_prompt(name, arguments)
+
+
 def exercise_every_hosted_surface(url: str) -> None:
     connection = McpConnection(url, "legacy")
     try:
@@ -171,11 +181,11 @@ def exercise_every_hosted_surface(url: str) -> None:
             kinds.setdefault(kind, uri)
         kinds["template"] = "https://imqueue.org/api/rpc/latest/"
         for uri in kinds.values():
-            connection.run(lambda client, uri=uri: client.read_resource(uri))
+            connection.run(reading(uri))
         values = {"name": "user", "need": "a message queue", "purpose": "stores users"}
         for prompt in connection.run(lambda client: client.list_prompts()).prompts:
             arguments = {a.name: values[a.name] for a in prompt.arguments or [] if a.required}
-            connection.run(lambda client, p=prompt.name, a=arguments: client.get_prompt(p, a))
+            connection.run(getting_prompt(prompt.name, arguments))
         from mcp_types import PromptReference, ResourceTemplateReference
 
         page_ref = ResourceTemplateReference(type="ref/resource", uri="https://imqueue.org/{+path}")

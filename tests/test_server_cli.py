@@ -32,7 +32,7 @@ class Bridge:
 
 
 def isolated_environment(home: Path, *, with_imq: bool = True, **extra: str) -> dict[str, str]:
-    env = server_environment(home, **extra)
+    env = server_environment(home, with_imq=True, **extra)
     dirs = [str(Path(sys.executable).parent)]
     env["PATH"] = os.pathsep.join([str(IMQ_STANDIN_DIR), *dirs] if with_imq else dirs)
     return env

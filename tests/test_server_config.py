@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from imqueue_mcp.build_index.sites import LIVE_ORIGINS
 from imqueue_mcp.server.__main__ import parser
-from imqueue_mcp.server.config import LIVE_ORIGINS, ConfigError, build_config, config_from_environment
+from imqueue_mcp.server.config import ConfigError, build_config, config_from_environment
 
 from conftest import REPO
 

@@ -20,7 +20,8 @@ from conftest import McpConnection, origin_args, server_environment, stdio_conne
 hosted_client = test_server_http.hosted_client
 
 # (tool, arguments, code, a word the suggested action must contain); every hosted tool appears.
-SHARED_CASES = [
+Case = tuple[str, dict[str, Any], str, str]
+SHARED_CASES: list[Case] = [
     ("search_docs", {"query": "rpc", "limt": 3}, "invalid_arguments", "inputSchema"),
     ("get_doc", {"url": "https://example.com/intro/"}, "url_refused", "search_docs"),
     ("get_doc", {"url": "https://imqueue.org/no-such-page/"}, "page_not_found", "search_docs"),
@@ -30,8 +31,8 @@ SHARED_CASES = [
     ("scaffold_client", {"service": "IMQService"}, "invalid_scaffold_input", "scaffold"),
     ("no_such_tool", {}, "unknown_tool", "tools/list"),
 ]
-HOSTED_CASES = [("local_install_guide", {"format": "pdf"}, "invalid_arguments", "inputSchema")]
-LOCAL_CASES = [
+HOSTED_CASES: list[Case] = [("local_install_guide", {"format": "pdf"}, "invalid_arguments", "inputSchema")]
+LOCAL_CASES: list[Case] = [
     ("cli_status", {"verbose": True}, "invalid_arguments", "inputSchema"),
     ("cli_help", {"command": "--all"}, "argument_refused", "nothing was run"),
     ("create_service", {"name": "-rf"}, "argument_refused", "nothing was run"),

@@ -93,7 +93,8 @@ def prompt_error(connection: McpConnection, name: str, arguments: dict[str, str]
 
 
 def list_resources(connection: McpConnection) -> list[Any]:
-    return connection.run(lambda client: client.list_resources()).resources
+    resources: list[Any] = connection.run(lambda client: client.list_resources()).resources
+    return resources
 
 
 def read_resource(connection: McpConnection, uri: str) -> Any:
@@ -468,7 +469,7 @@ def test_a_refresh_that_changes_the_list_reaches_a_listening_stateless_client(
         before = {str(resource.uri) for resource in (await client.list_resources()).resources}
         async with client.listen(resources_list_changed=True) as subscription:
             site.list_extra_page(True)
-            events = []
+            events: list[Any] = []
             with anyio.fail_after(WAIT_SECONDS):
                 while not events:
                     await anyio.sleep(1.2)

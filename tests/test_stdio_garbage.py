@@ -116,20 +116,20 @@ def hostile_line(index: int, rng: random.Random) -> Hostile:
         message = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
         return Hostile(json.dumps(message).encode(), None)
     if kind == 10:  # responses the client never had a request for: never answered
-        answer = rng.choice([{"result": {}}, {"error": {"code": -1, "message": "no"}}])
+        strays: list[dict[str, Any]] = [{"result": {}}, {"error": {"code": -1, "message": "no"}}]
+        answer = rng.choice(strays)
         return Hostile(json.dumps({"jsonrpc": "2.0", "id": f"stray-{index}", **answer}).encode(), None)
     if kind == 11:  # a known method with params it cannot take
-        method, params = rng.choice(
-            [
-                ("tools/call", {}),
-                ("tools/call", {"name": 5}),
-                ("tools/call", {"name": "search_docs", "arguments": []}),
-                ("tools/list", {"cursor": 5}),
-                ("resources/read", {}),
-                ("prompts/get", {"name": "no-such-prompt"}),
-                ("logging/setLevel", {"level": "loudest"}),
-            ]
-        )
+        wrong: list[tuple[str, dict[str, Any]]] = [
+            ("tools/call", {}),
+            ("tools/call", {"name": 5}),
+            ("tools/call", {"name": "search_docs", "arguments": []}),
+            ("tools/list", {"cursor": 5}),
+            ("resources/read", {}),
+            ("prompts/get", {"name": "no-such-prompt"}),
+            ("logging/setLevel", {"level": "loudest"}),
+        ]
+        method, params = rng.choice(wrong)
         return Hostile(request(rid, method, params), "error", INVALID_PARAMS, rid)
     if kind == 12:  # a tool the server does not have: an isError result, as MCP says
         return Hostile(request(rid, "tools/call", {"name": "rm_rf", "arguments": {}}), "result", None, rid)
