@@ -464,7 +464,10 @@ def to_hit(doc: Document, score: float) -> Hit:
 
 
 def first_sentence(text: str, limit: int = 220) -> str:
-    text = " ".join(text.split())
+    # Collapse the whitespace of a head of the text first: a section's text can be long, and a
+    # collapsed head longer than `limit` is a prefix of the collapsed whole, so the cut is the same.
+    head = " ".join(text[: 4 * limit].split())
+    text = head if len(head) > limit else " ".join(text.split())
     if len(text) <= limit:
         return text
     cut = text[:limit].rsplit(" ", 1)[0]

@@ -28,6 +28,7 @@ from imqueue_mcp.ranker.search import (
     QueryPlan,
     cap,
     content_words,
+    first_sentence,
     in_package,
     is_question,
     phrase_boosts,
@@ -189,3 +190,18 @@ def test_fast_path_matches_the_reference_on_a_fixture_corpus_with_floors_caps_an
     ]
     assert_same_ranking(index, queries)
     assert_same_ranking(index, ["send", "start"], "core")
+
+
+def collapsed_then_cut(text: str, limit: int) -> str:
+    """The description rule, written the plain way: collapse all whitespace, then cut."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + "…"
+
+
+def test_description_cut_from_a_head_of_the_text_equals_the_cut_of_the_whole_text() -> None:
+    rng = random.Random(4)
+    pieces = ["a", "word", "longerword", " ", "  ", "\n", "\t \n", "é", "x" * 300, " " * 900]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 400))) for _ in range(2000)]
+    for limit in (5, 40, 220):
+        for text in texts:
+            assert first_sentence(text, limit) == collapsed_then_cut(text, limit), (limit, text)
