@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import rules
+from .corpus import Document
 from .index import Form, InvertedIndex
 
 Ids = npt.NDArray[np.intp]
@@ -32,6 +33,37 @@ class Tables:
     factor: Floats  # tier x blog x deprecation (float32 in the index, widened as Python does)
     url_order: Ids  # the tie-break
     answer: Mask  # records written as answers
+    caps: list[CapKeys | None]  # per record, what ranker.search.cap compares; filled on first use
+
+
+@dataclass(frozen=True, slots=True)
+class CapKeys:
+    """A record's keys for the relative floor and the caps, read once instead of per query."""
+
+    url: tuple[str, str]  # (site, path): an answer and its prose section share one URL
+    external: bool
+    parent: str  # site:parent (or site:path)
+    member: str  # lower-cased member name, "" for none
+    symbol_package: str | None  # the package of an API symbol, None for any other record
+
+
+def cap_keys_of(index: InvertedIndex, doc_id: int) -> CapKeys:
+    """The record's cap keys, made on its first use and kept."""
+    keys = tables(index).caps
+    found = keys[doc_id]
+    if found is None:
+        found = keys[doc_id] = cap_keys(index.documents[doc_id])
+    return found
+
+
+def cap_keys(doc: Document) -> CapKeys:
+    return CapKeys(
+        url=(doc.site, doc.path),
+        external=doc.external,
+        parent=f"{doc.site}:{doc.parent or doc.path}",
+        member=doc.member.lower(),
+        symbol_package=doc.package if doc.tier == "symbol" else None,
+    )
 
 
 def tables(index: InvertedIndex) -> Tables:
@@ -43,6 +75,7 @@ def tables(index: InvertedIndex) -> Tables:
             factor=np.frombuffer(index.factor.tobytes(), dtype=np.float32).astype(np.float64),
             url_order=np.frombuffer(index.url_order.tobytes(), dtype=np.uint32).astype(np.intp),
             answer=answer,
+            caps=[None] * index.size,  # decoding every record here would slow the first query
         )
         index.dense_tables = cached
     return cached

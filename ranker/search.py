@@ -366,34 +366,37 @@ def cap(
     per_package: dict[str, int] = defaultdict(int)
     seen: set[tuple[str, str]] = set()
     dropped_by_floor = 0
+    keys = dense.tables(index).caps
     for score, doc_id, coverage in candidates:
         if len(kept) >= limit:
             break  # the answer is full of uncapped hits, ranked before anything capped
-        doc = index.documents[doc_id]
-        if (doc.site, doc.path) in seen:  # an answer and its prose section share one URL
+        key = keys[doc_id] or dense.cap_keys_of(index, doc_id)
+        if key.url in seen:  # an answer and its prose section share one URL
             continue
-        seen.add((doc.site, doc.path))
-        top = tops.setdefault(doc.external, score)
+        seen.add(key.url)
+        top = tops.setdefault(key.external, score)
         if score < top * rules.RELATIVE_FLOOR:
             dropped_by_floor += 1
             continue
-        parent_key = f"{doc.site}:{doc.parent or doc.path}"
-        member_key = doc.member.lower()
         reason = ""
-        if per_parent[parent_key] >= rules.PER_PARENT_CAP:
-            reason = f"per-parent cap ({rules.PER_PARENT_CAP} from {doc.parent})"
-        elif member_key and per_member[member_key] >= rules.PER_MEMBER_CAP:
-            reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {doc.member})"
-        elif not one_package and doc.tier == "symbol" and per_package[doc.package] >= rules.PER_PACKAGE_CAP:
-            reason = f"per-package cap ({rules.PER_PACKAGE_CAP} symbols of {doc.package})"
+        if per_parent[key.parent] >= rules.PER_PARENT_CAP:
+            reason = f"per-parent cap ({rules.PER_PARENT_CAP} from {index.documents[doc_id].parent})"
+        elif key.member and per_member[key.member] >= rules.PER_MEMBER_CAP:
+            reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {index.documents[doc_id].member})"
+        elif (
+            not one_package
+            and key.symbol_package is not None
+            and per_package[key.symbol_package] >= rules.PER_PACKAGE_CAP
+        ):
+            reason = f"per-package cap ({rules.PER_PACKAGE_CAP} symbols of {key.symbol_package})"
         if reason:
             capped.append((score, doc_id, coverage, reason))
             continue
-        per_parent[parent_key] += 1
-        if member_key:
-            per_member[member_key] += 1
-        if doc.tier == "symbol":
-            per_package[doc.package] += 1
+        per_parent[key.parent] += 1
+        if key.member:
+            per_member[key.member] += 1
+        if key.symbol_package is not None:
+            per_package[key.symbol_package] += 1
         kept.append((score, doc_id, coverage, ""))
     if dropped_by_floor:
         notes.append(
