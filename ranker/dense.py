@@ -13,17 +13,21 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from . import rules
 from .corpus import Document
 from .index import Form, InvertedIndex
 
-Ids = npt.NDArray[np.intp]
-Floats = npt.NDArray[np.float64]
-Mask = npt.NDArray[np.bool_]
+# numpy is imported by the functions that use it, on the first search: a process that builds an
+# index (imq-build-index, benchmarks) never holds it, so its peak memory stays the build's.
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Ids = npt.NDArray[np.intp]
+    Floats = npt.NDArray[np.float64]
+    Mask = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,8 @@ def cap_keys(doc: Document) -> CapKeys:
 
 
 def tables(index: InvertedIndex) -> Tables:
+    import numpy as np
+
     cached: Tables | None = index.dense_tables
     if cached is None:
         answer = np.zeros(index.size, dtype=np.bool_)
@@ -91,6 +97,8 @@ def saturate_vector(evidence: Floats) -> Floats:
 def best_form_evidence(index: InvertedIndex, forms: Sequence[Form]) -> tuple[Ids, Floats]:
     """Per record reached, the largest weighted evidence over the term's forms (forms never add
     up): ranker.search.term_evidence without the form that gave it."""
+    import numpy as np
+
     best = np.zeros(index.size, dtype=np.float64)
     reached = np.zeros(index.size, dtype=np.bool_)
     for form in forms:
@@ -131,6 +139,8 @@ def add_weighted(
 def coverage_factor(coverage: Floats) -> Floats:
     """coverage ** COVERAGE_POWER, through the same pow() as the per-record formula: a query has
     a handful of distinct coverage values, so each is raised once."""
+    import numpy as np
+
     distinct, where = np.unique(coverage, return_inverse=True)
     powered = np.array([math.pow(c, rules.COVERAGE_POWER) for c in distinct.tolist()], dtype=np.float64)
     result: Floats = powered[where.reshape(-1)]
@@ -139,6 +149,8 @@ def coverage_factor(coverage: Floats) -> Floats:
 
 def boost_vector(size: int, boosts: dict[int, tuple[float, str]]) -> Floats:
     """1 + the record's phrase / symbol-name boost (1.0 where there is none)."""
+    import numpy as np
+
     vector = np.ones(size, dtype=np.float64)
     if boosts:
         ids = np.fromiter(boosts, dtype=np.intp, count=len(boosts))
@@ -148,6 +160,8 @@ def boost_vector(size: int, boosts: dict[int, tuple[float, str]]) -> Floats:
 
 def ranked(scores: Floats, ids: Ids, order: Ids) -> Ids:
     """Positions of `ids` by score, best first; ties break on the URL order."""
+    import numpy as np
+
     result: Ids = np.lexsort((order[ids], -scores))
     return result
 
@@ -155,3 +169,24 @@ def ranked(scores: Floats, ids: Ids, order: Ids) -> Ids:
 def rows_of(scores: Floats, ids: Ids, coverage: Floats) -> Iterable[tuple[float, int, float]]:
     """The (score, record id, coverage) triples ranker.search.cap walks, as Python numbers."""
     return zip(scores.tolist(), ids.tolist(), coverage.tolist(), strict=True)
+
+
+def query_vectors(size: int) -> tuple[Floats, Floats, Mask]:
+    """A query's zeroed score and matched-idf vectors and its found-records mask."""
+    import numpy as np
+
+    return np.zeros(size, dtype=np.float64), np.zeros(size, dtype=np.float64), np.zeros(size, dtype=np.bool_)
+
+
+def found_ids(found: Mask) -> Ids:
+    import numpy as np
+
+    result: Ids = np.flatnonzero(found)
+    return result
+
+
+def mask_of(flags: Iterable[bool]) -> Mask:
+    import numpy as np
+
+    result: Mask = np.fromiter(flags, dtype=np.bool_)
+    return result

@@ -18,8 +18,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from . import dense, rules
 from .confidence import Confidence, confidence_of
 from .corpus import Document
@@ -209,9 +207,7 @@ def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dense.Floats, 
     each record matches and which records were found. Terms found in most records (imqueue) and
     template words only add to records that a discriminating term found, when there is one:
     alone they would list the whole corpus for nothing."""
-    scores = np.zeros(index.size, dtype=np.float64)
-    matched_idf = np.zeros(index.size, dtype=np.float64)
-    found = np.zeros(index.size, dtype=np.bool_)
+    scores, matched_idf, found = dense.query_vectors(index.size)
     finders = [t for t in plan.terms if t.covers]
     for term in finders:
         add_term(index, term, scores, matched_idf, found)
@@ -247,7 +243,7 @@ def package_mask(index: InvertedIndex, package: str) -> dense.Mask:
     """Which records belong to the package (in_package), per record; made once per package."""
     mask = index.package_masks.get(package)
     if mask is None:
-        mask = np.array([in_package(doc, package) for doc in index.documents], dtype=np.bool_)
+        mask = dense.mask_of(in_package(doc, package) for doc in index.documents)
         index.package_masks[package] = mask
     return mask
 
@@ -300,7 +296,7 @@ def search(
     if question and explain:
         notes.append(f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g} (ANSWER_BOOST)")
     tables = dense.tables(index)
-    ids = np.flatnonzero(found)
+    ids = dense.found_ids(found)
     if plan.package:
         ids = ids[package_mask(index, plan.package)[ids]]
     # Every record here was found by a covering term (score_records), so coverage > 0.
