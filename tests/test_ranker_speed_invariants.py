@@ -205,3 +205,12 @@ def test_description_cut_from_a_head_of_the_text_equals_the_cut_of_the_whole_tex
     for limit in (5, 40, 220):
         for text in texts:
             assert first_sentence(text, limit) == collapsed_then_cut(text, limit), (limit, text)
+
+
+@needs_kpi
+def test_explain_ranks_exactly_as_the_plain_search_and_names_every_hit(site_index: Index) -> None:
+    for query in kpi_queries()[:40]:
+        plain = site_index.search(query, limit=DEPTH)
+        explained = site_index.search(query, limit=DEPTH, explain=True)
+        assert [(h.path, h.score) for h in explained.results] == [(h.path, h.score) for h in plain.results]
+        assert all(hit.explanation for hit in explained.results), query
