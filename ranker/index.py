@@ -80,8 +80,10 @@ class InvertedIndex:
         self._decoded: dict[str, tuple[array[int], array[float]]] = {}
         self._deletions: dict[str, set[str]] | None = None
         self._term_cache: dict[tuple[str, bool], tuple[list[Form], int]] = {}
-        # forms -> (record ids, saturated evidence); filled by ranker.search
-        self.evidence_cache: dict[tuple[Form, ...], tuple[list[int], list[float]]] = {}
+        # forms -> (record ids, saturated evidence) as numpy vectors; filled by ranker.search
+        self.evidence_cache: dict[tuple[Form, ...], tuple[Any, Any]] = {}
+        self.dense_tables: Any = None  # ranker.dense.Tables, made on first search
+        self.package_masks: dict[str, Any] = {}  # package -> per-record membership (ranker.search)
         self.external = array("b", external)  # per record: an imqueue.com record
         self.factor = array("f")  # per record: tier x blog x deprecation multiplier
         self.factor.frombytes(factor)

@@ -15,9 +15,10 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from . import rules
+from . import dense, rules
 from .confidence import Confidence, confidence_of
 from .corpus import Document
 from .index import Form, InvertedIndex, document_fields, field_weight, phrase_key, record_multiplier
@@ -145,7 +146,8 @@ def mark_coverage(index: InvertedIndex, plans: list[TermPlan]) -> list[TermPlan]
     content = [p for p in plans if not p.template]
     discriminating = [p for p in content if p.reach <= common]
     covering = {p.term for p in (discriminating or content or plans)}
-    return [dataclasses.replace(p, covers=p.term in covering) for p in plans]
+    # a plan is made covering: only the ones that do not cover are copied
+    return [p if p.term in covering else dataclasses.replace(p, covers=False) for p in plans]
 
 
 def compound_terms(query: str) -> set[str]:
@@ -188,54 +190,44 @@ def saturate(evidence: float) -> float:
     return evidence * (k + 1) / (evidence + k)
 
 
-def saturated_row(index: InvertedIndex, term: TermPlan) -> tuple[list[int], list[float]]:
+def saturated_row(index: InvertedIndex, term: TermPlan) -> tuple[dense.Ids, dense.Floats]:
     """Per record, the saturated evidence of the term's best form; cached on the index, since it
     depends on the term alone (the query only scales it by the term's weight)."""
     cached = index.evidence_cache.get(term.forms)
     if cached is None:
-        evidence = term_evidence(index, term)
-        ids = sorted(evidence)
-        cached = (ids, [saturate(evidence[i][0]) for i in ids])
+        ids, evidence = dense.best_form_evidence(index, term.forms)
+        cached = (ids, dense.saturate_vector(evidence))
         if len(index.evidence_cache) > 20_000:
             index.evidence_cache.clear()
         index.evidence_cache[term.forms] = cached
     return cached
 
 
-def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, float], dict[int, float]]:
-    """Sum the terms' weighted evidence per record. Terms found in most records (imqueue) and
+def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dense.Floats, dense.Floats, dense.Mask]:
+    """Sum the terms' weighted evidence per record (a vector over the corpus), with the idf mass
+    each record matches and which records were found. Terms found in most records (imqueue) and
     template words only add to records that a discriminating term found, when there is one:
     alone they would list the whole corpus for nothing."""
-    scores: dict[int, float] = {}
-    matched_idf: dict[int, float] = {}
+    scores, matched_idf, found = dense.query_vectors(index.size)
     finders = [t for t in plan.terms if t.covers]
     for term in finders:
-        add_term(index, term, scores, matched_idf)
+        add_term(index, term, scores, matched_idf, found)
     for term in plan.terms:
         if not term.covers:
-            add_term(index, term, scores, matched_idf, only_found=True)
-    return scores, matched_idf
+            add_term(index, term, scores, matched_idf, found, only_found=True)
+    return scores, matched_idf, found
 
 
 def add_term(
     index: InvertedIndex,
     term: TermPlan,
-    scores: dict[int, float],
-    matched_idf: dict[int, float],
+    scores: dense.Floats,
+    matched_idf: dense.Floats,
+    found: dense.Mask,
     only_found: bool = False,
 ) -> None:
-    ids, evidence = saturated_row(index, term)
-    weight, get = term.weight, scores.get
-    if only_found:
-        pairs = [(d, v) for d, v in zip(ids, evidence, strict=True) if d in scores]
-    else:
-        pairs = list(zip(ids, evidence, strict=True))
-    for doc_id, value in pairs:
-        scores[doc_id] = get(doc_id, 0.0) + weight * value
-    if term.covers:
-        idf, got = term.idf, matched_idf.get
-        for doc_id, _value in pairs:
-            matched_idf[doc_id] = got(doc_id, 0.0) + idf
+    idf = term.idf if term.covers else None
+    dense.add_weighted(scores, matched_idf, found, saturated_row(index, term), term.weight, idf, only_found)
 
 
 def term_matches(index: InvertedIndex, plan: QueryPlan, doc_id: int) -> list[tuple[TermPlan, float, Form]]:
@@ -246,6 +238,15 @@ def term_matches(index: InvertedIndex, plan: QueryPlan, doc_id: int) -> list[tup
         if found:
             out.append((term, found[0], found[1]))
     return out
+
+
+def package_mask(index: InvertedIndex, package: str) -> dense.Mask:
+    """Which records belong to the package (in_package), per record; made once per package."""
+    mask = index.package_masks.get(package)
+    if mask is None:
+        mask = dense.mask_of(in_package(doc, package) for doc in index.documents)
+        index.package_masks[package] = mask
+    return mask
 
 
 def in_package(doc: Document, package: str) -> bool:
@@ -290,37 +291,37 @@ def search(
         notes.append(f"long query ({length} content words, LONG_QUERY_TERMS): COVERAGE_FLOOR {floor:g}")
     if plan.package and explain:
         notes.append(f"package filter: {plan.package}")
-    scores, matched_idf = score_records(index, plan)
+    scores, matched_idf, found = score_records(index, plan)
     boosts = phrase_boosts(index, plan.query)
     question = is_question(plan.query)
     if question and explain:
         notes.append(f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g} (ANSWER_BOOST)")
-    candidates: list[tuple[float, int, float]] = []
-    below_floor: list[tuple[float, int, float]] = []
-    answers = index.answers
-    for doc_id, raw in scores.items():
-        if plan.package and not in_package(index.documents[doc_id], plan.package):
-            continue
-        # Every record here was found by a covering term (score_records), so coverage > 0.
-        coverage = matched_idf.get(doc_id, 0.0) / total
-        factor = index.factor[doc_id] * (1 + boosts.get(doc_id, NO_BOOST)[0])
-        if question and doc_id in answers:
-            factor *= 1 + rules.ANSWER_BOOST
-        scored = (raw * coverage**rules.COVERAGE_POWER * factor, doc_id, coverage)
-        (candidates if coverage >= floor else below_floor).append(scored)
+    tables = dense.tables(index)
+    ids = dense.found_ids(found)
+    if plan.package:
+        ids = ids[package_mask(index, plan.package)[ids]]
+    # Every record here was found by a covering term (score_records), so coverage > 0.
+    covered = matched_idf[ids] / total
+    factor = tables.factor[ids] * dense.boost_vector(index.size, boosts)[ids]
+    if question:
+        factor[tables.answer[ids]] *= 1 + rules.ANSWER_BOOST
+    final = scores[ids] * dense.coverage_factor(covered) * factor
+    above = covered >= floor
     # Ties break on the URL, so the same query always gives the same order.
-    order = index.url_order
-    candidates.sort(key=lambda c: (-c[0], order[c[1]]))
+    top = dense.ranked(final[above], ids[above], tables.url_order)
+    candidates = dense.rows_of(final[above][top], ids[above][top], covered[above][top])
     ordered = cap(index, candidates, limit, notes, one_package=plan.package is not None)
-    if len(ordered) < limit and below_floor:
+    below = ~above
+    if len(ordered) < limit and below.any():
         # Records under the coverage floor never outrank one above it; they only fill a deep list.
         seen = {(index.documents[c[1]].site, index.documents[c[1]].path) for c in ordered}
-        below_floor.sort(key=lambda c: (-c[0], order[c[1]]))
-        ordered += [
-            (*c, "under the coverage floor")
-            for c in below_floor
-            if (index.documents[c[1]].site, index.documents[c[1]].path) not in seen
-        ]
+        low = dense.ranked(final[below], ids[below], tables.url_order)
+        for c in dense.rows_of(final[below][low], ids[below][low], covered[below][low]):
+            if len(ordered) >= limit:
+                break  # only the first `limit` are returned
+            doc = index.documents[c[1]]
+            if (doc.site, doc.path) not in seen:
+                ordered.append((*c, "under the coverage floor"))
     hits = []
     for score, doc_id, coverage, capped in ordered[:limit]:
         doc = index.documents[doc_id]
@@ -328,12 +329,12 @@ def search(
         if explain:
             hit.explanation = explain_hit(
                 doc,
-                raw=scores[doc_id],
+                raw=float(scores[doc_id]),
                 coverage=coverage,
                 matches=term_matches(index, plan, doc_id),
                 capped=capped,
                 boost=boosts.get(doc_id, NO_BOOST),
-                answer=question and doc_id in answers,
+                answer=question and doc_id in index.answers,
             )
         hits.append(hit)
     if hits:
@@ -344,7 +345,7 @@ def search(
 
 def cap(
     index: InvertedIndex,
-    candidates: list[tuple[float, int, float]],
+    candidates: Iterable[tuple[float, int, float]],
     limit: int,
     notes: list[str],
     one_package: bool = False,
@@ -362,34 +363,37 @@ def cap(
     per_package: dict[str, int] = defaultdict(int)
     seen: set[tuple[str, str]] = set()
     dropped_by_floor = 0
+    keys = dense.tables(index).caps
     for score, doc_id, coverage in candidates:
         if len(kept) >= limit:
             break  # the answer is full of uncapped hits, ranked before anything capped
-        doc = index.documents[doc_id]
-        if (doc.site, doc.path) in seen:  # an answer and its prose section share one URL
+        key = keys[doc_id] or dense.cap_keys_of(index, doc_id)
+        if key.url in seen:  # an answer and its prose section share one URL
             continue
-        seen.add((doc.site, doc.path))
-        top = tops.setdefault(doc.external, score)
+        seen.add(key.url)
+        top = tops.setdefault(key.external, score)
         if score < top * rules.RELATIVE_FLOOR:
             dropped_by_floor += 1
             continue
-        parent_key = f"{doc.site}:{doc.parent or doc.path}"
-        member_key = doc.member.lower()
         reason = ""
-        if per_parent[parent_key] >= rules.PER_PARENT_CAP:
-            reason = f"per-parent cap ({rules.PER_PARENT_CAP} from {doc.parent})"
-        elif member_key and per_member[member_key] >= rules.PER_MEMBER_CAP:
-            reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {doc.member})"
-        elif not one_package and doc.tier == "symbol" and per_package[doc.package] >= rules.PER_PACKAGE_CAP:
-            reason = f"per-package cap ({rules.PER_PACKAGE_CAP} symbols of {doc.package})"
+        if per_parent[key.parent] >= rules.PER_PARENT_CAP:
+            reason = f"per-parent cap ({rules.PER_PARENT_CAP} from {index.documents[doc_id].parent})"
+        elif key.member and per_member[key.member] >= rules.PER_MEMBER_CAP:
+            reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {index.documents[doc_id].member})"
+        elif (
+            not one_package
+            and key.symbol_package is not None
+            and per_package[key.symbol_package] >= rules.PER_PACKAGE_CAP
+        ):
+            reason = f"per-package cap ({rules.PER_PACKAGE_CAP} symbols of {key.symbol_package})"
         if reason:
             capped.append((score, doc_id, coverage, reason))
             continue
-        per_parent[parent_key] += 1
-        if member_key:
-            per_member[member_key] += 1
-        if doc.tier == "symbol":
-            per_package[doc.package] += 1
+        per_parent[key.parent] += 1
+        if key.member:
+            per_member[key.member] += 1
+        if key.symbol_package is not None:
+            per_package[key.symbol_package] += 1
         kept.append((score, doc_id, coverage, ""))
     if dropped_by_floor:
         notes.append(
@@ -460,7 +464,10 @@ def to_hit(doc: Document, score: float) -> Hit:
 
 
 def first_sentence(text: str, limit: int = 220) -> str:
-    text = " ".join(text.split())
+    # Collapse the whitespace of a head of the text first: a section's text can be long, and a
+    # collapsed head longer than `limit` is a prefix of the collapsed whole, so the cut is the same.
+    head = " ".join(text[: 4 * limit].split())
+    text = head if len(head) > limit else " ".join(text.split())
     if len(text) <= limit:
         return text
     cut = text[:limit].rsplit(" ", 1)[0]

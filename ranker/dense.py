@@ -1,0 +1,192 @@
+"""Per-record arithmetic of a query as whole-corpus vectors (numpy), instead of a loop per record.
+
+The corpus is a few thousand records, so one float64 slot per record and per query is cheap,
+and every per-record step of ranker.search (add a term's weighted evidence, add its idf to the
+matched mass, coverage, the fixed factor and the boosts) becomes one vector operation. The
+arithmetic is the same IEEE double arithmetic in the same order as the per-record formulas in
+ranker.search, so scores are bit-for-bit those of the straightforward computation (pinned by
+tests/test_ranker_speed_invariants.py). Nothing here reads or writes the world.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import rules
+from .corpus import Document
+from .index import Form, InvertedIndex
+
+# numpy is imported by the functions that use it, on the first search: a process that builds an
+# index (imq-build-index, benchmarks) never holds it, so its peak memory stays the build's.
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Ids = npt.NDArray[np.intp]
+    Floats = npt.NDArray[np.float64]
+    Mask = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What every query reads per record, as vectors: made once per index, on first search."""
+
+    factor: Floats  # tier x blog x deprecation (float32 in the index, widened as Python does)
+    url_order: Ids  # the tie-break
+    answer: Mask  # records written as answers
+    caps: list[CapKeys | None]  # per record, what ranker.search.cap compares; filled on first use
+
+
+@dataclass(frozen=True, slots=True)
+class CapKeys:
+    """A record's keys for the relative floor and the caps, read once instead of per query."""
+
+    url: tuple[str, str]  # (site, path): an answer and its prose section share one URL
+    external: bool
+    parent: str  # site:parent (or site:path)
+    member: str  # lower-cased member name, "" for none
+    symbol_package: str | None  # the package of an API symbol, None for any other record
+
+
+def cap_keys_of(index: InvertedIndex, doc_id: int) -> CapKeys:
+    """The record's cap keys, made on its first use and kept."""
+    keys = tables(index).caps
+    found = keys[doc_id]
+    if found is None:
+        found = keys[doc_id] = cap_keys(index.documents[doc_id])
+    return found
+
+
+def cap_keys(doc: Document) -> CapKeys:
+    return CapKeys(
+        url=(doc.site, doc.path),
+        external=doc.external,
+        parent=f"{doc.site}:{doc.parent or doc.path}",
+        member=doc.member.lower(),
+        symbol_package=doc.package if doc.tier == "symbol" else None,
+    )
+
+
+def tables(index: InvertedIndex) -> Tables:
+    import numpy as np
+
+    cached: Tables | None = index.dense_tables
+    if cached is None:
+        answer = np.zeros(index.size, dtype=np.bool_)
+        answer[sorted(index.answers)] = True
+        cached = Tables(
+            factor=np.frombuffer(index.factor.tobytes(), dtype=np.float32).astype(np.float64),
+            url_order=np.frombuffer(index.url_order.tobytes(), dtype=np.uint32).astype(np.intp),
+            answer=answer,
+            caps=[None] * index.size,  # decoding every record here would slow the first query
+        )
+        index.dense_tables = cached
+    return cached
+
+
+def saturate_vector(evidence: Floats) -> Floats:
+    """ranker.search.saturate, elementwise: evidence x (k + 1) / (evidence + k)."""
+    k = rules.SATURATION
+    result: Floats = evidence * (k + 1) / (evidence + k)
+    return result
+
+
+def best_form_evidence(index: InvertedIndex, forms: Sequence[Form]) -> tuple[Ids, Floats]:
+    """Per record reached, the largest weighted evidence over the term's forms (forms never add
+    up): ranker.search.term_evidence without the form that gave it."""
+    import numpy as np
+
+    best = np.zeros(index.size, dtype=np.float64)
+    reached = np.zeros(index.size, dtype=np.bool_)
+    for form in forms:
+        raw_ids, raw_weights = index.row(form.word)
+        if not raw_ids:
+            continue
+        ids = np.frombuffer(raw_ids.tobytes(), dtype=np.uint32).astype(np.intp)
+        values = np.frombuffer(raw_weights.tobytes(), dtype=np.float32).astype(np.float64) * form.weight
+        best[ids] = np.maximum(best[ids], values)
+        reached[ids] = True
+    ids = np.flatnonzero(reached)
+    return ids, best[ids]
+
+
+def add_weighted(
+    scores: Floats,
+    matched_idf: Floats,
+    found: Mask,
+    row: tuple[Ids, Floats],
+    weight: float,
+    idf: float | None,
+    only_found: bool,
+) -> None:
+    """ranker.search.add_term over vectors: the term's weight x its saturated evidence to each
+    record's score, and (for a covering term, idf given) its idf to the matched mass. With
+    only_found, only records a covering term already found get anything."""
+    ids, evidence = row
+    if only_found:
+        keep = found[ids]
+        ids, evidence = ids[keep], evidence[keep]
+    scores[ids] += weight * evidence
+    if idf is not None:
+        matched_idf[ids] += idf
+    if not only_found:
+        found[ids] = True
+
+
+def coverage_factor(coverage: Floats) -> Floats:
+    """coverage ** COVERAGE_POWER, through the same pow() as the per-record formula: a query has
+    a handful of distinct coverage values, so each is raised once."""
+    import numpy as np
+
+    distinct, where = np.unique(coverage, return_inverse=True)
+    powered = np.array([math.pow(c, rules.COVERAGE_POWER) for c in distinct.tolist()], dtype=np.float64)
+    result: Floats = powered[where.reshape(-1)]
+    return result
+
+
+def boost_vector(size: int, boosts: dict[int, tuple[float, str]]) -> Floats:
+    """1 + the record's phrase / symbol-name boost (1.0 where there is none)."""
+    import numpy as np
+
+    vector = np.ones(size, dtype=np.float64)
+    if boosts:
+        ids = np.fromiter(boosts, dtype=np.intp, count=len(boosts))
+        vector[ids] = 1 + np.array([b[0] for b in boosts.values()], dtype=np.float64)
+    return vector
+
+
+def ranked(scores: Floats, ids: Ids, order: Ids) -> Ids:
+    """Positions of `ids` by score, best first; ties break on the URL order."""
+    import numpy as np
+
+    result: Ids = np.lexsort((order[ids], -scores))
+    return result
+
+
+def rows_of(scores: Floats, ids: Ids, coverage: Floats) -> Iterable[tuple[float, int, float]]:
+    """The (score, record id, coverage) triples ranker.search.cap walks, as Python numbers."""
+    return zip(scores.tolist(), ids.tolist(), coverage.tolist(), strict=True)
+
+
+def query_vectors(size: int) -> tuple[Floats, Floats, Mask]:
+    """A query's zeroed score and matched-idf vectors and its found-records mask."""
+    import numpy as np
+
+    return np.zeros(size, dtype=np.float64), np.zeros(size, dtype=np.float64), np.zeros(size, dtype=np.bool_)
+
+
+def found_ids(found: Mask) -> Ids:
+    import numpy as np
+
+    result: Ids = np.flatnonzero(found)
+    return result
+
+
+def mask_of(flags: Iterable[bool]) -> Mask:
+    import numpy as np
+
+    result: Mask = np.fromiter(flags, dtype=np.bool_)
+    return result

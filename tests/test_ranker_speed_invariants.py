@@ -1,0 +1,216 @@
+"""The fast ranking path (ranker.dense: whole-corpus vectors, cached rows, an early-stopping
+fill) ranks exactly as the straightforward per-record computation of docs/ranking.md's formula.
+
+The reference below is written here, per record in plain Python dicts, from the ranker's own
+formula pieces (plan, saturation, boosts, caps): sum over terms of weight x saturated evidence
+of the best form, x coverage^COVERAGE_POWER x the record's factor x boosts, sorted by score then
+URL order, capped, then filled from under the coverage floor. Both run on the same index, on a
+sample of the KPI queries (../shared/kpi, read at run time) over the real site mirror and on a
+hand-written fixture corpus; the lists must hold the same URLs in the same order with the same
+scores. Nothing here is a stored result: both sides are computed at test time.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SHARED, SITE
+from imqueue_mcp.build_index import build
+from imqueue_mcp.ranker import Index, rules
+from imqueue_mcp.ranker.index import InvertedIndex
+from imqueue_mcp.ranker.search import (
+    NO_BOOST,
+    QueryPlan,
+    cap,
+    content_words,
+    first_sentence,
+    in_package,
+    is_question,
+    phrase_boosts,
+    plan_query,
+    saturate,
+    term_evidence,
+)
+
+from fixtures.corpus_tiny import answer, index_of, page, section, symbol
+
+KPI = SHARED / "kpi"
+SAMPLE = 150  # queries drawn from each KPI list (seeded)
+DEPTH = rules.BATCH_DEPTH  # the whole list the KPI scores, not only the first six
+
+
+def reference_scores(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, float], dict[int, float]]:
+    """Per record: sum of weight x saturated best-form evidence, and the matched idf mass.
+    Covering terms first (they find records), then the rest, only on records already found."""
+    scores: dict[int, float] = {}
+    matched: dict[int, float] = {}
+    for only_found in (False, True):
+        for term in plan.terms:
+            if term.covers == only_found:
+                continue
+            for doc_id, (evidence, _form) in sorted(term_evidence(index, term).items()):
+                if only_found and doc_id not in scores:
+                    continue
+                scores[doc_id] = scores.get(doc_id, 0.0) + term.weight * saturate(evidence)
+                if term.covers:
+                    matched[doc_id] = matched.get(doc_id, 0.0) + term.idf
+    return scores, matched
+
+
+def reference_search(
+    index: InvertedIndex, query: str, limit: int, package: str | None = None
+) -> list[tuple[str, float]]:
+    plan = plan_query(index, query, package)
+    total = plan.total_weight or 1.0
+    floor = rules.COVERAGE_FLOOR if content_words(plan.query) >= rules.LONG_QUERY_TERMS else 0.0
+    scores, matched = reference_scores(index, plan)
+    boosts = phrase_boosts(index, plan.query)
+    question = is_question(plan.query)
+    above: list[tuple[float, int, float]] = []
+    below: list[tuple[float, int, float]] = []
+    for doc_id, raw in scores.items():
+        if plan.package and not in_package(index.documents[doc_id], plan.package):
+            continue
+        coverage = matched[doc_id] / total
+        factor = index.factor[doc_id] * (1 + boosts.get(doc_id, NO_BOOST)[0])
+        if question and doc_id in index.answers:
+            factor *= 1 + rules.ANSWER_BOOST
+        row = (raw * coverage**rules.COVERAGE_POWER * factor, doc_id, coverage)
+        (above if coverage >= floor else below).append(row)
+    above.sort(key=lambda c: (-c[0], index.url_order[c[1]]))
+    ordered = cap(index, above, limit, [], one_package=plan.package is not None)
+    below.sort(key=lambda c: (-c[0], index.url_order[c[1]]))
+    seen = {(index.documents[c[1]].site, index.documents[c[1]].path) for c in ordered}
+    ordered += [
+        (*c, "") for c in below if (index.documents[c[1]].site, index.documents[c[1]].path) not in seen
+    ]
+    return [(index.documents[c[1]].path, c[0]) for c in ordered[:limit]]
+
+
+def fast_search(index: Index, query: str, limit: int, package: str | None = None) -> list[tuple[str, float]]:
+    return [(hit.path, hit.score) for hit in index.search(query, limit=limit, package=package).results]
+
+
+def assert_same_ranking(index: Index, queries: list[str], package: str | None = None) -> None:
+    compared = 0
+    for query in queries:
+        fast = fast_search(index, query, DEPTH, package)
+        slow = reference_search(index.inverted, query, DEPTH, package)
+        assert [path for path, _ in fast] == [path for path, _ in slow], query
+        for (_, a), (_, b) in zip(fast, slow, strict=True):
+            assert a == pytest.approx(b, rel=0, abs=1e-9), query
+        compared += len(fast)
+    assert compared > 0  # the sample ranked something: an empty comparison proves nothing
+
+
+@pytest.fixture(scope="module")
+def site_index() -> Index:
+    return build(mirror=SITE).index()
+
+
+def kpi_queries() -> list[str]:
+    rng = random.Random(11)
+    gold = sorted(
+        {q["query"] for q in json.loads((KPI / "gold-dev.json").read_text(encoding="utf-8"))["queries"]}
+    )
+    artificial = json.loads((KPI / "artificial-queries.json").read_text(encoding="utf-8"))
+    main = [c["query"] for c in artificial["main"]]
+    typos = [c["query"] for c in artificial["typos"]]
+    return rng.sample(gold, SAMPLE) + rng.sample(main, SAMPLE) + rng.sample(typos, min(SAMPLE, len(typos)))
+
+
+def case_queries(out: Path) -> list[str]:
+    """ranking_cases.py's own --emit list of its named cases."""
+    subprocess.run(
+        [sys.executable, str(KPI / "ranking_cases.py"), "--emit", str(out)], check=True, capture_output=True
+    )
+    lines = out.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["query"] for line in lines if line.strip()]
+
+
+needs_kpi = pytest.mark.skipif(not (KPI / "gold-dev.json").exists(), reason="../shared/kpi is not here")
+
+
+@needs_kpi
+def test_fast_path_ranks_kpi_queries_exactly_as_the_per_record_reference(site_index: Index) -> None:
+    assert_same_ranking(site_index, kpi_queries())
+
+
+@needs_kpi
+def test_fast_path_ranks_named_ranking_cases_exactly_as_the_reference(
+    site_index: Index, tmp_path: Path
+) -> None:
+    assert_same_ranking(site_index, case_queries(tmp_path / "cases.jsonl"))
+
+
+@needs_kpi
+def test_fast_path_under_a_package_filter_matches_the_reference(site_index: Index) -> None:
+    queries = ["send a message", "options", "connection", "how do i expose a method", "logger"]
+    for package in ("core", "rpc", "@imqueue/pg-pubsub"):
+        assert_same_ranking(site_index, queries, package)
+
+
+@needs_kpi
+def test_fast_path_matches_the_reference_on_a_second_warm_pass(site_index: Index) -> None:
+    """The per-term caches must give what a cold computation gives."""
+    queries = kpi_queries()[:60]
+    first = [fast_search(site_index, q, DEPTH) for q in queries]
+    assert first == [fast_search(site_index, q, DEPTH) for q in queries]
+    assert_same_ranking(site_index, queries)
+
+
+def test_fast_path_matches_the_reference_on_a_fixture_corpus_with_floors_caps_and_boosts() -> None:
+    index = index_of(
+        page("/guide/retry/", "Retry", summary="how retries work for a failed job", keywords="retry,retries"),
+        page("/guide/queue/", "Queue", summary="a queue of jobs and retries"),
+        answer("/api/faq/#how-do-i-retry", "How do I retry a job?", summary="retry a failed job"),
+        section("/blog/x/#why", "Why retry", text="retry retry job queue worker delay"),
+        section("/blog/x/#how", "How to retry", text="job retry with backoff delay"),
+        section("/blog/x/#more", "More retry", text="retry job queue delay backoff"),
+        symbol("RedisQueue.send", "@imqueue/core", summary="send a job to the queue"),
+        symbol("RedisQueue.start", "@imqueue/core", summary="start the queue"),
+        symbol("ClusteredRedisQueue.send", "@imqueue/core", summary="send to a cluster queue"),
+        symbol("IMQClient.send", "@imqueue/rpc", summary="send a request"),
+        symbol("IMQService.start", "@imqueue/rpc", summary="start a service", deprecated=True),
+    )
+    queries = [
+        "retry",
+        "how do i retry a job?",
+        "send",
+        "queue send job delay backoff",
+        "retires",
+        "RedisQueue.send",
+        "start the queue service",
+        "job",
+    ]
+    assert_same_ranking(index, queries)
+    assert_same_ranking(index, ["send", "start"], "core")
+
+
+def collapsed_then_cut(text: str, limit: int) -> str:
+    """The description rule, written the plain way: collapse all whitespace, then cut."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + "…"
+
+
+def test_description_cut_from_a_head_of_the_text_equals_the_cut_of_the_whole_text() -> None:
+    rng = random.Random(4)
+    pieces = ["a", "word", "longerword", " ", "  ", "\n", "\t \n", "é", "x" * 300, " " * 900]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 400))) for _ in range(2000)]
+    for limit in (5, 40, 220):
+        for text in texts:
+            assert first_sentence(text, limit) == collapsed_then_cut(text, limit), (limit, text)
+
+
+@needs_kpi
+def test_explain_ranks_exactly_as_the_plain_search_and_names_every_hit(site_index: Index) -> None:
+    for query in kpi_queries()[:40]:
+        plain = site_index.search(query, limit=DEPTH)
+        explained = site_index.search(query, limit=DEPTH, explain=True)
+        assert [(h.path, h.score) for h in explained.results] == [(h.path, h.score) for h in plain.results]
+        assert all(hit.explanation for hit in explained.results), query
