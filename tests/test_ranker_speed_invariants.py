@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, SITE
+
 from imqueue_mcp.build_index import build
 from imqueue_mcp.ranker import Index, rules
 from imqueue_mcp.ranker.index import InvertedIndex
@@ -37,6 +37,7 @@ from imqueue_mcp.ranker.search import (
     term_evidence,
 )
 
+from conftest import SHARED, SITE
 from fixtures.corpus_tiny import answer, index_of, page, section, symbol
 
 KPI = SHARED / "kpi"
