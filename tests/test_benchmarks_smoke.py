@@ -322,6 +322,8 @@ def test_bm25s_baseline_ranks_the_same_documents_and_survives_save_and_load(tmp_
     assert line["results"][0] == {"u": "/pricing/", "external": True, "score": line["results"][0]["score"]}
     assert line["results"][0]["score"] > 0 and len(line["results"]) == 1
     assert ranked.top6_ids("redis connection")[0] == 1
+    assert ranked.retrieve_top6_ids("redis connection")[0] == 1  # the same through retrieve()
+    assert ranked.retrieve_top6_ids("zzz") == []
     assert ranked.batch_line("nothing matches zzz")["results"] == []
 
     ranked.save(tmp_path / "bm25s")
@@ -344,9 +346,17 @@ def test_speed_table_has_a_bm25s_column_and_the_ratios_to_it() -> None:
 
     results = {"ours": side(0.6, 3.0), "bm25": side(1.0, 4.0), "bm25s": side(0.2, 1.0)}
     assert speed.ratios(results) == pytest.approx({"p50_ms": 3.0, "p95_ms": 3.0, "p99_ms": 3.0})
+    assert speed.ratios(results, "query_retrieve") == {}
     text = speed.table(results)
     assert text.splitlines()[0].split() == ["ours", "rank-bm25", "bm25s"]
     assert "ours / bm25s p50" in text and "3.0x" in text and "<=6x" in text
+    assert "retrieve()" not in text
+
+    results["bm25s"]["query_retrieve"] = side(0.3, 1.5)["query"]
+    assert speed.ratios(results, "query_retrieve") == pytest.approx(
+        {"p50_ms": 2.0, "p95_ms": 2.0, "p99_ms": 2.0}
+    )
+    assert "bm25s retrieve() p50/p99" in speed.table(results) and "2.0x/2.0x" in speed.table(results)
 
 
 # --- restraint (benchmarks/restraint.py) --------------------------------------------------------
