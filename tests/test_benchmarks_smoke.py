@@ -236,6 +236,8 @@ def test_overridden_constants_apply_inside_the_block_and_are_restored_after() ->
     assert "BATCH_DEPTH" not in cv.tunable_constants()
     grid = cv.candidate_grid("COVERAGE_FLOOR", 0.9)
     assert 0.9 in grid and max(grid) <= 1.0  # a share stays a share
+    assert 0.0 in cv.candidate_grid("ANSWER_BOOST", 0.3)  # a rule can be switched off...
+    assert 1.0 in cv.candidate_grid("BLOG_DEMOTION", 0.95)  # ...a demotion too
 
 
 def test_only_constants_the_build_reads_rebuild_the_postings(evaluator: Any, gold: dict[str, Any]) -> None:
