@@ -1,10 +1,13 @@
-"""benchmarks: figures about the ranker, printed side by side with a plain BM25 baseline.
+"""benchmarks: figures, printed side by side with a baseline measured in the same run.
 
-    paths.py      where ../shared lives (IMQ_SHARED or --shared) and the kpi scripts in it
-    baseline.py   the rank-bm25 baseline: corpus -> BM25Okapi -> results lines in the kpi format
-    scoring.py    runs the shared kpi scripts on results files and reads their figures back
-    kpi.py        `python -m benchmarks.kpi`: relevance figures (evaluate.py, ranking_cases.py), floors
-    speed.py      `python -m benchmarks.speed`: build, load, per-query latency and peak RSS
+    kpi.py          `python -m benchmarks.kpi`: ranking relevance (the shared scorer), floors
+    speed.py        `python -m benchmarks.speed`: build, load, per-query latency, peak RSS
+    bench_server.py `python -m benchmarks.bench_server`: cold start, stdio round trips, hosted
+                    throughput, each beside a bare SDK server
+    soak.py         `python -m benchmarks.soak`: a long run of many clients; errors and RSS
+    baseline.py     the rank-bm25 baseline: corpus -> BM25Okapi -> results in the kpi format
+    scoring.py      runs the shared kpi scripts on results files and reads their figures back
+    paths.py, machine.py, processes.py   where ../shared is, what machine ran, stopping children
 
 Benchmarks print a readable table and one JSON line; they never assert speed.
 """

@@ -101,7 +101,7 @@ class Bm25Baseline:
         return [int(i) for i in best[np.argsort(-scores[best])]]
 
     def batch_line(self, query: str) -> dict[str, Any]:
-        """One results line in the ../shared/kpi format, like ranker.cli.batch_line."""
+        """One results line in the ../shared/kpi format, like build_index.search_cli.batch_line."""
         return {
             "query": query,
             "results": [{"u": u, "external": e, "score": round(s, 6)} for u, e, s in self.top(query)],

@@ -43,7 +43,7 @@ UNTUNED = frozenset({"BATCH_DEPTH"})  # the evaluation depth, not a ranking choi
 
 Value = bool | int | float
 Setting = dict[str, Value]  # flattened constant name -> value
-Line = dict[str, Any]  # one results line, as ranker.cli.batch_line writes it
+Line = dict[str, Any]  # one results line, as build_index.search_cli.batch_line writes it
 
 # Candidate values per constant. Whole-number constants (caps, minimum lengths, counts) get
 # their neighbours; a constant not named here gets multiples of its rules.py value
@@ -285,7 +285,7 @@ class Evaluator:
         return Index.from_wire(self.corpus, wire)
 
     def lines(self, setting: Mapping[str, Value], queries: Sequence[str]) -> list[Line]:
-        from imqueue_mcp.ranker.cli import batch_line
+        from imqueue_mcp.build_index.search_cli import batch_line
 
         with overridden(setting):
             index = self.index(setting)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import cv, restraint, scoring
+from . import cv, example_kpi, restraint, scoring
 from .baseline import Bm25Baseline, baseline_documents
 from .machine import machine
 from .paths import REPO, kpi_dir, shared_dir, site_dir
@@ -93,7 +93,7 @@ Ranker = Callable[[str], dict[str, Any]]  # query -> one results line
 
 def build_sides(shared: Path) -> tuple[dict[str, Ranker], dict[str, float]]:
     from imqueue_mcp.build_index import build
-    from imqueue_mcp.ranker.cli import batch_line
+    from imqueue_mcp.build_index.search_cli import batch_line
 
     start = time.perf_counter()
     snapshot = build(mirror=site_dir(shared))
@@ -444,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         + f"; whole run {timings['total']:.0f} s"
     )
     print(f"outputs: {args.out.resolve()}")
+    print(example_kpi.section(shared))  # find_examples: its own section, not part of the gold figures
 
     floor_failures: list[str] = []
     if args.write_floors:

@@ -170,7 +170,16 @@ class MemoryWatch:
 def hosted_server(workers: int, origins: dict[str, str], home: Path) -> Iterator[tuple[str, int]]:
     url = f"http://127.0.0.1:{free_port()}/mcp"
     port = url.rsplit(":", 1)[1].split("/")[0]
-    command = [sys.executable, "-m", "imqueue_mcp.server", "--http", "--port", port, "--workers", str(workers)]
+    command = [
+        sys.executable,
+        "-m",
+        "imqueue_mcp.server",
+        "--http",
+        "--port",
+        port,
+        "--workers",
+        str(workers),
+    ]
     with running([*command, *origin_args(origins)], environment(home), home, url) as process:
         yield url, process.pid
 

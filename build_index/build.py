@@ -9,10 +9,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from imqueue_mcp.ranker.corpus import Corpus, Document
+from imqueue_mcp.ranker.corpus import SITES, Corpus, Document
 
 from . import feeds
-from .pages import read_pages
+from .examples import Example, collect_examples, split_llms_full
+from .pages import Pages, read_pages
 from .snapshot import Snapshot
 from .sources import FeedUnavailable, Source, source_from
 
@@ -28,7 +29,12 @@ FEEDS = (
     ("imqueue.com", "/llms.txt"),
     ("imqueue.org", "/blog/search-index.json"),
     ("imqueue.org", "/status.json"),
+    ("imqueue.org", "/llms-full.txt"),  # every doc page's markdown: the code examples (examples.py)
+    ("imqueue.com", "/llms-full.txt"),
 )
+
+# Feeds whose absence costs only the code examples, never the search corpus.
+EXAMPLE_FEEDS = frozenset({"/llms-full.txt"})
 
 Progress = Callable[[int, int, str], None]
 
@@ -55,12 +61,13 @@ def build(
             try:
                 raw[(host, path)] = source.read(host, path)
             except FeedUnavailable:
-                if path not in optional:
+                if path not in optional and path not in EXAMPLE_FEEDS:
                     raise
         snapshot = assemble(raw, source.describe())
         if pages:
             llms = {host: raw[(host, path)] for host, path in FEEDS if path == "/llms.txt"}
-            snapshot.pages = read_pages(source, snapshot, llms, progress)
+            snapshot.pages = read_pages(source, snapshot.corpus, snapshot.header, llms, progress)
+            snapshot.examples = with_page_examples(snapshot, snapshot.pages)
     finally:
         source.close()
     return snapshot
@@ -130,7 +137,27 @@ def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snap
         "counts": dict(sorted(counts.items())),
     }
     links = sorted(curated.values(), key=lambda link: link.url)
-    return Snapshot(header=header, corpus=corpus, sections=sections, status=status, links=links)
+    markdown: dict[str, str] = {}
+    for host, path in FEEDS:
+        if path == "/llms-full.txt" and (host, path) in raw:
+            markdown.update(split_llms_full(text_of(host, path)))
+    examples = collect_examples(markdown, documents)
+    return Snapshot(
+        header=header, corpus=corpus, sections=sections, status=status, links=links, examples=examples
+    )
+
+
+def with_page_examples(snapshot: Snapshot, pages: Pages) -> list[Example]:
+    """With the pages read (`--pages`), the examples come from every page's own markdown
+    (the API pages too); the llms-full.txt copies stand in only for a page not read."""
+    markdown = {
+        url: data.decode("utf-8", errors="replace")
+        for url, data in pages.body.items()
+        if not url.endswith("/llms.txt")
+    }
+    read = set(markdown)
+    extra = [e for e in snapshot.examples or [] if SITES[e.site] + e.page not in read]
+    return sorted(collect_examples(markdown, snapshot.corpus.documents) + extra, key=lambda e: e.id)
 
 
 def with_blog_facts(

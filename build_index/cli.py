@@ -6,7 +6,10 @@
     imq-build-index --pages                  # also every page's markdown, in <snapshot>.pages
 
 Progress on a terminal (stderr), --quiet for none, one summary line at the end. On any error:
-one line naming the URL or file and the fix, exit 1, the previous snapshot (and sidecar) untouched.
+one line naming the URL or file and the fix, and exit 1. A feed that cannot be read leaves both
+previous files untouched (nothing is written before every feed is read). Each file is replaced
+atomically, the sidecar first: if the snapshot then cannot be written, the new sidecar stands
+beside the old snapshot, and the server ignores a sidecar whose date is not its snapshot's.
 """
 
 from __future__ import annotations
@@ -18,19 +21,18 @@ from pathlib import Path
 
 from .build import build
 from .pages import pages_path, save_pages
+from .sites import OriginError, parse_origin
 from .snapshot import default_snapshot_path, save_snapshot
-from .sources import HOSTS, BuildError
+from .sources import BuildError
 
 
 def parse_origins(values: list[str]) -> dict[str, str]:
     origins = {}
     for value in values:
-        host, sep, url = value.partition("=")
-        if not sep or host not in HOSTS or not url.startswith(("http://", "https://")):
-            raise BuildError(
-                f"--origin {value!r}: expected HOST=URL with HOST one of {', '.join(HOSTS)}, "
-                "e.g. --origin imqueue.org=http://127.0.0.1:8101"
-            )
+        try:
+            host, url = parse_origin(value)
+        except OriginError as error:
+            raise BuildError(f"--origin: {error}") from None
         origins[host] = url
     return origins
 

@@ -26,11 +26,11 @@ import msgpack  # type: ignore[import-untyped]
 
 from imqueue_mcp.ranker.corpus import SITES
 
-from .snapshot import SnapshotError, unwrap, wrap, write_atomically
+from .files import SnapshotError, unwrap, wrap, write_atomically
 from .sources import NotFound, Source
 
 if TYPE_CHECKING:
-    from .snapshot import Snapshot
+    from imqueue_mcp.ranker.corpus import Corpus
 
 PAGES_FORMAT = 1
 HOST_OF_SITE = {site: origin.removeprefix("https://") for site, origin in SITES.items()}
@@ -52,10 +52,10 @@ def pages_path(snapshot_path: Path | str) -> Path:
     return Path(f"{snapshot_path}.pages")
 
 
-def page_paths(snapshot: Snapshot) -> list[tuple[str, str]]:
+def page_paths(corpus: Corpus) -> list[tuple[str, str]]:
     """(host, page path) for every distinct page of the corpus, sorted; "/x" is read as "/x/"."""
     pages = set()
-    for doc in snapshot.corpus.documents:
+    for doc in corpus.documents:
         path = doc.path.split("#", 1)[0] or "/"
         pages.add((HOST_OF_SITE[doc.site], path if path.endswith("/") else path + "/"))
     return sorted(pages)
@@ -63,14 +63,16 @@ def page_paths(snapshot: Snapshot) -> list[tuple[str, str]]:
 
 def read_pages(
     source: Source,
-    snapshot: Snapshot,
+    corpus: Corpus,
+    header: dict[str, Any],
     llms: dict[str, bytes],
     progress: Callable[[int, int, str], None] | None = None,
 ) -> Pages:
-    """Every page of `snapshot` read from `source`, plus each host's llms.txt (`llms`, host -> bytes)."""
+    """Every page of `corpus` read from `source`, plus each host's llms.txt (`llms`, host -> bytes);
+    `header` is the snapshot's, whose date and origins the sidecar carries."""
     body = {f"https://{host}/llms.txt": data for host, data in llms.items()}
     missing = []
-    targets = page_paths(snapshot)
+    targets = page_paths(corpus)
     for step, (host, page) in enumerate(targets, 1):
         if progress:
             progress(step, len(targets), f"{host}{page}index.md")
@@ -78,12 +80,12 @@ def read_pages(
             body[f"https://{host}{page}"] = source.read(host, page + "index.md")
         except NotFound:
             missing.append(f"https://{host}{page}")
-    header = {
-        "fetched_at": snapshot.fetched_at,
-        "origins": snapshot.header.get("origins", {}),
+    sidecar = {
+        "fetched_at": header["fetched_at"],
+        "origins": header.get("origins", {}),
         "count": len(body),
     }
-    return Pages(header=header, body=dict(sorted(body.items())), missing=missing)
+    return Pages(header=sidecar, body=dict(sorted(body.items())), missing=missing)
 
 
 def encode_pages(pages: Pages) -> bytes:

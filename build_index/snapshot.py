@@ -2,38 +2,32 @@
 
 header: format version, origins, fetched-at, sha256 per feed, counts, body checksum.
 body:   the corpus (ranker.corpus wire form), per-host section line ranges, status.json, both
-        sites' curated /llms.txt links (the server's resources list).
+        sites' curated /llms.txt links (the server's resources list), and the code examples
+        (examples.py; wire rows). A snapshot written before examples existed has no "examples"
+        key: it loads with `examples` None, and find_examples says to rebuild it.
 
-`wrap`/`unwrap`/`write_atomically` are shared with the pages sidecar (pages.py).
+The envelope and the atomic write are files.py's, shared with the pages sidecar (pages.py).
 """
 
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
 from imqueue_mcp.ranker import Index
 from imqueue_mcp.ranker.corpus import Corpus
 
+from .examples import Example
 from .feeds import CuratedLink
-from .sources import BuildError
+from .files import SnapshotError, unwrap, wrap, write_atomically
+from .pages import Pages
 
-if TYPE_CHECKING:
-    from .pages import Pages
-
-TEMP_PREFIX = ".snapshot-"  # + writer pid + "-" + random + ".tmp"
 FORMAT_VERSION = 5  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
-
-
-class SnapshotError(BuildError):
-    pass
 
 
 @dataclass
@@ -45,6 +39,7 @@ class Snapshot:
     index_wire: dict[str, Any] | None = None  # the ranker's postings, so loading rebuilds nothing
     links: list[CuratedLink] = field(default_factory=list)  # both llms.txt, one per URL, sorted by URL
     pages: Pages | None = None  # `build(pages=True)`: the sidecar's pages (never written into this file)
+    examples: list[Example] | None = None  # the docs' code blocks; None: built before they were extracted
 
     def index(self) -> Index:
         """The ready-to-search index: stored postings when present, else built now."""
@@ -78,6 +73,11 @@ def encode(snapshot: Snapshot) -> bytes:
             "sections": snapshot.sections,
             "status": snapshot.status,
             "links": [link.to_wire() for link in snapshot.links],
+            **(
+                {"examples": [e.to_wire() for e in snapshot.examples]}
+                if snapshot.examples is not None
+                else {}
+            ),
             "index": snapshot.index_wire
             if snapshot.index_wire is not None
             else Index(snapshot.corpus).to_wire(),
@@ -87,72 +87,9 @@ def encode(snapshot: Snapshot) -> bytes:
     return wrap(snapshot.header, body, FORMAT_VERSION)
 
 
-def wrap(header: dict[str, Any], body: bytes, version: int) -> bytes:
-    """The file: msgpack `{header, body}`, the header stamped with the format and the body's sha256."""
-    header = {**header, "format": version, "body_sha256": hashlib.sha256(body).hexdigest()}
-    return bytes(msgpack.packb({"header": header, "body": body}, use_bin_type=True))
-
-
-def unwrap(path: Path, raw: bytes, version: int, kind: str, fix: str) -> tuple[dict[str, Any], bytes]:
-    """`wrap` undone and checked: the header and the body bytes, else SnapshotError naming `kind`."""
-    try:
-        outer = msgpack.unpackb(raw, raw=False)
-        header, body = outer["header"], outer["body"]
-    except Exception:
-        raise SnapshotError(f"{path}: not an imqueue-mcp {kind} (unreadable msgpack); {fix}") from None
-    if header.get("format") != version:
-        raise SnapshotError(
-            f"{path}: {kind} format {header.get('format')!r}, this version reads {version}; {fix}"
-        )
-    if hashlib.sha256(body).hexdigest() != header.get("body_sha256"):
-        raise SnapshotError(f"{path}: checksum mismatch (the file is damaged); {fix}")
-    return header, body
-
-
 def save_snapshot(snapshot: Snapshot, path: Path) -> int:
     """Write via a temp file in the same folder + fsync + rename: a crash leaves the old file whole."""
     return write_atomically(Path(path), encode(snapshot))
-
-
-def write_atomically(path: Path, data: bytes) -> int:
-    """`data` to `path` via a temp file in the same folder + fsync + rename; its size."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        remove_abandoned_temp_files(path.parent)
-        fd, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise SnapshotError(
-            f"{path}: cannot write there ({error.strerror}); pass --out with a writable path"
-        ) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return len(data)
-
-
-def remove_abandoned_temp_files(folder: Path) -> None:
-    """Temp files of writers that died mid-write (killed, or the machine went down): each name
-    carries its writer's pid, and one whose writer is gone is deleted; a live writer's is kept."""
-    for temp in folder.glob(f"{TEMP_PREFIX}*.tmp"):
-        pid = temp.name[len(TEMP_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and not _process_exists(int(pid)):
-            temp.unlink(missing_ok=True)
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
 
 
 def load_snapshot(path: Path) -> Snapshot:
@@ -184,4 +121,16 @@ def decode(path: Path, raw: bytes, fix: str) -> Snapshot:
         status=data["status"],
         index_wire=data.get("index"),
         links=[CuratedLink.from_wire(row) for row in data["links"]],
+        examples=examples_of(data.get("examples")),
     )
+
+
+def examples_of(rows: Any) -> list[Example] | None:
+    """The stored examples; None when the snapshot has none in a shape this version reads
+    (written before examples existed): find_examples then says to rebuild it."""
+    if not isinstance(rows, list):
+        return None
+    try:
+        return [Example.from_wire(row) for row in rows]
+    except (TypeError, ValueError):
+        return None

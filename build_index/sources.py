@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 import httpx
 
-HOSTS = ("imqueue.org", "imqueue.com")
-LIVE_ORIGINS = {host: f"https://{host}" for host in HOSTS}
-TIMEOUT_SECONDS = 5.0
-MAX_FEED_BYTES = 16 * 2**20  # the largest real feed is about 1 MB
+from .sites import HOSTS, LIVE_ORIGINS, TIMEOUT_SECONDS, user_agent
+from .sites import MAX_BODY_BYTES as MAX_FEED_BYTES
 
 
 class BuildError(Exception):
@@ -31,14 +28,6 @@ class FeedUnavailable(BuildError):
 
 class NotFound(FeedUnavailable):
     """The origin answered 404, or the mirror has no such file."""
-
-
-def user_agent() -> str:
-    try:
-        version = metadata.version("imqueue-mcp")
-    except metadata.PackageNotFoundError:
-        version = "0"
-    return f"imqueue-mcp/{version}"
 
 
 @dataclass

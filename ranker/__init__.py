@@ -5,22 +5,32 @@
     rules.py   every ranking constant, named
     index.py   inverted index (packed postings), term forms (as written, inflection, prefix, typo)
     search.py  plan_query -> score_records -> multipliers -> caps -> SearchResponse
-    cli.py     `imq-search`
+    results.py the one result shape: response_dict / hit_dict (imq-search --json, search_docs)
 
 Flow: Corpus -> Index (built once, or loaded from a snapshot) -> Index.search(query) -> hits.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from . import search as ranking
 from .corpus import Corpus, Document
 from .index import InvertedIndex
+from .results import hit_dict, response_dict
 from .search import Guidance, Hit, SearchResponse, normalize_package
 
-__all__ = ["Corpus", "Document", "Guidance", "Hit", "Index", "SearchResponse", "load", "normalize_package"]
+__all__ = [
+    "Corpus",
+    "Document",
+    "Guidance",
+    "Hit",
+    "Index",
+    "SearchResponse",
+    "hit_dict",
+    "normalize_package",
+    "response_dict",
+]
 
 
 class Index:
@@ -50,10 +60,3 @@ class Index:
             explain=explain,
             sections=self.corpus.section_names,
         )
-
-
-def load(path: str | Path) -> Index:
-    """Load a snapshot written by build_index and return its ready index."""
-    from imqueue_mcp.build_index import load_snapshot  # the snapshot format lives with the builder
-
-    return load_snapshot(Path(path)).index()

@@ -206,7 +206,9 @@ class InvertedIndex:
                 if not word.startswith(term):
                     break
                 if word != term and word.isalnum():
-                    offer(Form(word, "prefix", rules.PREFIX_WEIGHT * (0.5 + 0.5 * len(term) / len(word))))
+                    share = rules.PREFIX_LENGTH_SHARE
+                    weight = rules.PREFIX_WEIGHT * (1 - share + share * len(term) / len(word))
+                    offer(Form(word, "prefix", weight))
         return sorted(found.values(), key=lambda f: (-f.weight, f.word))
 
     def typo_forms(self, term: str) -> list[Form]:
@@ -214,7 +216,7 @@ class InvertedIndex:
         if len(term) < rules.MIN_TYPO or not term.isalpha():
             return []
         # One deletion on each side reaches one edit, one transposition and most two-edit pairs.
-        distance = 1 if len(term) < 7 else 2
+        distance = 1 if len(term) < rules.TWO_TYPOS_FROM else 2
         candidates: set[str] = set()
         index = self.deletions()
         for variant in deletion_variants(term, 1):
@@ -318,13 +320,13 @@ def record_multiplier(doc: Document) -> tuple[float, list[str]]:
     """Tier, blog demotion and deprecation: the record's fixed multiplier and its explain notes."""
     factor, notes = rules.TIER_WEIGHTS[doc.tier], []
     if factor != 1.0:
-        notes.append(f"tier {doc.tier} x{factor:g}")
+        notes.append(f"TIER_WEIGHTS.{doc.tier} x{factor:g}: a {doc.tier} record")
     if doc.is_blog:
         factor *= rules.BLOG_DEMOTION
-        notes.append(f"blog demotion x{rules.BLOG_DEMOTION:g}")
+        notes.append(f"BLOG_DEMOTION x{rules.BLOG_DEMOTION:g}: a blog post")
     if doc.deprecated:
         factor *= rules.DEPRECATED_DEMOTION
-        notes.append(f"deprecated x{rules.DEPRECATED_DEMOTION:g}")
+        notes.append(f"DEPRECATED_DEMOTION x{rules.DEPRECATED_DEMOTION:g}: a deprecated symbol")
     return factor, notes
 
 

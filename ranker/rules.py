@@ -1,8 +1,11 @@
 """Every ranking rule's constant, in one place, each named for what it does.
 
-Each rule has a unit test on a fixture that fails without it, and a line in
-`imq-search --explain`. The values were set by the KPI (benchmarks/kpi.py), not by hand
-on single queries.
+Each rule has a unit test on a fixture that fails when it is neutralised
+(tests/test_ranker_rules.py, tests/test_ranker_text.py), and `imq-search --explain` names it:
+multipliers by their constant's name, the rest in the query notes and match lines. The values
+are judged by the topic-grouped cross-validated KPI (python -m benchmarks.kpi), not by hand on
+single queries. Read as `rules.NAME` (never imported by name): benchmarks.cv overrides them.
+How they fit together: docs/ranking.md.
 """
 
 # Field weights: how much a term found in this field says about the record.
@@ -23,9 +26,21 @@ SYMBOL_SUMMARY_WEIGHT = 0.45
 # Match forms, against the word as written (1.0).
 INFLECTION_WEIGHT = 0.85  # retries ~ retry
 PREFIX_WEIGHT = 0.45  # "watch" ~ "watcher": a prefix of a whole word or segment
+# ...and this share of it scales with how much of the word the prefix covers (watch ~ watcher
+# counts more than watch ~ watchercheckdelay): PREFIX_WEIGHT x (1 - s + s x len(term) / len(word))
+PREFIX_LENGTH_SHARE = 0.5
 MIN_PREFIX = 4  # fragments under four characters match nothing by prefix
 TYPO_WEIGHT = 0.6  # a corrected typo (one or two edits), only for terms matching nothing else
 MIN_TYPO = 5  # shorter words are too often real words of their own (cqrs is not a typo of cars)
+TWO_TYPOS_FROM = 7  # words this long may be two edits away; shorter ones one
+# Inflection roots (ranker.text): words shorter than MIN_INFLECTED are never stripped of a
+# suffix, and no root is shorter than MIN_ROOT; a doubled final consonant is undone only on a
+# base of MIN_DOUBLED_BASE letters or more (running -> run, but not add -> ad).
+MIN_INFLECTED = 5
+MIN_ROOT = 3
+MIN_DOUBLED_BASE = 4
+# ...and the word's Snowball (Porter2) stem is one more root, beside the suffix rules.
+SNOWBALL_STEM = True
 
 # IDF, flattened: idf ** IDF_POWER. Measured on this corpus.
 IDF_POWER = 0.6
@@ -36,7 +51,8 @@ LENGTH_NORMALISATION = 0.5
 
 # Coverage: the share of the query's IDF mass a record matches, raised to this power.
 COVERAGE_POWER = 0.5
-# Long queries (this many content terms or more) drop records under this coverage.
+# Long queries (this many content words as written or more; an identifier such as
+# RedisQueue.send is one word) drop records under this coverage.
 LONG_QUERY_TERMS = 3
 COVERAGE_FLOOR = 0.34
 
@@ -83,16 +99,17 @@ SHARED_RUN_BOOST = 0.25
 # A question-shaped query (how/what/why/can/does..., or a trailing ?) favours the records
 # written as answers to questions (g=2 answers).
 QUESTION_WORDS = frozenset("how what why when where which who can does do is are should will".split())
+QUESTION_MIN_WORDS = 3  # ...starting a query of at least this many words ("how to" is not a question)
 ANSWER_BOOST = 0.3
-
-# When imqueue.com records answer the query well (the best at least this share of the best
-# imqueue.org score), weak imqueue.org results (under PEER_CUT of the best) give way to them.
-PEER_RELEVANCE = 0.5
-PEER_CUT = 0.3
-# ...and in an answer too short to reach them, the best of them takes the last seat.
-PEER_SEAT = True
 
 # An API symbol whose own name is a word of the query ("async-logger Logger transports"):
 # the query names it, so it is lifted (names of four characters or more).
 SYMBOL_NAME_BOOST = 0.25
 MIN_SYMBOL_NAME = 4
+
+# Confidence (ranker.confidence): a hit scoring under CONFIDENCE_LOW_SCORE is a weak match, one
+# at or over CONFIDENCE_HIGH_SCORE a strong one. Calibrated on the gold queries by
+# `python -m benchmarks.confidence` (low: at most 5 % of right #1 answers fall under it; high:
+# #1 is right at least 90 % of the time above it).
+CONFIDENCE_LOW_SCORE = 5.3
+CONFIDENCE_HIGH_SCORE = 12.6

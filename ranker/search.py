@@ -6,8 +6,8 @@ score_records   discriminating terms find records, the rest only add to them: su
                 of idf^p x saturated evidence
 search          x coverage^c x the record's fixed factor (tier, blog, deprecation) x phrase,
                 answer and symbol-name boosts; sort; then cap
-cap             relative floor, per-parent / per-member / per-package caps, local before peer,
-                the peer cut and the peer seat
+cap             relative floor, per-parent / per-member / per-package caps over one list
+                (imqueue.org and imqueue.com records compete on score)
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from . import rules
+from .confidence import Confidence, confidence_of
 from .corpus import Document
-from .index import Form, InvertedIndex, phrase_key, record_multiplier
+from .index import Form, InvertedIndex, document_fields, field_weight, phrase_key, record_multiplier
 from .text import RAW_TOKEN, STOPWORDS, query_terms, segment_identifier, words
 
 PACKAGE_PREFIX = re.compile(r"(?:^|\s)pkg:(\S+)")
@@ -61,20 +62,9 @@ class Hit:
     external: bool
     score: float
     package: str | None
+    confidence: Confidence = "medium"  # ranker.confidence: high / medium / low, from the score
     explanation: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "url": self.url,
-            "title": self.title,
-            "section": self.section,
-            "description": self.description,
-            "kind": self.kind,
-            "symbol": self.symbol,
-            "external": self.external,
-            "score": round(self.score, 4),
-            "package": self.package,
-        }
+    deprecated: bool = False  # the feed marks the record deprecated (it is also demoted)
 
 
 @dataclass
@@ -93,12 +83,30 @@ class SearchResponse:
     corrected: str | None = None
     notes: list[str] = field(default_factory=list)  # query-level explain lines
 
+    @property
+    def weak(self) -> bool:
+        """Even the best hit is a weak match (low confidence): say so to whoever reads it."""
+        return bool(self.results) and self.results[0].confidence == "low"
+
+
+PACKAGE_SCOPE = "@imqueue/"
+
 
 def normalize_package(name: str) -> str:
-    name = name.strip().lower()
-    if not name:
-        raise ValueError("empty package name: pass e.g. 'rpc' or '@imqueue/rpc', or omit the filter")
-    return name if name.startswith("@imqueue/") else f"@imqueue/{name}"
+    """'rpc', '@imqueue/rpc' and ' RPC ' all become '@imqueue/rpc'; anything else is a ValueError.
+
+    The one package-name rule of the project: the catalogue and the search filter both use it.
+    """
+    text = name.strip().lower()
+    if text.startswith(PACKAGE_SCOPE):
+        text = text[len(PACKAGE_SCOPE) :]
+    if not text:
+        raise ValueError(
+            f"{name!r} is not an @imqueue package name: it is empty; pass e.g. 'rpc' or '@imqueue/rpc'."
+        )
+    if "/" in text or text.startswith("@") or any(char.isspace() for char in text):
+        raise ValueError(f"{name!r} is not an @imqueue package name; pass e.g. 'rpc' or '@imqueue/rpc'.")
+    return PACKAGE_SCOPE + text
 
 
 def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPlan:
@@ -149,9 +157,17 @@ def compound_terms(query: str) -> set[str]:
     return out
 
 
+def content_words(query: str) -> int:
+    """How many words the query has as written, template words aside: an identifier
+    (RedisQueue.send, @imqueue/pg-prisma) is one word, however many segments it splits into."""
+    return sum(1 for match in RAW_TOKEN.finditer(query) if match.group().lower() not in STOPWORDS)
+
+
 def is_question(query: str) -> bool:
     tokens = phrase_key(query).split()
-    return query.rstrip().endswith("?") or (len(tokens) >= 3 and tokens[0] in rules.QUESTION_WORDS)
+    return query.rstrip().endswith("?") or (
+        len(tokens) >= rules.QUESTION_MIN_WORDS and tokens[0] in rules.QUESTION_WORDS
+    )
 
 
 def term_evidence(index: InvertedIndex, term: TermPlan) -> dict[int, tuple[float, Form]]:
@@ -268,17 +284,17 @@ def search(
     if plan.corrected and explain:
         notes.append(f"typo correction: {plan.corrected!r}")
     total = plan.total_weight or 1.0
-    content_terms = [t for t in plan.terms if not t.template]
-    floor = rules.COVERAGE_FLOOR if len(content_terms) >= rules.LONG_QUERY_TERMS else 0.0
+    length = content_words(plan.query)
+    floor = rules.COVERAGE_FLOOR if length >= rules.LONG_QUERY_TERMS else 0.0
     if explain and floor:
-        notes.append(f"long query: coverage floor {floor:g}")
+        notes.append(f"long query ({length} content words, LONG_QUERY_TERMS): COVERAGE_FLOOR {floor:g}")
     if plan.package and explain:
         notes.append(f"package filter: {plan.package}")
     scores, matched_idf = score_records(index, plan)
     boosts = phrase_boosts(index, plan.query)
     question = is_question(plan.query)
     if question and explain:
-        notes.append(f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g}")
+        notes.append(f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g} (ANSWER_BOOST)")
     candidates: list[tuple[float, int, float]] = []
     below_floor: list[tuple[float, int, float]] = []
     answers = index.answers
@@ -287,7 +303,7 @@ def search(
             continue
         # Every record here was found by a covering term (score_records), so coverage > 0.
         coverage = matched_idf.get(doc_id, 0.0) / total
-        factor = index.factor[doc_id] * (1 + boosts.get(doc_id, 0.0))
+        factor = index.factor[doc_id] * (1 + boosts.get(doc_id, NO_BOOST)[0])
         if question and doc_id in answers:
             factor *= 1 + rules.ANSWER_BOOST
         scored = (raw * coverage**rules.COVERAGE_POWER * factor, doc_id, coverage)
@@ -298,12 +314,12 @@ def search(
     ordered = cap(index, candidates, limit, notes, one_package=plan.package is not None)
     if len(ordered) < limit and below_floor:
         # Records under the coverage floor never outrank one above it; they only fill a deep list.
-        seen = {index.documents[c[1]].path for c in ordered}
+        seen = {(index.documents[c[1]].site, index.documents[c[1]].path) for c in ordered}
         below_floor.sort(key=lambda c: (-c[0], order[c[1]]))
         ordered += [
             (*c, "under the coverage floor")
             for c in below_floor
-            if index.documents[c[1]].path not in seen and not index.external[c[1]]
+            if (index.documents[c[1]].site, index.documents[c[1]].path) not in seen
         ]
     hits = []
     for score, doc_id, coverage, capped in ordered[:limit]:
@@ -316,7 +332,8 @@ def search(
                 coverage=coverage,
                 matches=term_matches(index, plan, doc_id),
                 capped=capped,
-                boost=boosts.get(doc_id, 0.0),
+                boost=boosts.get(doc_id, NO_BOOST),
+                answer=question and doc_id in answers,
             )
         hits.append(hit)
     if hits:
@@ -332,39 +349,30 @@ def cap(
     notes: list[str],
     one_package: bool = False,
 ) -> list[tuple[float, int, float, str]]:
-    """Relative floor, then the caps; local hits ahead of peer (imqueue.com) hits.
-    A capped record is not dropped: it moves below every uncapped one. What applied is
+    """Relative floor, then the caps, over one list: imqueue.org and imqueue.com records compete
+    on score (nothing here weighs or reorders them by site). A capped record is
+    not dropped: it moves below every uncapped one. The first k results are the same for every
+    limit >= k: the loop stops only once `limit` uncapped records are kept. What applied is
     added to `notes` (for --explain)."""
-    out: dict[bool, tuple[list[tuple[float, int, float, str]], list[tuple[float, int, float, str]]]] = {
-        False: ([], []),
-        True: ([], []),
-    }
+    kept: list[tuple[float, int, float, str]] = []
+    capped: list[tuple[float, int, float, str]] = []
     tops: dict[bool, float] = {}
-    peer_top = next((c[0] for c in candidates if index.external[c[1]]), None)
-    local_top = next((c[0] for c in candidates if not index.external[c[1]]), None)
-    if peer_top is not None:
-        tops[True] = peer_top
-    peers_relevant = peer_top is not None and (
-        local_top is None or peer_top >= rules.PEER_RELEVANCE * local_top
-    )
     per_parent: dict[str, int] = defaultdict(int)
     per_member: dict[str, int] = defaultdict(int)
     per_package: dict[str, int] = defaultdict(int)
     seen: set[tuple[str, str]] = set()
     dropped_by_floor = 0
     for score, doc_id, coverage in candidates:
-        if len(out[False][0]) >= limit and not peers_relevant:
-            break  # the answer is already full of uncapped local hits, ranked before anything else
+        if len(kept) >= limit:
+            break  # the answer is full of uncapped hits, ranked before anything capped
         doc = index.documents[doc_id]
         if (doc.site, doc.path) in seen:  # an answer and its prose section share one URL
             continue
         seen.add((doc.site, doc.path))
-        external = doc.external
-        top = tops.setdefault(external, score)
+        top = tops.setdefault(doc.external, score)
         if score < top * rules.RELATIVE_FLOOR:
             dropped_by_floor += 1
             continue
-        kept, capped = out[external]
         parent_key = f"{doc.site}:{doc.parent or doc.path}"
         member_key = doc.member.lower()
         reason = ""
@@ -383,62 +391,52 @@ def cap(
         if doc.tier == "symbol":
             per_package[doc.package] += 1
         kept.append((score, doc_id, coverage, ""))
-    local = out[False][0] + out[False][1]
-    peer = out[True][0] + out[True][1]
     if dropped_by_floor:
         notes.append(
             f"relative floor: {dropped_by_floor} record(s) under {rules.RELATIVE_FLOOR:g} x the top dropped"
         )
-    if peer and local and peers_relevant:
-        kept = [c for c in local if c[0] >= rules.PEER_CUT * local[0][0]]
-        if len(kept) < len(local):
-            notes.append(
-                f"imqueue.com answers well: {len(local) - len(kept)} imqueue.org record(s) under "
-                f"{rules.PEER_CUT:g} x the top give way to it"
-            )
-        local = kept
-    if peers_relevant and peer and len(local) >= limit and rules.PEER_SEAT:
-        # A short answer keeps one seat, its last, for the best imqueue.com record.
-        notes.append("imqueue.com answers well: its best record takes the answer's last seat")
-        local = local[: limit - 1]
-    return local + peer
+    return kept + capped
 
 
-def phrase_boosts(index: InvertedIndex, query: str) -> dict[int, float]:
+Boost = tuple[float, str]  # (the boost, the rules.py name of the rule that gave it)
+
+
+def phrase_boosts(index: InvertedIndex, query: str) -> dict[int, Boost]:
     """Curated phrases (titles, keywords): the whole query equal to one, one inside the query,
-    or the query inside one. The largest applicable boost per record."""
+    or the query inside one; and symbols the query names. The largest applicable boost per
+    record, with the name of its rule (for --explain)."""
     tokens = phrase_key(query).split()
-    boosts: dict[int, float] = {}
+    boosts: dict[int, Boost] = {}
 
-    def offer(doc_ids: list[int], boost: float) -> None:
+    def offer(doc_ids: list[int], boost: float, rule: str) -> None:
         for doc_id in doc_ids:
-            if boosts.get(doc_id, 0.0) < boost:
-                boosts[doc_id] = boost
+            if boosts.get(doc_id, (0.0, ""))[0] < boost:
+                boosts[doc_id] = (boost, rule)
 
     for token in set(tokens):
         if len(token) >= rules.MIN_SYMBOL_NAME:
-            offer(index.symbol_names.get(token, []), rules.SYMBOL_NAME_BOOST)
+            offer(index.symbol_names.get(token, []), rules.SYMBOL_NAME_BOOST, "SYMBOL_NAME_BOOST")
     whole = " ".join(tokens)
     found = index.phrase(whole)
     if found:
         exact, part = found
-        offer(exact, rules.PHRASE_EXACT_BOOST)
+        offer(exact, rules.PHRASE_EXACT_BOOST, "PHRASE_EXACT_BOOST")
         if len(tokens) >= 2:
-            offer(part, rules.PHRASE_PART_BOOST)
+            offer(part, rules.PHRASE_PART_BOOST, "PHRASE_PART_BOOST")
     content = [t for t in tokens if t not in STOPWORDS]
     if content and len(content) < len(tokens):  # "what is imqueue" also names the phrase "imqueue"
         entry = index.phrase(" ".join(content))
         if entry:
-            offer(entry[0], rules.PHRASE_CONTENT_BOOST)
+            offer(entry[0], rules.PHRASE_CONTENT_BOOST, "PHRASE_CONTENT_BOOST")
     for size in range(len(tokens) - 1, 1, -1):
         for start in range(len(tokens) - size + 1):
             run = tokens[start : start + size]
             entry = index.phrase(" ".join(run))
             if entry:
-                offer(entry[0], rules.PHRASE_PART_BOOST * size / len(tokens))
+                offer(entry[0], rules.PHRASE_PART_BOOST * size / len(tokens), "PHRASE_PART_BOOST")
                 if size >= rules.SHARED_RUN_MIN and any(t not in STOPWORDS for t in run):
                     # "how do i expose a" is also how an answer's question begins
-                    offer(entry[1], rules.SHARED_RUN_BOOST * size / len(tokens))
+                    offer(entry[1], rules.SHARED_RUN_BOOST * size / len(tokens), "SHARED_RUN_BOOST")
     return boosts
 
 
@@ -456,6 +454,8 @@ def to_hit(doc: Document, score: float) -> Hit:
         external=doc.external,
         score=score,
         package=doc.package or None,
+        deprecated=doc.deprecated,
+        confidence=confidence_of(score),
     )
 
 
@@ -467,34 +467,55 @@ def first_sentence(text: str, limit: int = 220) -> str:
     return cut + "…"
 
 
+NO_BOOST: Boost = (0.0, "")
+BOOST_MEANING = {
+    "SYMBOL_NAME_BOOST": "a query word is this symbol's own name",
+    "PHRASE_EXACT_BOOST": "the query equals a curated title or keyword phrase",
+    "PHRASE_PART_BOOST": "a curated phrase sits inside the query, or holds it",
+    "PHRASE_CONTENT_BOOST": "the query's subject words equal a curated phrase",
+    "SHARED_RUN_BOOST": "a run of query words also runs inside a curated phrase",
+}
+EXPLAIN_LEGEND = (
+    "legend: evidence = field-weighted, length-normalised count of the word in the record;",
+    "  -> its share of the score: weight (idf^IDF_POWER) x saturated evidence (SATURATION);",
+    "  raw = the sum over terms; coverage = share of the query's idf the record matches;",
+    "  score = raw x coverage^COVERAGE_POWER x each named multiplier (x1.25 = +25 %).",
+)
+
+
 def explain_hit(
     doc: Document,
     raw: float,
     coverage: float,
     matches: list[tuple[TermPlan, float, Form]],
     capped: str,
-    boost: float,
+    boost: Boost,
+    answer: bool,
 ) -> list[str]:
+    """One line per matched term (form, fields, idf, evidence), then the score's factors, each
+    multiplier named by its rules.py constant. See EXPLAIN_LEGEND for the terms."""
     lines = []
-    from .index import document_fields, field_weight  # local: only --explain needs it
-
     fields = {name: set(words(text)) for name, text in document_fields(doc).items()}
     for term, evidence, form in matches:
-        where = [f"{name} (x{field_weight(doc, name):g})" for name, ws in fields.items() if form.word in ws]
+        where = [f"{name} x{field_weight(doc, name):g}" for name, ws in fields.items() if form.word in ws]
         lines.append(
             f"{term.term!r} -> {form.word!r} ({form.kind} x{form.weight:.2f}) in "
             f"{', '.join(where) or '?'}; idf {term.idf:.2f}, weight {term.weight:.2f}, "
             f"evidence {evidence:.2f} -> {term.weight * saturate(evidence):.2f}"
         )
-    lines.append(f"raw {raw:.3f} x coverage {coverage:.2f}^{rules.COVERAGE_POWER:g}")
+    lines.append(f"raw {raw:.3f} x coverage {coverage:.2f}^{rules.COVERAGE_POWER:g} (COVERAGE_POWER)")
     _factor, notes = record_multiplier(doc)
     lines.extend(notes)
-    if boost:
-        lines.append(f"curated phrase match x{1 + boost:g}")
+    if boost[0]:
+        lines.append(f"{boost[1]} x{1 + boost[0]:.3g}: {BOOST_MEANING[boost[1]]}")
+    if answer:
+        lines.append(
+            f"ANSWER_BOOST x{1 + rules.ANSWER_BOOST:g}: an answer record, and the query is a question"
+        )
     if capped:
         lines.append(f"moved below uncapped results: {capped}")
     if doc.external:
-        lines.append("imqueue.com record: ranked after imqueue.org records")
+        lines.append("imqueue.com record: competes on score with imqueue.org records")
     return lines
 
 

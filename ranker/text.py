@@ -14,6 +14,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import snowballstemmer  # type: ignore[import-untyped]  # pure code, no data files
+
+from . import rules
+
+SNOWBALL = snowballstemmer.stemmer("english")  # Porter2, as the Snowball project publishes it
+
 # An identifier may carry dots, underscores and hyphens inside it: RedisQueue.send, pg-prisma, IMQ_CLI_HOME.
 RAW_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[._\-/][A-Za-z0-9]+)*")
 PLAIN_WORD = re.compile(r"[A-Za-z0-9]+")
@@ -66,20 +72,24 @@ def query_terms(query: str) -> list[str]:
 
 
 SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh", "o")
-MIN_ROOT = 3
-MIN_INFLECTED = 5
+
+
+def inflection_roots(word: str) -> frozenset[str]:
+    """The word plus the roots its inflectional suffix can be stripped to (-s/-es/-ies, -ing,
+    -ed, -tion/-sion) and its Snowball (Porter2) stem. Two words are inflections of each other
+    when their roots meet. Cached per value of the rules it reads, so a changed rule (a test,
+    benchmarks.cv) never reads roots computed under another."""
+    return _roots(word, rules.MIN_INFLECTED, rules.MIN_ROOT, rules.MIN_DOUBLED_BASE, rules.SNOWBALL_STEM)
 
 
 @lru_cache(maxsize=65536)
-def inflection_roots(word: str) -> frozenset[str]:
-    """The word plus the roots its inflectional suffix can be stripped to (-s/-es/-ies, -ing,
-    -ed, -tion/-sion). Two words are inflections of each other when their roots meet."""
+def _roots(word: str, min_inflected: int, min_root: int, min_doubled: int, snowball: bool) -> frozenset[str]:
     roots = {word}
-    if len(word) < MIN_INFLECTED or not word.isalpha():
+    if len(word) < min_inflected or not word.isalpha():
         return frozenset(roots)
 
     def add(root: str) -> None:
-        if len(root) >= MIN_ROOT:
+        if len(root) >= min_root:
             roots.add(root)
 
     if word.endswith("ies"):
@@ -99,19 +109,21 @@ def inflection_roots(word: str) -> frozenset[str]:
             add(base[:-2])
             add(base[:-2] + "e")
     if word.endswith("ing"):
-        _add_verb_roots(word[:-3], add)
+        _add_verb_roots(word[:-3], add, min_doubled)
     elif word.endswith("ied"):
         add(word[:-3] + "y")
     elif word.endswith("ed"):
-        _add_verb_roots(word[:-2], add)
+        _add_verb_roots(word[:-2], add, min_doubled)
+    if snowball:  # beside the suffix rules: configurable ~ configure, retries ~ retrying
+        add(SNOWBALL.stemWord(word))
     return frozenset(roots)
 
 
-def _add_verb_roots(base: str, add: object) -> None:
+def _add_verb_roots(base: str, add: object, min_doubled: int) -> None:
     assert callable(add)
     add(base)
     add(base + "e")  # exposing -> expose, queued -> queue
-    if len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "lsz":
+    if len(base) >= min_doubled and base[-1] == base[-2] and base[-1] not in "lsz":
         add(base[:-1])  # running -> run, stopped -> stop
 
 

@@ -1,76 +1,32 @@
-"""server: the MCP adapter over the ranker, the builder and the imq CLI. Thin by design.
+"""server: the MCP server. A thin adapter (mcp/) over domain packages that never import the SDK.
 
-    __main__.py       `imqueue-mcp`: flags + environment -> Config, then one transport
-    config.py         Config: snapshot, offline, origins, hosted allowlists; ConfigError
-    app.py            create_server(config, hosted) -> MCPServer with the right tools, the prompts,
-                      the resources and completions; ImqueueServer answers resources/list,
-                      templates and /read, and wraps every tool call: guided errors for refused
-                      calls, progress, client log messages (logging/setLevel), the per-call log
-                      line; ResourceListAnnouncer announces list changes (stdio)
-    tools.py          every tool: title, SPEC §3a hints, description, strict schema, thin body
-    errors.py         the one table of tool error codes and next steps; error_result -> isError
-                      with text and structuredContent.error {code, message, suggestedAction}
-    progress.py       notifications/progress for long operations, when the client sent a token
-    observe.py        stderr logging at the user's level, the per-call JSON line, and the records
-                      a tool call emits, gathered for the client
-    prompts.py        build_imqueue_service and choose_imqueue_packages (arguments checked: -32602)
-    resources.py      the curated pages, both llms.txt and the package catalogue as resources, the
-                      page templates: listed from the corpus, pages read via docs
-    completions.py    completion/complete: page paths and package names, ranked for a prefix
-    strict.py         closed input schemas (unknown arguments refused by name), tidy schemas
-    schemas.py        output schemas: the six shared tools' (SPEC §4) and generate_client's
-    instructions.py   the server instructions and the local-install guide
-    corpus.py         which corpus search_docs ranks: live (hourly), else snapshot, else error
-    search.py         search_docs: ranker.Index.search -> structured result + text
-    fetch.py          the host lock and origin-mapped GETs
-    docs.py           get_doc: mirror resolution, #fragment sections, truncation, pointers
-    pages.py          the pages saved beside the snapshot (`imq-build-index --pages`): get_doc's
-                      answers offline or when a site does not answer, loaded once on first use
-    status.py         list_packages / package_status over imqueue.org/status.json
-    stdio.py          the stdio transport, answering malformed lines with parse errors
-    http.py           the hosted Streamable HTTP app: method table, Host/Origin, CORS, limits
-    catalogue.py      the compiled-in package catalogue and status shaping
-    scaffold_types.py scaffold input: service names, Param/Method models, TypeScript type analysis
-    scaffold.py       scaffold_service / scaffold_client templates and their markdown
-    cli_bridge.py     the eight imq CLI operations (timeouts, dry-run by default) -> BridgeResult
-    cli_arguments.py  refuses user values imq would read as flags, before anything runs
-    imq_runner.py     finds and runs imq without a shell (stdin closed, process-group kill, ANSI
-                      stripped, output capped) and words the outcome as a BridgeResult
-    generated_client.py the client file generate_client wrote, read back as text + structured data
+    __main__.py   `imqueue-mcp`: flags + environment -> Config, then one transport
+    config.py     Config: snapshot, offline, origins, hosted allowlists, the log level; ConfigError
+    errors.py     the one table of tool error codes, what each means and the next step
+    progress.py   long operations report progress to whoever installed a reporter (the adapter)
+    mcp/          the adapter: app, tools (one record each), resources, prompts, completions,
+                  schemas, results, strict argument models, observe, the stdio and HTTP transports
+    docs/         search_docs, get_doc and find_examples: the corpus keeper, fetching under the
+                  host lock, get_doc's slicing and token budget, the saved pages, the examples
+    catalogue/    the package catalogue and the status.json facts (live, else the snapshot's)
+    scaffold/     scaffold_service / scaffold_client: the input models and the templates
+    imq/          the bridge to the imq CLI: argument checks, the runner, the eight operations
+    project/      the user's project: @imqueue versions, tsconfig, the findings with doc URLs
 
-A tool call flows: ImqueueServer.call_tool (progress reporter and record collection set) ->
-the tool -> its result or a guided error -> log messages to the client -> the stderr line.
-A query flows: tools.search_docs -> search.search_docs -> corpus.CorpusKeeper.current()
--> ranker.Index.search -> structuredContent + text. stdout is the protocol channel on stdio;
-every diagnostic goes to stderr through `logging`. A CLI call flows: tools -> cli_bridge
-operation -> cli_arguments checks -> imq_runner.ImqRunner runs imq -> word_outcome ->
-BridgeResult -> tool result. A scaffold flows: tools -> scaffold_types.Method models ->
-scaffold.scaffold_* -> dict (structuredContent) + render_*_markdown (text). A resource read
-flows: ImqueueServer.read_resource -> resources.read_resource -> docs.read_doc (as get_doc). A
-refresh that changes the listed URIs flows: corpus.CorpusKeeper watchers ->
-app.ResourceListAnnouncer -> notifications/resources/list_changed (and the subscription bus).
-A page read flows: tools.get_doc -> docs.read_doc -> fetch.Fetcher.get, or, offline or when the
-site does not answer, pages.SavedPages.store() (the snapshot's .pages sidecar) -> the same shape.
+A tool call flows: mcp.app.ImqueueServer.call_tool (progress reporter, log records, the user's
+roots) -> the tool's record in mcp.tools -> one function of a domain package -> its result or a
+guided error (mcp.results) -> the version note (mcp.project_tools) -> the stderr line (observe).
+A query flows: search_docs -> docs.search.search_docs -> docs.corpus.CorpusKeeper.current() ->
+ranker.Index.search (docs.answer_cache) -> ranker.response_dict -> advisories, token sizes, the
+corpus it answered from -> structuredContent + text. A page read flows: get_doc ->
+docs.read.read_doc -> docs.fetch.Fetcher.get (or, offline, docs.pages.SavedPages) -> sliced to the
+#fragment and cut to the budget (docs.budget). A CLI call flows: imq.bridge operation ->
+imq.arguments checks -> imq.runner.ImqRunner runs imq -> word_outcome -> BridgeResult -> result.
+stdout is the protocol channel on stdio; every diagnostic goes to stderr through `logging`.
 """
 
 from __future__ import annotations
 
-from functools import cache
+from imqueue_mcp.build_index.sites import package_version as server_version
 
-
-@cache
-def server_version() -> str:
-    """The installed distribution's version, else the source tree's pyproject version."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("imqueue-mcp")
-    except metadata.PackageNotFoundError:
-        import tomllib
-        from pathlib import Path
-
-        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
-        try:
-            return str(tomllib.loads(pyproject.read_text("utf-8"))["project"]["version"])
-        except (OSError, KeyError, ValueError):
-            return "0+unknown"
+__all__ = ["server_version"]

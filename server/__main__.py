@@ -15,8 +15,8 @@ import os
 import sys
 from typing import NoReturn
 
-from .config import Config, ConfigError, build_config
-from .observe import LEVELS, LOG_LEVEL_ENV, configure_logging
+from imqueue_mcp.server.config import ENV_LOG_LEVEL, Config, ConfigError, build_config, parse_log_level
+from imqueue_mcp.server.mcp.observe import configure_logging
 
 EXIT_BAD_CONFIG = 2
 
@@ -99,15 +99,15 @@ def main(argv: list[str] | None = None) -> None:
             raise ConfigError(f"--port {args.port} is not a port number (0-65535)")
         if args.workers is not None and args.workers < 1:
             raise ConfigError(f"--workers {args.workers} must be at least 1")
-        log_level = log_level_of(args.log_level)
+        log_level = parse_log_level(args.log_level)
     except ConfigError as error:
         sys.stderr.write(f"imqueue-mcp: error: {error}\n")
         sys.exit(EXIT_BAD_CONFIG)
 
-    os.environ[LOG_LEVEL_ENV] = log_level  # HTTP worker processes read it (http.create_app)
+    os.environ[ENV_LOG_LEVEL] = log_level  # HTTP worker processes read it (http.create_app)
     configure_logging(log_level)
     if args.http:
-        from .http import run_http
+        from imqueue_mcp.server.mcp.http import run_http
 
         port = 8000 if args.port is None else args.port
         run_http(config, host=args.host or "127.0.0.1", port=port, workers=args.workers or 1)
@@ -115,24 +115,27 @@ def main(argv: list[str] | None = None) -> None:
         serve_stdio(config)
 
 
-def log_level_of(flag: str | None) -> str:
-    """The stderr level: the flag, else IMQUEUE_MCP_LOG_LEVEL, else WARNING; ConfigError if unknown."""
-    source = "--log-level" if flag is not None else LOG_LEVEL_ENV
-    level = (flag if flag is not None else os.environ.get(LOG_LEVEL_ENV, "WARNING")).upper()
-    if level not in LEVELS:
-        raise ConfigError(f"{source}={level!r} is not one of {', '.join(LEVELS)}")
-    return level
-
-
 def serve_stdio(config: Config) -> None:
+    from imqueue_mcp.server.docs.corpus import read_snapshot_early
+
+    read_snapshot_early(config)  # overlaps the imports below: the first search need not wait for the file
+
     import anyio
 
-    from .app import create_server
-    from .stdio import serve_stdio as serve
+    from imqueue_mcp.server.mcp.app import create_server
+    from imqueue_mcp.server.mcp.stdio import serve_stdio as serve
 
-    server, _ = create_server(config, hosted=False)
+    server, services = create_server(config, hosted=False)
+
+    async def serve_with_the_snapshot_preloaded() -> None:
+        # The snapshot loads (off the event loop) while the client initializes: the first search is instant.
+        async with anyio.create_task_group() as group:
+            group.start_soon(services.corpus.preload)
+            await serve(server)
+            group.cancel_scope.cancel()
+
     try:
-        anyio.run(serve, server)
+        anyio.run(serve_with_the_snapshot_preloaded)
     except KeyboardInterrupt:
         pass
 

@@ -23,10 +23,9 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
-CANONICAL_HOSTS = ("imqueue.org", "imqueue.com")
-LIVE_ORIGINS = {host: f"https://{host}" for host in CANONICAL_HOSTS}
+from imqueue_mcp.build_index import sites
+from imqueue_mcp.build_index.sites import LIVE_ORIGINS
 
 ENV_SNAPSHOT = "IMQUEUE_MCP_SNAPSHOT"
 ENV_OFFLINE = "IMQUEUE_MCP_OFFLINE"
@@ -34,6 +33,8 @@ ENV_ORIGINS = "IMQUEUE_MCP_ORIGINS"
 ENV_ALLOWED_HOSTS = "IMQUEUE_MCP_ALLOWED_HOSTS"
 ENV_ALLOWED_ORIGINS = "IMQUEUE_MCP_ALLOWED_ORIGINS"
 ENV_REFRESH_SECONDS = "IMQUEUE_MCP_REFRESH_SECONDS"
+ENV_LOG_LEVEL = "IMQUEUE_MCP_LOG_LEVEL"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 DEFAULT_REFRESH_SECONDS = 3600.0
 MIN_REFRESH_SECONDS = 1.0  # a rebuild costs a second or two of CPU: never more often than this
@@ -99,22 +100,23 @@ class Config:
 
 def parse_origin(text: str) -> tuple[str, str]:
     """'imqueue.org=http://127.0.0.1:8101' -> ('imqueue.org', 'http://127.0.0.1:8101')."""
-    host, separator, url = text.strip().partition("=")
-    host, url = host.strip().lower(), url.strip().rstrip("/")
-    parts = urlsplit(url) if separator else None
-    if (
-        host not in CANONICAL_HOSTS
-        or parts is None
-        or parts.scheme not in ("http", "https")
-        or not parts.netloc
-        or parts.query
-        or parts.fragment
-    ):
-        raise ConfigError(
-            f"origin {text!r} is not HOST=URL with HOST one of {', '.join(CANONICAL_HOSTS)} and an "
-            "http(s) URL, e.g. imqueue.org=http://127.0.0.1:8101"
-        )
-    return host, url
+    try:
+        return sites.parse_origin(text)
+    except sites.OriginError as error:
+        raise ConfigError(str(error)) from None
+
+
+def parse_log_level(flag: str | None, env: Mapping[str, str] | None = None) -> str:
+    """The stderr level: the flag, else IMQUEUE_MCP_LOG_LEVEL, else WARNING; ConfigError if unknown.
+
+    The one reading of the level: the command line and every hosted worker process use it.
+    """
+    env = os.environ if env is None else env
+    source = "--log-level" if flag is not None else ENV_LOG_LEVEL
+    level = (flag if flag is not None else env.get(ENV_LOG_LEVEL, "WARNING")).strip().upper()
+    if level not in LOG_LEVELS:
+        raise ConfigError(f"{source}={level!r} is not one of {', '.join(LOG_LEVELS)}")
+    return level
 
 
 def parse_flag(name: str, text: str | None) -> bool:

@@ -8,19 +8,15 @@ what happened and then what to do next, and `structuredContent.error` with
 The codes are stable API (the README lists them): an agent or a host may branch on them.
 A code's default next step is in ACTIONS; a caller that knows better (the imq bridge knows
 which flag was missing) passes its own. Tools that publish an outputSchema publish it as
-"the result, or {error}" (`accepting_errors`), so an error result conforms to it too.
+"the result, or {error}", so an error result conforms to it too.
 
-This module knows no MCP transport and no tool: tools.py maps its failures onto the codes.
+This module knows no MCP transport and no tool: the domain packages name their failures with
+these codes, and the adapter (server/mcp/results.py) turns a code into the isError result.
 """
 
 from __future__ import annotations
 
-from copy import deepcopy
 from enum import StrEnum
-from typing import Any
-
-from mcp_types import CallToolResult, TextContent
-from pydantic import BaseModel, Field
 
 
 class ErrorCode(StrEnum):
@@ -95,48 +91,3 @@ ACTIONS: dict[ErrorCode, str] = {
     ),
     ErrorCode.INTERNAL_ERROR: "Retry once; if it fails again, report it to the imqueue-mcp maintainers.",
 }
-
-
-class ToolErrorDetail(BaseModel):
-    code: ErrorCode = Field(description="Stable error code (see the README's table)")
-    message: str = Field(description="What happened")
-    suggestedAction: str = Field(description="The next step to take")
-
-
-class ToolErrorResult(BaseModel):
-    """The structuredContent of every failed tool call."""
-
-    error: ToolErrorDetail
-
-
-def error_result(code: ErrorCode, message: str, suggested_action: str = "") -> CallToolResult:
-    """The isError result: text that reads whole, and the same facts as structuredContent.error."""
-    message = message.strip() or MEANINGS[code]
-    action = suggested_action.strip() or ACTIONS[code]
-    detail = ToolErrorDetail(code=code, message=message, suggestedAction=action)
-    text = f"{message}\n\nNext step: {action}\n(error code: {code.value})"
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=ToolErrorResult(error=detail).model_dump(mode="json"),
-        is_error=True,
-    )
-
-
-def error_of(result: CallToolResult) -> dict[str, Any] | None:
-    """structuredContent.error of a guided error result, else None."""
-    structured = result.structured_content
-    detail = structured.get("error") if result.is_error and isinstance(structured, dict) else None
-    return detail if isinstance(detail, dict) else None
-
-
-def accepting_errors(schema: dict[str, Any]) -> dict[str, Any]:
-    """An outputSchema for "the result, or {error}": both alternatives, one object at the root."""
-    success = deepcopy(schema)
-    definitions = success.pop("$defs", {})
-    failure = ToolErrorResult.model_json_schema(ref_template="#/$defs/{model}")
-    definitions.update(failure.pop("$defs", {}))
-    return {
-        "type": "object",
-        "anyOf": [success, failure],
-        **({"$defs": definitions} if definitions else {}),
-    }

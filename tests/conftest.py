@@ -31,7 +31,15 @@ import pytest
 
 # The tool lists, pinned here independently of the server's own tables (SPEC §1, §3a, §4).
 SHARED_TOOLS = frozenset(
-    {"search_docs", "get_doc", "list_packages", "package_status", "scaffold_service", "scaffold_client"}
+    {
+        "search_docs",
+        "get_doc",
+        "find_examples",
+        "list_packages",
+        "package_status",
+        "scaffold_service",
+        "scaffold_client",
+    }
 )
 HOSTED_TOOLS = SHARED_TOOLS | {"local_install_guide"}
 LOCAL_TOOLS = SHARED_TOOLS | {
@@ -43,6 +51,7 @@ LOCAL_TOOLS = SHARED_TOOLS | {
     "fleet",
     "config",
     "logs",
+    "inspect_project",
 }
 
 
@@ -136,6 +145,26 @@ def free_port() -> int:
 # --- things installed outside pip (Redis, Node packages) --------------------------------
 
 CI = os.environ.get("IMQUEUE_MCP_CI") == "1"  # set by .ci/run, which installs every external
+# The long end-to-end tests (marked `slow`) run in CI, or when asked for; the README's test
+# command alone stays quick enough to run after every change.
+RUN_SLOW = CI or os.environ.get("IMQUEUE_MCP_SLOW") == "1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow: a long end-to-end test; runs when IMQUEUE_MCP_CI=1 or IMQUEUE_MCP_SLOW=1"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if RUN_SLOW:
+        return
+    skip = pytest.mark.skip(
+        reason="slow end-to-end test: set IMQUEUE_MCP_SLOW=1 (or IMQUEUE_MCP_CI=1) to run it"
+    )
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
 
 
 def require_external(present: bool, what: str, install: str) -> None:
@@ -240,7 +269,9 @@ def stdio_connection(
 ) -> McpConnection:
     from mcp.client.stdio import StdioServerParameters
 
-    parameters = StdioServerParameters(command=sys.executable, args=["-m", "imqueue_mcp.server", *args], env=env, cwd=cwd)
+    parameters = StdioServerParameters(
+        command=sys.executable, args=["-m", "imqueue_mcp.server", *args], env=env, cwd=cwd
+    )
     return McpConnection(parameters, mode, **client_options)
 
 

@@ -16,6 +16,9 @@ to a reader:
     huge           a 50 MB body with no Content-Length (the reader must stop counting, not trust)
     redirect_loop  302 to the same path, forever
 
+and one that is no failure, so not in KINDS: `delayed`, the real answer DELAY_SECONDS late (well
+within the timeout), a slow but working site.
+
 Every request's path is logged in `requests` (host, path). Sleeping faults wake up when the
 origin is closed, so a test never waits on its own origin.
 """
@@ -34,6 +37,7 @@ HOSTS = ("imqueue.org", "imqueue.com")
 SITE = Path(__file__).resolve().parents[2] / "shared" / "site"
 HUGE_BYTES = 50 * 2**20
 STALL_SECONDS = 30.0  # far beyond the 5 s timeout: the reader must give up first
+DELAY_SECONDS = 3.0  # a slow answer that still comes within the 5 s timeout
 
 KINDS = (
     "down",
@@ -89,6 +93,10 @@ class _FaultyHandler(http.server.SimpleHTTPRequestHandler):
 
     def _slow(self, path: str) -> None:
         self.origins.closing.wait(STALL_SECONDS)
+
+    def _delayed(self, path: str) -> None:
+        if not self.origins.closing.wait(DELAY_SECONDS):
+            super().do_GET()
 
     def _trickle(self, path: str) -> None:
         self.send_response(200)

@@ -14,10 +14,11 @@ import pytest
 
 pytest.importorskip("rank_bm25")
 
+from imqueue_mcp.ranker.corpus import Document  # noqa: E402
+
 from benchmarks import scoring  # noqa: E402
 from benchmarks.baseline import DEPTH, Bm25Baseline, baseline_documents, tokenize  # noqa: E402
 from benchmarks.kpi import check_floors, floors_from  # noqa: E402
-from imqueue_mcp.ranker.corpus import Document  # noqa: E402
 
 SHARED = Path(os.environ.get("IMQ_SHARED") or Path(__file__).resolve().parents[2] / "shared")
 KPI = SHARED / "kpi"
@@ -30,7 +31,7 @@ def sides() -> dict[str, Ranker]:
     if not (KPI / "evaluate.py").is_file() or not (SHARED / "site").is_dir():
         pytest.skip(f"shared folder not found at {SHARED}")
     from imqueue_mcp.build_index import build
-    from imqueue_mcp.ranker.cli import batch_line
+    from imqueue_mcp.build_index.search_cli import batch_line
 
     snapshot = build(mirror=SHARED / "site")
     index = snapshot.index()

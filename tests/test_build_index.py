@@ -26,7 +26,6 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from conftest import tiny_site
 
 from imqueue_mcp.build_index import (
     FEEDS,
@@ -42,6 +41,8 @@ from imqueue_mcp.build_index import (
 from imqueue_mcp.build_index.cli import main as build_main
 from imqueue_mcp.build_index.pages import PAGES_FORMAT
 from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
+
+from conftest import tiny_site
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = tiny_site()
@@ -271,7 +272,17 @@ def build_in_a_process(tmp_path: Path, seed: str, *extra: str) -> Path:
     out = tmp_path / f"seed-{seed}.msgpack"
     env = {**os.environ, "PYTHONHASHSEED": seed, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run(
-        [sys.executable, "-m", "imqueue_mcp.build_index.cli", "--from", str(SITE), "--out", str(out), "--quiet", *extra],
+        [
+            sys.executable,
+            "-m",
+            "imqueue_mcp.build_index.cli",
+            "--from",
+            str(SITE),
+            "--out",
+            str(out),
+            "--quiet",
+            *extra,
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -439,8 +450,8 @@ def test_the_console_script_fails_with_one_line_and_no_traceback(tmp_path: Path)
     [
         (["--from", "x", "--origin", "imqueue.org=http://127.0.0.1:1"], "either --from or --origin"),
         (["--origin", "example.com=http://127.0.0.1:1"], "HOST one of imqueue.org, imqueue.com"),
-        (["--origin", "imqueue.org"], "expected HOST=URL"),
-        (["--origin", "imqueue.org=ftp://127.0.0.1/"], "expected HOST=URL"),
+        (["--origin", "imqueue.org"], "is not HOST=URL"),
+        (["--origin", "imqueue.org=ftp://127.0.0.1/"], "is not HOST=URL"),
     ],
 )
 def test_bad_source_arguments_exit_1_with_one_line(
@@ -613,13 +624,6 @@ def test_loading_a_bad_snapshot_raises_a_snapshot_error_naming_the_file_and_the_
     assert "imq-build-index" in message
 
 
-def test_the_ranker_loader_reports_the_same_snapshot_error(tmp_path: Path) -> None:
-    from imqueue_mcp import ranker
-
-    with pytest.raises(SnapshotError, match="imq-build-index"):
-        ranker.load(tmp_path / "absent.msgpack")
-
-
 def test_a_feed_named_optional_may_be_missing_and_the_snapshot_then_lacks_it(tmp_path: Path) -> None:
     site = site_copy(tmp_path)
     (site / "imqueue.org" / "status.json").unlink()
@@ -667,7 +671,16 @@ def test_pages_writes_the_sidecar_with_every_page_the_mirror_has(
     assert list(pages) == sorted(SAVED_PAGES)
     assert pages == {url: (SITE / file).read_bytes() for url, file in SAVED_PAGES.items()}
     assert "https://imqueue.org/api/faq/" not in pages  # no mirror: skipped, not a failure
-    assert split(out)[1] == split(mirror_snapshot)[1]  # --pages leaves the snapshot as it was
+    # --pages leaves the snapshot as it was, but for the code examples of every page read
+    with_pages, without = (msgpack.unpackb(split(f)[1], raw=False) for f in (out, mirror_snapshot))
+    assert {k: v for k, v in with_pages.items() if k != "examples"} == {
+        k: v for k, v in without.items() if k != "examples"
+    }
+    # ...read from each page's own markdown, and from llms-full.txt for a page not read
+    assert [row[0] for row in with_pages["examples"]] == [
+        "/api/faq/#~1",
+        "/tutorial/expose-methods/#write-the-method~1",
+    ]
     loaded = load_pages(sidecar)
     assert loaded.body == pages and loaded.fetched_at == load_snapshot(out).fetched_at
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from imqueue_mcp.server.catalogue import (
+from imqueue_mcp.server.catalogue.packages import (
     CATALOGUE,
     EXCLUSIVE_PAIRS,
     CatalogueError,

@@ -8,11 +8,11 @@ import sys
 import pytest
 
 from imqueue_mcp.build_index.cli import parser as build_parser
-from imqueue_mcp.ranker.cli import parser as search_parser
+from imqueue_mcp.build_index.search_cli import parser as search_parser
 from imqueue_mcp.server.__main__ import parser as server_parser
 
 COMMANDS = {
-    "imq-search": ["-m", "imqueue_mcp.ranker.cli"],
+    "imq-search": ["-m", "imqueue_mcp.build_index.search_cli"],
     "imq-build-index": ["-m", "imqueue_mcp.build_index.cli"],
     "imqueue-mcp": ["-m", "imqueue_mcp.server"],
 }

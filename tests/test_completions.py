@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from imqueue_mcp.server.completions import MAX_VALUES, complete_package_list, rank
+from imqueue_mcp.server.mcp.completions import MAX_VALUES, complete_package_list, rank
 
 
 def test_prefix_then_segment_start_then_substring_shallow_first() -> None:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from imqueue_mcp.server.cli_bridge import cli_help
-from imqueue_mcp.server.imq_runner import OUTPUT_CAP_BYTES, ImqRunner
+from imqueue_mcp.server.imq.bridge import cli_help
+from imqueue_mcp.server.imq.runner import OUTPUT_CAP_BYTES, ImqRunner
 
 HANGING_IMQ = Path(__file__).resolve().parents[1] / "fixtures" / "hanging_imq" / "imq"
 TIMEOUT_SECONDS = 1.0

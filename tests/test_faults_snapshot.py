@@ -4,7 +4,8 @@
 The server must start whatever the snapshot holds, and answer a call that needs it with an
 isError naming the file, what is wrong and the command that fixes it, with no traceback on its
 stderr. A killed build must leave the previous snapshot loadable, every time:
-IMQUEUE_MCP_KILLS sets how many kills (10 by default, to keep CI short; the long run in the README uses 100).
+IMQUEUE_MCP_KILLS sets how many kills (10 by default, to keep CI short; the long run in
+docs/reliability.md uses 100).
 The loading errors themselves (load_snapshot's messages) are covered in test_build_index.py.
 """
 
@@ -21,11 +22,12 @@ from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from conftest import REPO, SITE, HttpServer, McpConnection, server_environment
 
 from imqueue_mcp import build_index
 from imqueue_mcp.build_index.cli import main as build_main
 from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
+
+from conftest import REPO, SITE, HttpServer, McpConnection, server_environment
 
 KILLS = int(os.environ.get("IMQUEUE_MCP_KILLS", "10"))
 
@@ -189,7 +191,16 @@ def test_a_build_killed_at_random_points_leaves_the_previous_snapshot_loadable(
     folder.mkdir()
     out = folder / "snapshot.msgpack"
     out.write_bytes(good_snapshot.read_bytes())
-    command = [sys.executable, "-m", "imqueue_mcp.build_index.cli", "--from", str(SITE), "--out", str(out), "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "imqueue_mcp.build_index.cli",
+        "--from",
+        str(SITE),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
 
     started = time.monotonic()

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, free_port, require_external, server_environment, stdio_connection
 
 from benchmarks import processes
+from conftest import REPO, free_port, require_external, server_environment, stdio_connection
 
 FRAMEWORK = REPO / "tests" / "framework"
 NODE_MODULES = FRAMEWORK / "node_modules"

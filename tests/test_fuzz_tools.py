@@ -29,6 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp.shared.exceptions import MCPError
+
 from conftest import (
     HOSTED_TOOLS,
     LOCAL_TOOLS,
@@ -38,9 +42,6 @@ from conftest import (
     server_environment,
     stdio_connection,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from mcp.shared.exceptions import MCPError
 
 PROFILE = os.environ.get("IMQUEUE_MCP_FUZZ", "short")
 CASES = {"short": 25, "long": 2000}.get(PROFILE)

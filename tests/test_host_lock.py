@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import SITE, McpConnection, origin_args, server_environment, stdio_connection
 
 
@@ -156,8 +157,15 @@ def crafted(evil_port: int) -> dict[str, str | None]:
         f"https://{evil}\\@imqueue.org/": None,
         "https://imqueue.org/intro/\r\nHost: evil.test": None,
         "https://imqueue.org\t.evil.test/": None,
-        "https://imqueue.org/%2e%2e/%2e%2e/etc/passwd": "imqueue.org",  # one opaque segment on the mirror
-        "https://imqueue.org/..%2f..%2fetc%2fpasswd": "imqueue.org",
+        "https://imqueue.org/%2e%2e/%2e%2e/etc/passwd": None,  # dot segments, encoded
+        "https://imqueue.org/%2E./%2E./etc/passwd": None,
+        "https://imqueue.org/.%2e/.%2e/etc/passwd": None,
+        "https://imqueue.org/intro/%2e%2e/%2e%2e/etc/passwd": None,
+        "https://imqueue.org/..%2f..%2fetc%2fpasswd": None,  # encoded slashes
+        "https://imqueue.org/..%5c..%5cetc%5cpasswd": None,
+        "https://imqueue.org/%252e%252e/%252e%252e/etc/passwd": None,  # double-encoded
+        "/%2e%2e/%2e%2e/etc/passwd": None,  # a bare site path is held to the same lock
+        "https://imqueue.org/cli/%2e%2e/intro/": "imqueue.org",  # resolves inside the site
         # accepted spellings of the two sites
         "https://IMQUEUE.ORG/intro/": "imqueue.org",
         "HTTPS://ImQueue.Com/pricing/": "imqueue.com",
@@ -224,3 +232,43 @@ def test_a_redirect_off_the_host_is_refused_and_named(local: McpConnection, orig
     followed = local.call("get_doc", {"url": "https://imqueue.org/redirect-same-host/"})
     assert not followed.is_error and followed.structured_content["markdown"].strip()
     assert origins.evil.connections == []
+
+
+ENCODED_TRAVERSALS = [
+    "https://imqueue.org/%2e%2e/%2e%2e/etc/passwd",
+    "https://imqueue.org/%2E./%2E./etc/passwd",
+    "https://imqueue.org/.%2e/.%2E/etc/passwd",
+    "https://imqueue.org/intro/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+    "https://imqueue.org/..%2f..%2fetc%2fpasswd",
+    "https://imqueue.org/..%2F..%2Fetc%2Fpasswd",
+    "https://imqueue.org/..%5c..%5cetc%5cpasswd",
+    "https://imqueue.org/%252e%252e/%252e%252e/etc/passwd",
+    "https://imqueue.org/intro/..%252f..%252fetc",
+    "/%2e%2e/%2e%2e/etc/passwd",
+    "%2e%2e/etc/passwd",
+]
+
+
+def test_an_encoded_traversal_never_reaches_an_origin(local: McpConnection, origins: Origins) -> None:
+    before = len(origins.org.paths), len(origins.com.paths)
+    for url in ENCODED_TRAVERSALS:
+        result = local.call("get_doc", {"url": url})
+        assert result.is_error and result.structured_content["error"]["code"] == "url_refused", url
+        assert "root" in text_of(result) or "encoded" in text_of(result), url
+    assert (len(origins.org.paths), len(origins.com.paths)) == before, origins.org.paths[before[0] :]
+    assert origins.evil.connections == []
+
+
+def test_encoded_dot_segments_inside_the_site_reach_the_origin_resolved(
+    local: McpConnection, origins: Origins
+) -> None:
+    seen = len(origins.org.paths)
+    for url in (
+        "https://imqueue.org/cli/%2e%2e/intro/",
+        "https://imqueue.org/cli/.%2E/intro/%2e/",
+        "/cli/../intro/",
+    ):
+        result = local.call("get_doc", {"url": url})
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["url"] == "https://imqueue.org/intro/"
+    assert origins.org.paths[seen:] == ["/intro/index.md"] * 3

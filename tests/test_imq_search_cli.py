@@ -1,6 +1,6 @@
 """imq-search: the ranker on the command line, over a snapshot built from fixtures/tiny_site.py.
 
-In-process through `ranker.cli.main(argv, out=StringIO)` (stderr via capsys), and once as a
+In-process through `build_index.search_cli.main(argv, out=StringIO)` (stderr via capsys), and once as a
 real process. Exit codes: 0 results, 1 a miss (with guidance), 2 a usage or corpus error.
 """
 
@@ -16,10 +16,12 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from conftest import tiny_site
 
 from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
-from imqueue_mcp.ranker.cli import main as search_main
+from imqueue_mcp.build_index.search_cli import main as search_main
+from imqueue_mcp.ranker import rules
+
+from conftest import tiny_site
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = tiny_site()
@@ -58,9 +60,11 @@ def test_a_query_prints_a_ranked_table_and_exits_0(
     code, out, err = run(capsys, "--snapshot", str(snapshot), "redis queue")
     assert (code, err) == (0, "")
     header, *rows = out.splitlines()
-    assert header.split() == ["#", "score", "title", "section", "url"]
+    assert header.split() == ["#", "score", "conf", "title", "section", "url"]
+    rows = [row for row in rows if not row.startswith("(weak:")]
     assert 1 <= len(rows) <= 6
-    rank, score, title, section, url = rows[0].split()
+    rank, score, confidence, title, section, url = rows[0].split()
+    assert confidence in {"high", "medium", "low"}
     assert (rank, title, section, url) == (
         "1",
         "RedisQueue",
@@ -74,7 +78,22 @@ def test_a_query_prints_a_ranked_table_and_exits_0(
 
 def test_limit_bounds_the_number_of_rows(capsys: pytest.CaptureFixture[str], snapshot: Path) -> None:
     code, out, _ = run(capsys, "--snapshot", str(snapshot), "--limit", "2", "redis queue")
-    assert code == 0 and len(out.splitlines()) == 1 + 2
+    rows = [line for line in out.splitlines() if not line.startswith("(weak:")]
+    assert code == 0 and len(rows) == 1 + 2
+
+
+def test_a_weak_best_hit_is_said_under_the_table_and_in_json(
+    capsys: pytest.CaptureFixture[str], snapshot: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 1e9)  # every hit of the tiny corpus is weak
+    code, out, _ = run(capsys, "--snapshot", str(snapshot), "redis queue")
+    assert code == 0 and out.splitlines()[-1].startswith("(weak: even the best hit scores under")
+    data = search_json(capsys, snapshot, "redis queue")
+    assert data["weak"] is True and {hit["confidence"] for hit in data["results"]} == {"low"}
+
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 0.0)
+    code, out, _ = run(capsys, "--snapshot", str(snapshot), "redis queue")
+    assert "(weak:" not in out and search_json(capsys, snapshot, "redis queue")["weak"] is False
 
 
 def test_a_miss_prints_sections_and_nearest_terms_and_exits_1(
@@ -182,7 +201,10 @@ USAGE_ERRORS: dict[str, tuple[list[str], list[str]]] = {
         ["--snapshot", "{snapshot}", "--batch", "{batch:directory}"],
         ["{batch:directory}", "cannot read"],
     ),
-    "empty-package-name": (["--snapshot", "{snapshot}", "--package", " ", "redis"], ["empty package name"]),
+    "empty-package-name": (
+        ["--snapshot", "{snapshot}", "--package", " ", "redis"],
+        ["is not an @imqueue package name: it is empty"],
+    ),
 }
 
 
@@ -265,8 +287,9 @@ def test_json_output_parses_with_query_count_and_results(
         "external",
         "score",
         "package",
+        "confidence",
     }
-    assert "miss" not in data
+    assert "miss" not in data and isinstance(data["weak"], bool)
 
 
 def test_json_output_of_a_miss_carries_the_guidance(
@@ -280,7 +303,7 @@ def test_json_output_of_a_miss_carries_the_guidance(
 def test_explain_prints_lines_under_each_result(capsys: pytest.CaptureFixture[str], snapshot: Path) -> None:
     code, out, _ = run(capsys, "--snapshot", str(snapshot), "--explain", "--limit", "3", "redis queue")
     assert code == 0
-    lines = out.splitlines()
+    lines = [line for line in out.splitlines() if not line.startswith("(weak:")]
     rows = [i for i, line in enumerate(lines) if line[:2].strip().isdigit()]
     assert len(rows) == 3
     for start, end in zip(rows, [*rows[1:], len(lines)], strict=True):
@@ -289,6 +312,24 @@ def test_explain_prints_lines_under_each_result(capsys: pytest.CaptureFixture[st
         assert any("raw " in line and "coverage" in line for line in detail)
     assert any("'redis'" in line and "idf" in line for line in lines[rows[0] + 1 : rows[1]])
     assert any(line.startswith("  · term ") for line in lines[: rows[0]])  # query-level notes first
+
+
+def test_explain_prints_a_legend_names_each_boost_by_its_rule_and_fits_100_columns(
+    capsys: pytest.CaptureFixture[str], snapshot: Path
+) -> None:
+    code, out, _ = run(capsys, "--snapshot", str(snapshot), "--explain", "How do I expose a method?")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("legend: evidence = ")
+    assert any("coverage" in line for line in lines[:4]) and any("multiplier" in line for line in lines[:4])
+    assert max(len(line) for line in lines) <= 100
+    assert any(line.strip().startswith("PHRASE_EXACT_BOOST x") for line in lines)
+    assert not any("curated phrase match" in line for line in lines)
+
+
+def test_an_identifier_query_is_not_a_long_query(capsys: pytest.CaptureFixture[str], snapshot: Path) -> None:
+    _code, out, _ = run(capsys, "--snapshot", str(snapshot), "--explain", "RedisQueue.send")
+    assert "term 'redisqueue.send'" in out and "long query" not in out
 
 
 def test_package_short_and_scoped_names_give_the_same_results(
@@ -362,16 +403,12 @@ def test_batch_writes_one_kpi_results_line_per_query(
 def test_the_cli_and_the_library_rank_the_same(
     capsys: pytest.CaptureFixture[str], snapshot: Path, query: str
 ) -> None:
-    from imqueue_mcp import ranker
-
     index = load_snapshot(snapshot).index()
     library = index.search(query, limit=10)
     assert library.results
-    via_load = ranker.load(snapshot).search(query, limit=10)
     cli = search_json(capsys, snapshot, "--limit", "10", query)
     expected = [(h.url, round(h.score, 4)) for h in library.results]
     assert [(r["url"], r["score"]) for r in cli["results"]] == expected
-    assert [(h.url, round(h.score, 4)) for h in via_load.results] == expected
     built = build(mirror=SITE).index().search(query, limit=10)  # in memory, as --from does
     assert [(h.url, round(h.score, 4)) for h in built.results] == expected
 
@@ -381,7 +418,7 @@ def test_the_cli_and_the_library_rank_the_same(
 
 def imq_search_command() -> list[str]:
     script = Path(sys.executable).parent / "imq-search"
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "imqueue_mcp.ranker.cli"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "imqueue_mcp.build_index.search_cli"]
 
 
 def test_the_console_script_searches_a_mirror_built_in_memory(tmp_path: Path) -> None:
@@ -396,8 +433,8 @@ def test_the_console_script_searches_a_mirror_built_in_memory(tmp_path: Path) ->
     )
     assert (done.returncode, done.stderr) == (0, "")
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["#", "score", "title", "section", "url"]
-    assert lines[1].split()[2] == "RedisQueue"
+    assert lines[0].split() == ["#", "score", "conf", "title", "section", "url"]
+    assert lines[1].split()[3] == "RedisQueue"
     miss = subprocess.run(
         [*imq_search_command(), "--from", str(SITE), "--json", "quux"],
         cwd=REPO,

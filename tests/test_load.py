@@ -1,7 +1,7 @@
 """Load: the soak benchmark's short profile must see zero errors, and several uvicorn workers
 behind one port must give the same answers.
 
-The long runs and their figures are benchmarks/soak.py's (see the README's reliability
+The long runs and their figures are benchmarks/soak.py's (see docs/reliability.md, the reliability
 section); here only correctness under load is asserted, never a speed.
 """
 
@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, HttpServer, McpConnection, server_environment
 from fault_origin import FaultyOrigins
+
+from conftest import REPO, HttpServer, McpConnection, server_environment
 
 SOAK_SECONDS = 10
 QUERY = "how do I expose a method"

@@ -6,9 +6,9 @@ the behaviour with the real constant, then `monkeypatch` that constant in `ranke
 neutral value, rebuild the index (field weights are read at build time) and assert the
 behaviour is gone. Rules that have no constant (segmentation, inflection roots, whole-word
 matching, no synonyms, typo correction only for unmatched terms and never for identifier
-compounds) are neutralised by patching in the behaviour they exclude. Local-before-peer and
-URL tie-breaks are proven within one response (a better-scored peer hit still listed after; a
-reversed corpus giving the same order). Nothing here reads ../shared.
+compounds) are neutralised by patching in the behaviour they exclude. Peer hits competing on
+score and URL tie-breaks are proven within one response (a better-scored peer hit listed first;
+a reversed corpus giving the same order). Nothing here reads ../shared.
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ import importlib
 
 import pytest
 
-from fixtures.corpus_tiny import answer, index_of, page, section, symbol
 from imqueue_mcp.ranker import Index, SearchResponse, normalize_package, rules
 from imqueue_mcp.ranker import index as index_module
 from imqueue_mcp.ranker.index import Form, InvertedIndex
 from imqueue_mcp.ranker.text import RAW_TOKEN
+
+from fixtures.corpus_tiny import answer, index_of, page, section, symbol
 
 # `ranker.search` the attribute is the search function (re-exported by ranker/__init__), so the
 # module is taken from the import system.
@@ -321,6 +322,14 @@ def test_package_names_normalise_to_the_scope() -> None:
         normalize_package("  ")
 
 
+@pytest.mark.parametrize("foreign", ["@foo/bar", "@other/rpc", "a/b", "pg cache"])
+def test_a_name_outside_the_imqueue_scope_is_refused_not_prefixed(foreign: str) -> None:
+    with pytest.raises(ValueError, match="not an @imqueue package name"):
+        normalize_package(foreign)
+    with pytest.raises(ValueError, match="not an @imqueue package name"):
+        filter_corpus().search("send", package=foreign)
+
+
 # --- blog demotion -------------------------------------------------------------------------
 
 
@@ -518,7 +527,7 @@ def test_query_inside_a_curated_phrase_is_lifted(monkeypatch: pytest.MonkeyPatch
         )
 
     boosts = search_module.phrase_boosts(corpus().inverted, "message queue")
-    assert boosts == {1: rules.PHRASE_PART_BOOST}  # the query sits inside one title only
+    assert boosts == {1: (rules.PHRASE_PART_BOOST, "PHRASE_PART_BOOST")}  # inside one title only
     assert ranked(corpus(), "message queue") == ["/b-message-queue/", "/a-queue-message/"]
 
     monkeypatch.setattr(rules, "PHRASE_PART_BOOST", 0)
@@ -528,7 +537,7 @@ def test_query_inside_a_curated_phrase_is_lifted(monkeypatch: pytest.MonkeyPatch
 def test_curated_phrase_inside_a_longer_query_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
     query = "tune a message queue"
     boosts = search_module.phrase_boosts(phrase_corpus().inverted, query)
-    assert boosts[0] == pytest.approx(rules.PHRASE_PART_BOOST * 2 / 4)  # /brokers/: 2 of 4 words
+    assert boosts[0][0] == pytest.approx(rules.PHRASE_PART_BOOST * 2 / 4)  # /brokers/: 2 of 4 words
 
     monkeypatch.setattr(rules, "PHRASE_PART_BOOST", 0)
     assert 0 not in search_module.phrase_boosts(phrase_corpus().inverted, query)
@@ -631,44 +640,43 @@ def test_short_word_is_not_typo_corrected() -> None:
     assert response.results == [] and response.corrected is None
 
 
-# --- imqueue.org before imqueue.com --------------------------------------------------------
+# --- imqueue.org and imqueue.com compete on score ------------------------------------------
 
 
-def test_local_hits_rank_ahead_of_peer_hits() -> None:
+def test_a_better_scored_peer_hit_ranks_ahead_of_a_local_hit() -> None:
     index = index_of(
         page("/pricing/retries/", "Retry", site="com", keywords="retry"),
         page("/guide/calls/", "Calls", text="a call may retry once"),
     )
     response = index.search("retry", explain=True)
     assert [(hit.path, hit.external) for hit in response.results] == [
-        ("/guide/calls/", False),
         ("/pricing/retries/", True),
+        ("/guide/calls/", False),
     ]
-    assert response.results[1].score > response.results[0].score  # better, and still after
-    assert response.results[1].url == "https://imqueue.com/pricing/retries/"
-    assert "imqueue.com record: ranked after imqueue.org records" in response.results[1].explanation
+    assert response.results[0].score > response.results[1].score
+    assert response.results[0].url == "https://imqueue.com/pricing/retries/"
+    assert "imqueue.com record" in " ".join(response.results[0].explanation)
 
 
-def peer_corpus() -> Index:
+def mixed_corpus() -> Index:
+    """Both sites, a page whose three sections match (so the per-parent cap moves one down) and
+    records far below the top (so the relative floor drops them)."""
     return index_of(
         page("/guide/retries/", "Retry", keywords="retry"),
         page("/guide/calls/", "Calls", text="some long prose where a call may retry once after a pause"),
         page("/support/retries/", "Retry", site="com", keywords="retry"),
+        *(section(f"/guide/retries/#s{n}", f"Retry step {n}", text="retry once") for n in range(3)),
+        page("/support/calls/", "Support calls", site="com", text="calls once"),
     )
 
 
-def test_weak_local_hits_give_way_to_strong_peer_hits(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert ranked(peer_corpus(), "retry") == ["/guide/retries/", "/support/retries/"]
-
-    monkeypatch.setattr(rules, "PEER_CUT", 0.0)
-    assert ranked(peer_corpus(), "retry") == ["/guide/retries/", "/guide/calls/", "/support/retries/"]
-
-
-def test_weak_local_hits_give_way_even_when_the_answer_is_short() -> None:
-    top_two = paths(peer_corpus().search("retry", limit=2))
-    assert top_two == ["/guide/retries/", "/support/retries/"]
-    explained = peer_corpus().search("retry", limit=2, explain=True)
-    assert any("imqueue.com answers well" in note for note in explained.notes)
+@pytest.mark.parametrize("query", ["retry", "retry once", "retry once after a pause"])
+def test_the_first_k_results_do_not_depend_on_the_limit(query: str) -> None:
+    longest = [(h.path, h.external) for h in mixed_corpus().search(query, limit=10).results]
+    assert len(longest) >= 3
+    for limit in range(1, 11):
+        response = mixed_corpus().search(query, limit=limit)
+        assert [(h.path, h.external) for h in response.results] == longest[:limit]
 
 
 # --- misses, empty queries, ties -----------------------------------------------------------
@@ -722,17 +730,18 @@ def test_explain_lines_for_matches_demotions_and_caps() -> None:
     lines = {hit.path: hit.explanation for hit in response.results}
     blog = lines["/blog/retries/"]
     # a match line per term: the form that reached the record, the field, the evidence
+    assert any(line.startswith("'retry' -> 'retries' (inflection x0.85) in title x3; idf ") for line in blog)
     assert any(
-        line.startswith("'retry' -> 'retries' (inflection x0.85) in title (x3); idf ") for line in blog
-    )
-    assert any(
-        line.startswith("'retry' -> 'retry' (as written x1.00) in title (x3)")
+        line.startswith("'retry' -> 'retry' (as written x1.00) in title x3")
         for line in lines["/guide/calls/#retry"]
     )
     assert any(line.startswith("raw ") and "coverage" in line for line in blog)
-    assert f"blog demotion x{rules.BLOG_DEMOTION:g}" in blog
-    assert f"deprecated x{rules.DEPRECATED_DEMOTION:g}" in lines["/api/core/latest/core.broker.retry/"]
-    assert "tier section x0.8" in lines["/guide/calls/#retry"]
+    assert f"BLOG_DEMOTION x{rules.BLOG_DEMOTION:g}: a blog post" in blog
+    assert (
+        f"DEPRECATED_DEMOTION x{rules.DEPRECATED_DEMOTION:g}: a deprecated symbol"
+        in lines["/api/core/latest/core.broker.retry/"]
+    )
+    assert "TIER_WEIGHTS.section x0.8: a section record" in lines["/guide/calls/#retry"]
     capped = [
         path
         for path, explanation in lines.items()
@@ -750,11 +759,13 @@ def test_explain_notes_for_the_query() -> None:
     )
     notes = index.search("how do I send a message to a service pkg:rpc", explain=True).notes
     assert "package filter: @imqueue/rpc" in notes
-    assert f"long query: coverage floor {rules.COVERAGE_FLOOR:g}" in notes
-    assert f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g}" in notes
+    assert f"long query (3 content words, LONG_QUERY_TERMS): COVERAGE_FLOOR {rules.COVERAGE_FLOOR:g}" in notes
+    assert f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g} (ANSWER_BOOST)" in notes
     assert "typo correction: 'connection'" in index.search("conection", explain=True).notes
     phrase = index.search("how do I send a message to a service?", explain=True)
-    assert any(line.startswith("curated phrase match x") for line in phrase.results[0].explanation)
+    explanation = phrase.results[0].explanation
+    assert any(line.startswith("PHRASE_EXACT_BOOST x") for line in explanation)
+    assert any(line.startswith("ANSWER_BOOST x") for line in explanation)
 
 
 def test_no_explanation_unless_asked() -> None:
@@ -818,24 +829,6 @@ def test_matching_every_term_beats_one_term_matched_strongly(monkeypatch: pytest
 
     monkeypatch.setattr(rules, "COVERAGE_POWER", 0)
     assert ranked(corpus(), "queue timeout")[0] == "/one/"
-
-
-def test_a_relevant_peer_record_takes_the_last_seat_of_a_short_answer(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def corpus() -> Index:
-        return index_of(
-            page("/guide/pricing/", "Pricing", keywords="pricing"),
-            page("/guide/cost/", "Cost", keywords="pricing"),
-            page("/guide/plans/", "Plans", keywords="pricing"),
-            page("/pricing/", "Pricing", site="com", keywords="pricing"),
-        )
-
-    assert paths(corpus().search("pricing", limit=2)) == ["/guide/pricing/", "/pricing/"]
-    assert len(paths(corpus().search("pricing", limit=10))) == 4  # a long answer: everything, locals first
-
-    monkeypatch.setattr(rules, "PEER_SEAT", False)
-    assert "/pricing/" not in paths(corpus().search("pricing", limit=2))
 
 
 def common_term_corpus() -> Index:
@@ -903,3 +896,180 @@ def test_one_package_cannot_fill_the_answer(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_a_package_filter_is_not_capped_per_package() -> None:
     assert len(exports_corpus().search("widget", limit=4, package="x").results) == 4
+
+
+# --- confidence ----------------------------------------------------------------------------
+
+
+def confidence_corpus() -> Index:
+    return index_of(
+        page("/retry/", "Retry policy", keywords="retry policy, retries", summary="retry policy of calls"),
+        page("/guide/", "Guide", text="a long guide that mentions a policy once among many other words"),
+    )
+
+
+def test_a_hit_scoring_under_the_low_threshold_is_low_and_the_answer_weak(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    response = confidence_corpus().search("retry policy")
+    top = response.results[0].score
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", top + 0.01)
+    monkeypatch.setattr(rules, "CONFIDENCE_HIGH_SCORE", top + 1.0)
+    response = confidence_corpus().search("retry policy")
+    assert [hit.confidence for hit in response.results] == ["low"] * len(response.results)
+    assert response.weak
+
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 0.0)  # neutral: nothing is weak
+    response = confidence_corpus().search("retry policy")
+    assert "low" not in {hit.confidence for hit in response.results} and not response.weak
+
+
+def test_a_hit_at_or_over_the_high_threshold_is_high(monkeypatch: pytest.MonkeyPatch) -> None:
+    response = confidence_corpus().search("retry policy")
+    top, last = response.results[0].score, response.results[-1].score
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 0.0)
+    monkeypatch.setattr(rules, "CONFIDENCE_HIGH_SCORE", top)
+    confidences = [hit.confidence for hit in confidence_corpus().search("retry policy").results]
+    assert confidences[0] == "high" and (last == top or confidences[-1] == "medium")
+
+    monkeypatch.setattr(rules, "CONFIDENCE_HIGH_SCORE", float("inf"))  # neutral: nothing is high
+    assert "high" not in {hit.confidence for hit in confidence_corpus().search("retry policy").results}
+
+
+def test_a_miss_is_not_weak_it_is_a_miss() -> None:
+    response = confidence_corpus().search("zzzz")
+    assert response.results == [] and not response.weak and response.miss is not None
+
+
+# --- thresholds moved into rules.py (each neutralised) ---------------------------------------
+
+
+def test_a_long_query_is_counted_in_words_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    index = coverage_corpus()
+    assert any("long query" in note for note in index.search("redis failover timeout", explain=True).notes)
+    # an identifier splits into many terms (redisqueue.send, redis, queue, send...) but is one word
+    assert not any("long query" in note for note in index.search("RedisQueue.send", explain=True).notes)
+    assert search_module.content_words("how do I use RedisQueue.send with @imqueue/pg-prisma") == 2
+
+    monkeypatch.setattr(rules, "LONG_QUERY_TERMS", 100)
+    assert not any(
+        "long query" in note for note in index.search("redis failover timeout", explain=True).notes
+    )
+
+
+def test_a_prefix_covering_more_of_the_word_counts_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:  # the longer word sorts first by URL: only the rule puts it second
+        return index_of(page("/a/", "Watchercheckdelay"), page("/b/", "Watcher"))
+
+    assert ranked(corpus(), "watch") == ["/b/", "/a/"]
+
+    monkeypatch.setattr(rules, "PREFIX_LENGTH_SHARE", 0.0)
+    assert ranked(corpus(), "watch") == ["/a/", "/b/"]
+
+
+def test_a_long_word_may_be_two_edits_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:
+        return index_of(page("/connection/", "Connection"), page("/other/", "Broker"))
+
+    assert corpus().search("conectionn").corrected == "connection"  # two edits: a letter dropped, one added
+
+    monkeypatch.setattr(rules, "TWO_TYPOS_FROM", 100)  # every word one edit at most
+    assert corpus().search("conectionn").corrected is None
+
+
+@pytest.mark.parametrize(
+    ("word", "root", "constant", "neutral"),
+    [
+        ("tags", "tag", "MIN_INFLECTED", 0),  # under five letters: never stripped
+        ("going", "go", "MIN_ROOT", 0),  # no root under three letters
+        ("added", "ad", "MIN_DOUBLED_BASE", 0),  # add is too short to undo a doubled consonant
+    ],
+)
+def test_inflection_length_limits(
+    monkeypatch: pytest.MonkeyPatch, word: str, root: str, constant: str, neutral: int
+) -> None:
+    from imqueue_mcp.ranker.text import inflection_roots
+
+    assert root not in inflection_roots(word)
+
+    monkeypatch.setattr(rules, constant, neutral)
+    if constant == "MIN_DOUBLED_BASE":
+        monkeypatch.setattr(rules, "MIN_ROOT", 2)
+    assert root in inflection_roots(word)
+
+
+def test_a_question_needs_enough_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not search_module.is_question("how retry")
+
+    monkeypatch.setattr(rules, "QUESTION_MIN_WORDS", 0)
+    assert search_module.is_question("how retry")
+
+
+def test_a_symbol_name_under_the_minimum_is_not_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    def explained() -> list[str]:
+        index = index_of(symbol("Queue.ack", "@imqueue/core"), page("/ack/", "Acknowledge", text="ack"))
+        hit = next(h for h in index.search("ack", explain=True).results if h.symbol)
+        return hit.explanation
+
+    assert not any(line.startswith("SYMBOL_NAME_BOOST") for line in explained())
+
+    monkeypatch.setattr(rules, "MIN_SYMBOL_NAME", 3)
+    assert any(line.startswith("SYMBOL_NAME_BOOST") for line in explained())
+
+
+def test_a_small_corpus_has_no_common_terms(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:
+        filler = [page(f"/guide/{n}/", f"Guide {n}", summary="imqueue service") for n in range(5)]
+        return index_of(*filler, page("/backpressure/", "Backpressure", keywords="backpressure imqueue"))
+
+    monkeypatch.setattr(rules, "RELATIVE_FLOOR", 0.0)
+    assert len(corpus().search("imqueue backpressure", limit=60).results) == 6
+
+    monkeypatch.setattr(rules, "COMMON_TERM_MIN", 0)  # imqueue, in every record, becomes common
+    assert paths(corpus().search("imqueue backpressure", limit=60)) == ["/backpressure/"]
+
+
+def test_a_shorter_record_with_the_same_evidence_ranks_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:  # the long one sorts first by URL: only length normalisation moves it
+        long_text = "retry " + " ".join(f"filler{n}" for n in range(40))
+        return index_of(page("/a/", "Notes A", text=long_text), page("/b/", "Notes B", text="retry once"))
+
+    assert ranked(corpus(), "retry") == ["/b/", "/a/"]
+
+    monkeypatch.setattr(rules, "LENGTH_NORMALISATION", 0.0)
+    assert ranked(corpus(), "retry") == ["/a/", "/b/"]
+
+
+def test_repeating_a_word_saturates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evidence saturates: a title match beats the same word repeated through a record's prose."""
+
+    def corpus() -> Index:
+        return index_of(
+            page("/a/", "Notes", text=" ".join(["retry"] * 30)),
+            page("/b/", "Retry", text="once"),
+        )
+
+    assert ranked(corpus(), "retry")[0] == "/b/"
+
+    monkeypatch.setattr(rules, "SATURATION", 1e9)  # linear: no saturation
+    assert ranked(corpus(), "retry")[0] == "/a/"
+
+
+def test_the_snowball_stem_joins_what_the_suffix_rules_miss(monkeypatch: pytest.MonkeyPatch) -> None:
+    def corpus() -> Index:
+        return index_of(page("/configure/", "Configure"), page("/other/", "Broker"))
+
+    assert paths(corpus().search("configurable")) == ["/configure/"]
+
+    monkeypatch.setattr(rules, "SNOWBALL_STEM", False)
+    assert "/configure/" not in paths(corpus().search("configurable"))
+
+
+def test_roots_are_never_read_from_a_cache_filled_under_other_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    from imqueue_mcp.ranker.text import inflection_roots
+
+    assert "configur" in inflection_roots("configurable")
+    monkeypatch.setattr(rules, "SNOWBALL_STEM", False)
+    assert "configur" not in inflection_roots("configurable")
+    monkeypatch.undo()
+    assert "configur" in inflection_roots("configurable")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from imqueue_mcp.server.scaffold import (
+from imqueue_mcp.server.scaffold.templates import (
     SCAFFOLD_CLIENT_DESCRIPTION,
     SCAFFOLD_SERVICE_DESCRIPTION,
     render_client_markdown,
@@ -12,7 +12,12 @@ from imqueue_mcp.server.scaffold import (
     scaffold_client,
     scaffold_service,
 )
-from imqueue_mcp.server.scaffold_types import Method, ScaffoldError, complex_type_names, normalize_service_name
+from imqueue_mcp.server.scaffold.types import (
+    Method,
+    ScaffoldError,
+    complex_type_names,
+    normalize_service_name,
+)
 
 GET_USER = {
     "name": "getUser",

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from conftest import SITE
 
-from imqueue_mcp.server.scaffold import scaffold_client, scaffold_service
+from imqueue_mcp.server.scaffold.templates import scaffold_client, scaffold_service
+
+from conftest import SITE
 
 SEARCH_INDEX = SITE / "imqueue.org" / "search-index.json"
 # A fact of the generator (IMQClient.create): the client class it writes extends IMQClient.

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import (
     HOSTED_TOOLS,
     IMQ_STANDIN_DIR,
@@ -274,7 +275,7 @@ def test_the_cli_bridge_runs_imq_as_an_argv_list_never_through_a_shell(
 def test_create_service_writes_only_with_apply_true(local_audit: tuple[Audit, McpConnection, Path]) -> None:
     _, connection, work = local_audit
     before = sorted(work.rglob("*"))
-    for flags in (None, ["--no-git"], ["--dry-run=false"]):
+    for flags in (None, ["--no-use-git"], ["--dry-run=false"]):
         arguments: dict[str, Any] = {"name": "posture-dry", "path": "dry"}
         if flags:
             arguments["flags"] = flags
@@ -284,7 +285,12 @@ def test_create_service_writes_only_with_apply_true(local_audit: tuple[Audit, Mc
     assert sorted(work.rglob("*")) == before
     applied = connection.call(
         "create_service",
-        {"name": "posture-real", "path": "real", "apply": True, "flags": ["--email=a@b.test", "--no-git"]},
+        {
+            "name": "posture-real",
+            "path": "real",
+            "apply": True,
+            "flags": ["--email=a@b.test", "--no-use-git"],
+        },
     )
     assert not applied.is_error, applied.content[0].text
     assert (work / "real").is_dir() and any((work / "real").rglob("*"))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import IMQ_STANDIN_DIR, McpConnection, server_environment, stdio_connection
 
 BRIDGE_TIMEOUT_SECONDS = 15  # cli_bridge.STATUS_TIMEOUT_SECONDS, the shortest fixed timeout

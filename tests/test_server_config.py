@@ -7,10 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from imqueue_mcp.server.__main__ import parser
 from imqueue_mcp.server.config import LIVE_ORIGINS, ConfigError, build_config, config_from_environment
+
+from conftest import REPO
 
 
 def test_defaults_are_the_live_sites_online() -> None:

@@ -6,10 +6,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import SiteServer, free_port
 
 from imqueue_mcp.server.config import build_config
-from imqueue_mcp.server.corpus import CorpusKeeper, CorpusUnavailable
+from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper, CorpusUnavailable, LoadedCorpus
+
+from conftest import SiteServer, free_port
 
 
 def origins_flags(origins: dict[str, str]) -> list[str]:
@@ -64,7 +65,13 @@ def test_unreachable_sites_fall_back_to_the_snapshot_and_say_so(
     snapshot_file = tmp_path / "snapshot.msgpack"
     build_index.save_snapshot(build_index.build(origins=site_origins), snapshot_file)
     keeper = CorpusKeeper(build_config(origins=dead_origins(), snapshot=str(snapshot_file), env={}))
-    corpus = asyncio.run(keeper.current())
+
+    async def first_answer_then_the_failed_refresh() -> tuple[LoadedCorpus, LoadedCorpus | None]:
+        return await keeper.current(), await keeper.settled()
+
+    first, corpus = asyncio.run(first_answer_then_the_failed_refresh())
+    assert first.source == "snapshot" and first.note == REFRESHING_NOTE  # answered before the refresh
+    assert corpus is not None and corpus.index is first.index
     assert corpus.source == "snapshot" and corpus.location == str(snapshot_file)
     assert corpus.fetched_at and "could not be read" in corpus.note
     assert corpus.index.search("expose a method").results

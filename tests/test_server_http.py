@@ -7,9 +7,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from conftest import HOSTED_TOOLS, SHARED_TOOLS, HttpServer, McpConnection, origin_args, server_environment
 
-OPEN_WORLD = {"search_docs", "get_doc", "list_packages", "package_status"}
+OPEN_WORLD = {"search_docs", "get_doc", "find_examples", "list_packages", "package_status"}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -35,7 +36,7 @@ def hosted_client(request: pytest.FixtureRequest, hosted: HttpServer) -> Iterato
     connection.close()
 
 
-def test_exactly_the_seven_read_only_tools(hosted_client: McpConnection) -> None:
+def test_exactly_the_hosted_read_only_tools(hosted_client: McpConnection) -> None:
     tools = hosted_client.tools()
     assert {tool.name for tool in tools} == HOSTED_TOOLS
     for tool in tools:
@@ -53,6 +54,14 @@ def test_search_then_read_over_http(hosted_client: McpConnection) -> None:
     found = result.structured_content
     page = hosted_client.call("get_doc", {"url": found["results"][0]["url"]}).structured_content
     assert page["markdown"].strip() and page["url"].startswith("https://imqueue.org/")
+
+
+def test_search_over_http_reports_confidence_and_a_weak_answer(hosted_client: McpConnection) -> None:
+    strong = hosted_client.call("search_docs", {"query": "watcherCheckDelay"}).structured_content
+    assert strong["weak"] is False and strong["results"][0]["confidence"] == "high"
+    weak = hosted_client.call("search_docs", {"query": "weather forecast tomorrow"})
+    assert weak.structured_content["weak"] is True
+    assert "Weak match" in weak.content[0].text
 
 
 def test_local_install_guide_names_uvx_and_three_clients(hosted_client: McpConnection) -> None:

@@ -13,11 +13,12 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from conftest import McpConnection, free_port, origin_args, server_environment, stdio_connection
 from test_server_transport import RawStdio, initialize
 
 from imqueue_mcp.build_index import load_snapshot, pages_path
 from imqueue_mcp.build_index.cli import main as build_main
+
+from conftest import McpConnection, free_port, origin_args, server_environment, stdio_connection
 
 SHARED_SITE = Path(__file__).resolve().parents[2] / "shared" / "site"
 PAGE = "https://imqueue.org/tutorial/user-service/"
@@ -72,7 +73,10 @@ def test_offline_get_doc_reads_the_page_from_the_snapshot_and_says_so(
     }
     assert text.startswith(f"Source: {PAGE}\nRead from the snapshot of {fetched_at} ")
     assert expected.decode("utf-8").rstrip("\n") in text
-    llms, _ = read(offline, "https://imqueue.org/llms.txt")  # files read as they are
+    # files read as they are (llms.txt is over the default budget of 8,000 tokens)
+    llms = offline.call(
+        "get_doc", {"url": "https://imqueue.org/llms.txt", "maxTokens": 50_000}
+    ).structured_content
     assert llms["mimeType"] == "text/plain"
     assert llms["markdown"] == (SHARED_SITE / "imqueue.org" / "llms.txt").read_text("utf-8")
     unknown = offline.call("get_doc", {"url": "https://imqueue.org/no-such-page/"})
@@ -102,6 +106,24 @@ def test_offline_get_doc_answers_a_fragment_with_its_section_and_heading_path(
     missed, _ = read(offline, PAGE + "#no-such-anchor")
     assert missed["fragmentMiss"]["anchor"] == "no-such-anchor"
     assert "prepare-the-data-store" in missed["fragmentMiss"]["available"]
+
+
+def test_offline_get_doc_reads_a_saved_page_in_parts_and_outlines_it(offline: McpConnection) -> None:
+    whole = PAGE_FILE.read_text("utf-8")
+    parts: list[str] = []
+    arguments: dict[str, Any] = {"url": PAGE, "maxTokens": 500}
+    while True:
+        result = offline.call("get_doc", arguments)
+        assert not result.is_error, result.content[0].text
+        data = result.structured_content
+        assert data["source"]["source"] == "snapshot" and data["totalBytes"] == len(whole.encode("utf-8"))
+        parts.append(data["markdown"])
+        if not data["truncated"]:
+            break
+        arguments = {"url": PAGE, "maxTokens": 500, "cursor": data["nextCursor"]}
+    assert len(parts) > 2 and "".join(parts) == whole
+    outline = offline.call("get_doc", {"url": PAGE, "outline": True}).structured_content["outline"]
+    assert PAGE + "#prepare-the-data-store" in [entry.get("url") for entry in outline]
 
 
 def test_offline_resources_read_the_saved_page(offline: McpConnection) -> None:

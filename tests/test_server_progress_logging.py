@@ -19,8 +19,9 @@ from typing import Any
 
 import mcp_types
 import pytest
-from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
 from test_server_cli import isolated_environment
+
+from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
 
 APPLY_TIMEOUT_SECONDS = 120.0  # cli_bridge.APPLY_TIMEOUT_SECONDS: the total a create reports
 # (generate_client and fleet report CLIENT_TIMEOUT_SECONDS 90 and FLEET_TIMEOUT_SECONDS 120)

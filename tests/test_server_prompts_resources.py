@@ -21,6 +21,9 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp.shared.exceptions import MCPError
+from mcp_types import PromptReference, ResourceTemplateReference
+
 from conftest import (
     SITE,
     WAIT_SECONDS,
@@ -31,8 +34,6 @@ from conftest import (
     server_environment,
     stdio_connection,
 )
-from mcp.shared.exceptions import MCPError
-from mcp_types import PromptReference, ResourceTemplateReference
 
 VERSIONS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 BUILD = "build_imqueue_service"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+
 from conftest import McpConnection, free_port, origin_args, server_environment, stdio_connection
 
 

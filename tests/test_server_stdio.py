@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from mcp.shared.exceptions import MCPError
+
 from conftest import (
     LOCAL_TOOLS,
     REPO,
@@ -23,13 +25,13 @@ from conftest import (
     server_environment,
     stdio_connection,
 )
-from mcp.shared.exceptions import MCPError
 
 # SPEC §3a, pinned here independently of the server's own table:
 # (readOnlyHint, destructiveHint, idempotentHint, openWorldHint)
 SPEC_HINTS = {
     "search_docs": (True, False, True, True),
     "get_doc": (True, False, True, True),
+    "find_examples": (True, False, True, True),
     "list_packages": (True, False, True, True),
     "package_status": (True, False, True, True),
     "scaffold_service": (True, False, True, False),
@@ -43,6 +45,7 @@ SPEC_HINTS = {
     "fleet": (False, True, False, False),
     "config": (False, True, False, False),
     "logs": (False, True, False, False),
+    "inspect_project": (True, False, True, False),
 }
 
 MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}
@@ -78,7 +81,7 @@ def test_server_identifies_itself_with_instructions(local: McpConnection) -> Non
         assert (info.name, info.title, info.version) == ("imqueue", "@imqueue", server_version())
 
 
-def test_exactly_the_fourteen_local_tools(local: McpConnection) -> None:
+def test_exactly_the_local_tools(local: McpConnection) -> None:
     assert {tool.name for tool in local.tools()} == LOCAL_TOOLS
 
 
@@ -96,8 +99,10 @@ def test_every_tool_has_a_title_and_all_four_hints_as_the_spec_says(local: McpCo
 
 
 def test_output_schemas_on_exactly_the_shared_tools_and_generate_client(local: McpConnection) -> None:
-    # generate_client returns the client file it generated (issue 4 §2); the other CLI tools text.
-    assert {tool.name for tool in local.tools() if tool.output_schema} == SHARED_TOOLS | {"generate_client"}
+    # generate_client returns the client file it generated (issue 4 §2); the other CLI tools text;
+    # inspect_project its report (issue 13 §4).
+    with_schema = SHARED_TOOLS | {"generate_client", "inspect_project"}
+    assert {tool.name for tool in local.tools() if tool.output_schema} == with_schema
 
 
 def test_every_input_schema_is_closed(local: McpConnection) -> None:
@@ -156,6 +161,23 @@ def test_search_then_read_on_structured_content_alone(local: McpConnection) -> N
     assert page["markdown"].strip() and page["truncated"] is False
 
 
+def test_each_hit_carries_a_confidence_and_a_strong_answer_is_not_weak(local: McpConnection) -> None:
+    result = local.call("search_docs", {"query": "watcherCheckDelay", "limit": 3})
+    found = result.structured_content
+    assert [hit["confidence"] for hit in found["results"]][0] == "high"
+    assert all(hit["confidence"] in {"high", "medium", "low"} for hit in found["results"])
+    assert found["weak"] is False
+    assert "high confidence" in text_of(result) and "Weak match" not in text_of(result)
+
+
+def test_an_answer_whose_best_hit_is_weak_says_so(local: McpConnection) -> None:
+    result = local.call("search_docs", {"query": "weather forecast tomorrow"})
+    found = result.structured_content
+    assert found["count"] > 0 and found["weak"] is True
+    assert found["results"][0]["confidence"] == "low"
+    assert "Weak match: even the best result matches this query poorly" in text_of(result)
+
+
 def test_a_fragment_read_is_one_section_with_its_heading_path(local: McpConnection) -> None:
     url = "https://imqueue.org/agents/delayed-scheduled-work/"
     whole = local.call("get_doc", {"url": url}).structured_content
@@ -170,14 +192,15 @@ def test_a_fragment_read_is_one_section_with_its_heading_path(local: McpConnecti
     assert "Section " in text_of(result) and part["markdown"].strip() in text_of(result)
 
 
-def test_a_fragment_miss_returns_the_page_and_lists_the_anchors(local: McpConnection) -> None:
+def test_a_fragment_miss_returns_the_outline_and_lists_the_anchors(local: McpConnection) -> None:
     result = local.call(
         "get_doc", {"url": "https://imqueue.org/agents/delayed-scheduled-work/#no-such-anchor"}
     )
     data = result.structured_content
     assert data["fragmentMiss"]["anchor"] == "no-such-anchor"
     assert "verify" in data["fragmentMiss"]["available"]
-    assert "section" not in data and data["markdown"].startswith("# Agent recipe")
+    assert "section" not in data and data["markdown"] == ""
+    assert data["outline"][0]["heading"].startswith("Agent recipe")
     assert "#verify" in text_of(result)
 
 
@@ -185,7 +208,7 @@ def test_llms_full_is_truncated_and_says_so(local: McpConnection) -> None:
     result = local.call("get_doc", {"url": "https://imqueue.org/llms-full.txt"})
     data = result.structured_content
     assert data["truncated"] is True and data["mimeType"] == "text/plain"
-    assert len(data["markdown"].encode()) <= 200_000 < data["bytes"]
+    assert len(data["markdown"].encode()) == data["bytes"] <= 200_000 < data["totalBytes"]
     assert "Truncated" in text_of(result)
 
 
@@ -290,7 +313,17 @@ def imq_search_urls() -> dict[str, list[str]]:
     """What `imq-search QUERY --json` ranks for each parity query, run side by side."""
     processes = {
         query: subprocess.Popen(
-            [sys.executable, "-m", "imqueue_mcp.ranker.cli", query, "--json", "--limit", "6", "--from", str(SITE)],
+            [
+                sys.executable,
+                "-m",
+                "imqueue_mcp.build_index.search_cli",
+                query,
+                "--json",
+                "--limit",
+                "6",
+                "--from",
+                str(SITE),
+            ],
             cwd=REPO,
             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
             stdout=subprocess.PIPE,

@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, WAIT_SECONDS, free_port, origin_args, server_environment, stdio_connection
+
+from conftest import (
+    LOCAL_TOOLS,
+    REPO,
+    WAIT_SECONDS,
+    free_port,
+    origin_args,
+    server_environment,
+    stdio_connection,
+)
 
 
 class RawStdio:
@@ -98,7 +107,7 @@ def test_every_stdout_line_is_json_rpc_and_malformed_lines_get_errors(tmp_path: 
         raw.send('{"jsonrpc": "1.0", "id": 6}')
         assert raw.answer(6)["error"]["code"] == -32600
         tools = raw.request(2, "tools/list")["result"]["tools"]
-        assert len(tools) == 14
+        assert len(tools) == len(LOCAL_TOOLS)
         searched = raw.request(3, "tools/call", {"name": "search_docs", "arguments": {"query": "expose"}})
         assert (
             searched["result"]["isError"] is True
@@ -134,8 +143,11 @@ def test_offline_serves_search_from_the_snapshot_and_labels_it(
         assert str(snapshot_file) in found.content[0].text
         page = connection.call("get_doc", {"url": "https://imqueue.org/intro/"})
         assert page.is_error and "--offline" in page.content[0].text
-        assert connection.call("list_packages").structured_content["factsUnavailable"] is True
-        assert connection.call("package_status").is_error
+        # package facts come from the snapshot's status.json, labelled as such (issue 13 §5)
+        listed = connection.call("list_packages").structured_content
+        assert "factsUnavailable" not in listed and listed["stored"]["from"] == str(snapshot_file)
+        status = connection.call("package_status")
+        assert not status.is_error and status.structured_content["stored"]["source"] == "snapshot"
     finally:
         connection.close()
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import free_port, origin_args, server_environment
 from test_server_transport import RawStdio, initialize
+
+from conftest import LOCAL_TOOLS, free_port, origin_args, server_environment
 
 LINES = 1000
 HUGE = 10 * 1024 * 1024
@@ -184,7 +185,7 @@ def test_a_thousand_hostile_lines_are_each_answered_as_the_protocol_says(tmp_pat
             else:
                 assert unnamed == [], (shown, unnamed)
         tools = raw.request(LINES + 1, "tools/list")["result"]["tools"]
-        assert len(tools) == 14  # still serving, fully
+        assert len(tools) == len(LOCAL_TOOLS)  # still serving, fully
     finally:
         raw.close()
 

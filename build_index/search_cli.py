@@ -1,0 +1,195 @@
+"""`imq-search`: the ranker on the command line, for humans debugging a ranking.
+
+It lives with the builder because `--from` builds a corpus in memory: it needs both layers.
+
+    imq-search "expose a method" [--limit N] [--package P] [--explain] [--json]
+    imq-search --batch queries.jsonl          # one results line per query (../shared/kpi format)
+
+Corpus: --snapshot PATH (default: the user cache snapshot), or --from DIR|URL to build in memory.
+Exit codes: 0 results, 1 a miss (guidance printed), 2 a usage or corpus error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, TextIO
+
+from imqueue_mcp.ranker import Index, SearchResponse, response_dict, rules
+from imqueue_mcp.ranker.search import EXPLAIN_LEGEND
+
+from .build import build
+from .snapshot import default_snapshot_path, load_snapshot
+from .sources import BuildError
+
+EXIT_RESULTS, EXIT_MISS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="imq-search",
+        description="Search the @imqueue docs corpus with the same ranker the MCP server uses.",
+    )
+    ap.add_argument("query", nargs="?", help='the search query, e.g. "expose a method"')
+    ap.add_argument("--limit", type=int, default=6, help="results to show (1-200, default 6)")
+    ap.add_argument("--package", help="only this package's records: rpc or @imqueue/rpc")
+    ap.add_argument(
+        "--explain",
+        action="store_true",
+        help="per result: matched terms, fields, forms, IDF, caps and demotions",
+    )
+    ap.add_argument("--json", action="store_true", help="print the response as JSON")
+    ap.add_argument("--snapshot", type=Path, help="snapshot file (default: the user cache snapshot)")
+    ap.add_argument(
+        "--from",
+        dest="source",
+        metavar="DIR|URL",
+        help="build the corpus in memory from a site mirror folder or a base URL",
+    )
+    ap.add_argument(
+        "--batch",
+        type=Path,
+        metavar="FILE",
+        help='JSON lines {"query": ...}: write one results line per query to stdout',
+    )
+    return ap
+
+
+def load_index(snapshot: Path | None, source: str | None) -> Index:
+    if snapshot and source:
+        raise UsageError("give either --snapshot or --from, not both")
+    try:
+        if source:
+            return build(mirror=source).index()
+        return load_snapshot(snapshot or default_snapshot_path()).index()
+    except BuildError as error:
+        raise UsageError(str(error)) from None
+
+
+def run_batch(index: Index, path: Path, out: TextIO) -> int:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise UsageError(f"{path}: cannot read ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text; write one JSON object per line, UTF-8 encoded") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            query = item["query"]
+            if not isinstance(query, str):
+                raise TypeError
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise UsageError(f'{path}:{number}: expected a JSON line like {{"query": "..."}}') from None
+        out.write(json.dumps(batch_line(index, query, item.get("package")), ensure_ascii=False) + "\n")
+    return EXIT_RESULTS
+
+
+def batch_line(index: Index, query: str, package: str | None = None) -> dict[str, Any]:
+    response = index.search(query, limit=rules.BATCH_DEPTH, package=package)
+    line: dict[str, Any] = {
+        "query": query,
+        "results": [
+            {"u": h.path, "external": h.external, "score": round(h.score, 6)} for h in response.results
+        ],
+    }
+    if response.corrected:
+        line["corrected"] = response.corrected
+    return line
+
+
+EXPLAIN_WIDTH = 100  # --explain output fits a terminal this wide
+
+
+def print_table(response: SearchResponse, out: TextIO, explain: bool) -> None:
+    """The ranked table. With --explain: the legend and the query's notes first, then per hit a
+    row, its URL and its explanation, every line within EXPLAIN_WIDTH columns."""
+    if explain:
+        for line in EXPLAIN_LEGEND:
+            out.write(line + "\n")
+        for note in response.notes:
+            out.write(wrapped(f"  · {note}", "      "))
+    if response.corrected:
+        out.write(f"(searched for: {response.corrected})\n")
+    width = min(max([len(h.title) for h in response.results] + [5]), 40 if explain else 60)
+    url_column = "" if explain else "  url"
+    header = f"{'#':>2}  {'score':>7}  {'conf':<6}  {'title':<{width}}  {'section':<24}{url_column}"
+    out.write(header.rstrip() + "\n")
+    for rank, hit in enumerate(response.results, 1):
+        title = hit.title if len(hit.title) <= width else hit.title[: width - 1] + "…"
+        section = hit.section if len(hit.section) <= 24 else hit.section[:23] + "…"
+        row = f"{rank:>2}  {hit.score:7.3f}  {hit.confidence:<6}  {title:<{width}}  {section:<24}"
+        if not explain:
+            out.write(f"{row}  {hit.url}\n")
+            continue
+        out.write(row.rstrip() + "\n")
+        out.write(wrapped(f"      {hit.url}", "        "))
+        for line in hit.explanation:
+            out.write(wrapped(f"      {line}", "        "))
+    if response.weak:
+        floor = rules.CONFIDENCE_LOW_SCORE
+        out.write(f"(weak: even the best hit scores under {floor:g}; the docs may not cover this)\n")
+
+
+def wrapped(line: str, indent: str) -> str:
+    """One explain line, broken at spaces (or hard, for a long URL) to fit EXPLAIN_WIDTH."""
+    lead = line[: len(line) - len(line.lstrip())]
+    parts = textwrap.wrap(
+        line.strip(),
+        width=EXPLAIN_WIDTH,
+        initial_indent=lead,
+        subsequent_indent=indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
+    return "".join(part + "\n" for part in parts)
+
+
+def print_miss(response: SearchResponse, out: TextIO) -> None:
+    assert response.miss is not None
+    out.write(f"No results for {response.query!r}.\n")
+    if response.miss.nearest_terms:
+        out.write("Nearest indexed terms: " + ", ".join(response.miss.nearest_terms) + "\n")
+    out.write("Sections of the docs: " + "; ".join(response.miss.sections) + "\n")
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    args = parser().parse_args(argv)
+    try:
+        if args.batch is None and args.query is None:
+            raise UsageError('give a query, e.g. imq-search "expose a method", or --batch FILE')
+        if args.batch is not None and args.query is not None:
+            raise UsageError("give a query or --batch FILE, not both")
+        if not 1 <= args.limit <= 200:
+            raise UsageError(f"--limit must be between 1 and 200, got {args.limit}")
+        index = load_index(args.snapshot, args.source)
+        if args.batch is not None:
+            return run_batch(index, args.batch, out)
+        try:
+            response = index.search(args.query, limit=args.limit, package=args.package, explain=args.explain)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    except UsageError as error:
+        sys.stderr.write(f"imq-search: {error}\n")
+        return EXIT_ERROR
+    if args.json:
+        out.write(json.dumps(response_dict(response), ensure_ascii=False, indent=2) + "\n")
+    elif response.results:
+        print_table(response, out, args.explain)
+    else:
+        print_miss(response, out)
+    return EXIT_RESULTS if response.results else EXIT_MISS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""How much a hit's score says: high / medium / low, from two calibrated score thresholds.
+
+A score is the ranker's final score (evidence x coverage x multipliers). The thresholds live in
+ranker.rules (CONFIDENCE_LOW_SCORE, CONFIDENCE_HIGH_SCORE) and are calibrated on the KPI's gold
+queries by `python -m benchmarks.confidence`:
+
+    low     under the score that 95 % of the gold queries answered correctly at #1 reach
+            (so at most 5 % of right answers are called weak)
+    high    at or over the score above which the #1 hit of a gold query is right at least
+            90 % of the time
+    medium  between the two
+
+A response whose best hit is low is weak: nothing in the corpus matches the query well, and
+the answer says so (SearchResponse.weak).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from . import rules
+
+Confidence = Literal["high", "medium", "low"]
+
+
+def confidence_of(score: float) -> Confidence:
+    if score >= rules.CONFIDENCE_HIGH_SCORE:
+        return "high"
+    if score < rules.CONFIDENCE_LOW_SCORE:
+        return "low"
+    return "medium"

@@ -1,0 +1,329 @@
+"""Which corpus search_docs ranks over, and keeping it fresh.
+
+Sources, in order of preference:
+
+1. the live sites (through the configured origins), rebuilt at most once an hour (or every
+   Config.refresh_seconds);
+2. the snapshot on disk (--snapshot, else build_index's default path), labelled with its date;
+3. nothing: `CorpusUnavailable`, whose message says how to build a snapshot.
+
+Rules that keep this predictable:
+
+- One refresh at a time. Concurrent callers share the running refresh (one asyncio task),
+  and a caller that is cancelled does not cancel it for the others.
+- A failed refresh keeps whatever corpus was already loaded, and is retried no sooner
+  than RETRY_SECONDS later, so an unreachable site costs one timeout, not one per query.
+- Stale while revalidate: with a snapshot on disk, the first load is the snapshot (a tenth of
+  a second), labelled with its date and REFRESHING_NOTE, and the live read starts in the
+  background at that first call; answers say live once it lands, or say why not if it fails.
+  Only with no usable snapshot does the first load wait for the live sites (and the caller
+  hears its progress, if it asked: see progress.py). Later refreshes always run in the
+  background while the previous corpus keeps answering.
+- `preload()`, called by the transports at launch, loads that snapshot before any call asks
+  for it, so the first search answers at once; it never touches the network. On stdio,
+  `read_snapshot_early` starts reading the file even earlier, while the SDK is still being
+  imported, and the keeper takes that read instead of reading the file again.
+- With --offline the network is never contacted: the snapshot is the only source.
+- Whoever needs to know that a new corpus replaced the old one (resources.py, to announce
+  a changed resource list) registers a watcher with `watch`; it is called with the old and
+  the new corpus after each replacement, and a watcher that fails is logged, never fatal.
+- Building the corpus and its index is CPU work (about a second or two), so it runs in a
+  worker thread, off the event loop (a daemon thread for the live read, so a slow site never
+  holds up the process's exit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import functools
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from imqueue_mcp import build_index
+from imqueue_mcp.build_index import Snapshot
+from imqueue_mcp.ranker import Index
+from imqueue_mcp.server import progress
+from imqueue_mcp.server.config import Config
+
+if TYPE_CHECKING:
+    from imqueue_mcp.build_index.examples import Example
+    from imqueue_mcp.build_index.feeds import CuratedLink
+
+logger = logging.getLogger(__name__)
+
+RETRY_SECONDS = 300.0
+REFRESHING_NOTE = (
+    "a refresh from the live sites is under way in the background; until it lands, this snapshot answers"
+)
+
+
+class CorpusUnavailable(Exception):
+    """No corpus could be loaded; the message says what failed and how to build a snapshot."""
+
+
+@dataclass(frozen=True)
+class LoadedCorpus:
+    index: Index
+    source: str  # "live" | "snapshot"
+    fetched_at: str  # when the feeds were read (ISO 8601), from the snapshot header
+    location: str  # origins read, or the snapshot file
+    loaded_at: float  # time.monotonic() when it was loaded here
+    note: str = ""  # why an older corpus is answering, if it is
+    links: tuple[CuratedLink, ...] = ()  # both sites' /llms.txt links, one per URL, sorted by URL
+    examples: tuple[Example, ...] | None = None  # the docs' code blocks; None: a snapshot without them
+    status: dict[str, Any] | None = None  # imqueue.org/status.json as read with the feeds (package_facts.py)
+
+    def describe(self) -> dict[str, str]:
+        info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}
+        if self.note:
+            info["note"] = self.note
+        return info
+
+
+CorpusWatcher = Callable[["LoadedCorpus | None", "LoadedCorpus"], Awaitable[None]]
+
+
+class CorpusKeeper:
+    def __init__(self, config: Config):
+        self.config = config
+        self.refresh_seconds = config.refresh_seconds
+        self.retry_seconds = min(RETRY_SECONDS, config.refresh_seconds)
+        self._watchers: list[CorpusWatcher] = []
+        self.refreshes = 0  # live rebuilds started: lets a test see that concurrent callers shared one
+        self._current: LoadedCorpus | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._next_attempt = 0.0
+        self._live_failure = ""
+        self._snapshot_failure = ""
+
+    def watch(self, watcher: CorpusWatcher) -> None:
+        """Call `watcher(old, new)` each time a newly loaded corpus replaces the one answering."""
+        self._watchers.append(watcher)
+
+    async def current(self) -> LoadedCorpus:
+        """The corpus to rank over now; waits only when none has been loaded yet (a snapshot on
+        disk is loaded first, and the live read then starts in the background)."""
+        if self._current is None:
+            async with progress.ticking("loading the docs corpus"):
+                await self._refresh()
+            if self._current is None:
+                raise CorpusUnavailable(self._unavailable_message())
+        if self._refresh_due():
+            self._start_refresh()
+        return self._current
+
+    async def preload(self) -> None:
+        """Load the snapshot on disk, if there is one and nothing is loaded yet, so that the first
+        call answers from memory. Never reads the network itself and never raises."""
+        if self._current is None and await asyncio.to_thread(self._snapshot_on_disk):
+            await self._refresh()
+
+    async def settled(self) -> LoadedCorpus | None:
+        """The corpus answering once the load or refresh running now, if any, has finished."""
+        if self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+        return self._current
+
+    async def refresh(self) -> LoadedCorpus | None:
+        """Try the live sites now, whatever the schedule says; the corpus answering afterwards."""
+        if not self.config.offline and (self._task is None or self._task.done()):
+            self._next_attempt = 0.0
+        async with progress.ticking("refreshing the docs corpus"):
+            await self._refresh()
+            if self._refresh_due() and self._current is not None and self._current.note == REFRESHING_NOTE:
+                await self._refresh()  # that load was the snapshot ahead of the live sites: now read them
+        return self._current
+
+    def _refresh_due(self) -> bool:
+        now = time.monotonic()
+        if self.config.offline or now < self._next_attempt or self._current is None:
+            return False
+        return self._current.source != "live" or now - self._current.loaded_at >= self.refresh_seconds
+
+    def _start_refresh(self) -> asyncio.Task[None]:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._load())
+        return self._task
+
+    async def _refresh(self) -> None:
+        await asyncio.shield(self._start_refresh())
+
+    async def _load(self) -> None:
+        previous = self._current
+        await self._replace()
+        if self._current is not None and self._current.loaded_at != getattr(previous, "loaded_at", None):
+            for watcher in list(self._watchers):
+                try:
+                    await watcher(previous, self._current)
+                except Exception:  # a watcher must not cost the corpus
+                    logger.exception("a corpus watcher failed")
+
+    async def _replace(self) -> None:
+        snapshot_tried = False
+        if (
+            self._current is None
+            and not self.config.offline
+            and await asyncio.to_thread(self._snapshot_on_disk)
+        ):
+            snapshot_tried = True
+            try:
+                self._current = replace(await asyncio.to_thread(self._load_snapshot), note=REFRESHING_NOTE)
+                return  # the first caller answers from it; the live read follows in the background
+            except Exception as error:  # unusable: wait for the live sites instead, as with none
+                self._snapshot_failure = str(error) or type(error).__name__
+                logger.warning("the docs snapshot could not be loaded: %s", self._snapshot_failure)
+        if not self.config.offline and time.monotonic() >= self._next_attempt:
+            self.refreshes += 1
+            try:
+                self._current = await _in_daemon_thread(self._build_live)
+                self._next_attempt = time.monotonic() + self.refresh_seconds
+                self._live_failure = ""
+                return
+            except Exception as error:  # any failure keeps the previous corpus
+                self._next_attempt = time.monotonic() + self.retry_seconds
+                self._live_failure = str(error) or type(error).__name__
+                logger.warning("live docs refresh failed: %s", self._live_failure)
+                if self._current is not None:
+                    self._current = _with_note(self._current, self._stale_note())
+        if self._current is None and not snapshot_tried:
+            try:
+                self._current = await asyncio.to_thread(self._load_snapshot)
+            except Exception as error:
+                self._snapshot_failure = str(error) or type(error).__name__
+                logger.warning("no docs snapshot: %s", self._snapshot_failure)
+
+    def _build_live(self) -> LoadedCorpus:
+        # Package facts are read from /status.json at call time; a missing one must not cost the corpus.
+        snapshot = build_index.build(
+            origins=self.config.origin_overrides or None, optional=frozenset({"/status.json"})
+        )
+        origins = ", ".join(self.config.origins.values())
+        return LoadedCorpus(
+            snapshot.index(),
+            "live",
+            snapshot.fetched_at,
+            origins,
+            time.monotonic(),
+            links=tuple(snapshot.links),
+            examples=_examples(snapshot.examples),
+            status=snapshot.status,
+        )
+
+    def _load_snapshot(self) -> LoadedCorpus:
+        path = self.snapshot_path()
+        snapshot = _take_early_read(self.config, path)
+        if snapshot is None:
+            if not path.is_file():
+                raise FileNotFoundError(f"there is no snapshot file at {path}")
+            snapshot = build_index.load_snapshot(path)
+        note = "" if self.config.offline else self._stale_note()
+        # snapshot.index() is a ranker.Index over snapshot.corpus, reusing the stored postings
+        return LoadedCorpus(
+            snapshot.index(),
+            "snapshot",
+            snapshot.fetched_at,
+            str(path),
+            time.monotonic(),
+            note,
+            tuple(snapshot.links),
+            _examples(snapshot.examples),
+            snapshot.status,
+        )
+
+    def _snapshot_on_disk(self) -> bool:
+        return self.snapshot_path().is_file()
+
+    def snapshot_path(self) -> Path:
+        if self.config.snapshot is not None:
+            return self.config.snapshot
+        return Path(build_index.default_snapshot_path())
+
+    def _stale_note(self) -> str:
+        return f"the live sites could not be read ({self._live_failure}), so an older corpus is answering"
+
+    def _unavailable_message(self) -> str:
+        why = (
+            "the server runs with --offline"
+            if self.config.offline
+            else f"the live sites could not be read ({self._live_failure})"
+        )
+        return (
+            f"No docs corpus is available: {why}, and no snapshot could be loaded "
+            f"({self._snapshot_failure}). Build one with `imq-build-index` "
+            f"(it writes {self.snapshot_path()}), or `imq-build-index --from DIR --out PATH` and start the "
+            "server with --snapshot PATH; then call search_docs again."
+        )
+
+
+def _examples(examples: list[Example] | None) -> tuple[Example, ...] | None:
+    return tuple(examples) if examples is not None else None
+
+
+async def _in_daemon_thread(work: Callable[[], LoadedCorpus]) -> LoadedCorpus:
+    """`await asyncio.to_thread(work)`, but on a daemon thread: a live read still in flight (up to
+    the fetch timeout per feed) must not hold up the process's exit, as the default executor's
+    threads do (the event loop joins them when it closes)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[LoadedCorpus] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def deliver(outcome: Callable[[], None]) -> None:
+        try:
+            loop.call_soon_threadsafe(lambda: None if done.cancelled() else outcome())
+        except RuntimeError:  # the loop has closed: nobody is waiting any more
+            pass
+
+    def run() -> None:
+        try:
+            result = context.run(work)
+        except BaseException as error:  # handed to the awaiting task, as to_thread would
+            deliver(functools.partial(done.set_exception, error))
+        else:
+            deliver(functools.partial(done.set_result, result))
+
+    threading.Thread(target=run, name="docs-live-read", daemon=True).start()
+    return await done
+
+
+_early_read: tuple[Config, concurrent.futures.Future[tuple[Path, Snapshot | None]]] | None = None
+
+
+def read_snapshot_early(config: Config) -> concurrent.futures.Future[tuple[Path, Snapshot | None]]:
+    """Start reading the snapshot file now, in a daemon thread, while the server is still importing
+    and starting; the first keeper of `config` to load the snapshot takes this read instead of
+    reading the file again (or meets its error). Called once, by the stdio launch."""
+    global _early_read
+    read: concurrent.futures.Future[tuple[Path, Snapshot | None]] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            path = config.snapshot or Path(build_index.default_snapshot_path())
+            read.set_result((path, build_index.load_snapshot(path) if path.is_file() else None))
+        except BaseException as error:  # handed to the keeper, which words it
+            read.set_exception(error)
+
+    _early_read = (config, read)
+    threading.Thread(target=run, name="snapshot-early-read", daemon=True).start()
+    return read  # done when the file has been read (the snapshot path, and the snapshot or None)
+
+
+def _take_early_read(config: Config, path: Path) -> Snapshot | None:
+    """The snapshot read_snapshot_early read for this config and path, once; None if there is none."""
+    global _early_read
+    if _early_read is None or _early_read[0] is not config:
+        return None
+    read = _early_read[1]
+    _early_read = None
+    read_path, snapshot = read.result()
+    return snapshot if read_path == path else None
+
+
+def _with_note(corpus: LoadedCorpus, note: str) -> LoadedCorpus:
+    return replace(corpus, note=note)

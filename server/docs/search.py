@@ -1,0 +1,101 @@
+"""search_docs: the ranker's answer as the tool's structured result and its text.
+
+Ranking is the ranker's alone: this module calls `ranker.Index.search` (the same function
+`imq-search` calls; through answer_cache, which reuses an answer while its index answers) and
+restates no rule. It adds what an agent needs around the ranking: the exclusive-pair advisory
+when the results or the question touch one side of a pair (as a sentence and as `advisories`
+records), the miss guidance and the corrected query spelled out, a "Weak match" line when even
+the best hit is low (ranker.confidence), and which corpus answered (live, or a snapshot and its
+date). The result itself is the ranker's one shape (ranker.response_dict), the same dict
+`imq-search --json` prints.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from imqueue_mcp.ranker import response_dict
+from imqueue_mcp.server.catalogue.packages import exclusive_pair_advisories, exclusive_pair_advisory
+from imqueue_mcp.server.docs.answer_cache import AnswerCache
+from imqueue_mcp.server.docs.corpus import CorpusKeeper
+from imqueue_mcp.server.docs.sizes import DocSizes
+
+_WORD = re.compile(r"[@\w./-]+")
+_answers = AnswerCache()  # one server process, one corpus answering at a time
+
+
+async def search_docs(
+    keeper: CorpusKeeper, query: str, limit: int, package: str | None, sizes: DocSizes | None = None
+) -> dict[str, Any]:
+    """The search_docs structured result (see schemas.SearchResult). ValueError for a bad filter.
+    With `sizes`, each hit carries the tokens get_doc would return for it (doc_sizes.py)."""
+    corpus = await keeper.current()
+    response = _answers.search(corpus.index, query, limit, package)
+    data = response_dict(response)
+    if sizes is not None:
+        for result in data["results"]:
+            size = sizes.tokens_of(result["url"], corpus.index.corpus.documents, id(corpus))
+            if size is not None:
+                result["tokens"], result["tokensBasis"] = size
+    named = [hit.package for hit in response.results if hit.package]
+    named += [package] if package else []
+    named += _WORD.findall(query)
+    advisory = exclusive_pair_advisory(named)
+    if advisory:
+        data["advisory"] = advisory
+        data["advisories"] = exclusive_pair_advisories(named)
+    data["corpus"] = corpus.describe()
+    return data
+
+
+def render_search_text(data: dict[str, Any]) -> str:
+    lines: list[str] = []
+    if data.get("corrected"):
+        lines.append(f'Searched for "{data["corrected"]}" (corrected from "{data["query"]}").')
+    if data["results"]:
+        lines.append(f'{data["count"]} result(s) for "{data.get("corrected") or data["query"]}", best first:')
+        for number, result in enumerate(data["results"], 1):
+            label = result["label"]
+            where = f"; {result['section']}" if result["section"] and result["section"] not in label else ""
+            lines.append(f"{number}. {result['title']} ({label}{where}; {result['confidence']} confidence)")
+            lines.append(f"   {result['url']}")
+            if result["description"]:
+                lines.append(f"   {result['description']}")
+        if data["weak"]:
+            lines.append(
+                "Weak match: even the best result matches this query poorly; the docs may not cover it. "
+                "Say so rather than rely on these, or search again with other words."
+            )
+        lines.append("Read a result with get_doc(url) before relying on it, and cite its URL.")
+    else:
+        lines.append(f'No results for "{data["query"]}".')
+    miss = data.get("miss")
+    if miss:
+        lines.append(
+            "This is a miss on these words, not proof the topic is undocumented. The corpus covers: "
+            + "; ".join(miss["sections"])
+            + "."
+        )
+        if miss["nearestTerms"]:
+            lines.append(
+                "Nearest indexed terms: " + ", ".join(miss["nearestTerms"]) + ". Search again with them."
+            )
+    if data.get("advisory"):
+        lines.append("")
+        lines.append("Advisory: " + data["advisory"])
+        for record in data.get("advisories", []):
+            lines.append(f"Install the default of {' / '.join(record['pair'])}: {record['install']}")
+    lines.append("")
+    lines.append(corpus_line(data["corpus"]))
+    return "\n".join(lines) + "\n"
+
+
+def corpus_line(corpus: dict[str, str]) -> str:
+    if corpus["source"] == "live":
+        line = f"Corpus: the live sites, read {corpus['fetchedAt']}."
+    else:
+        line = f"Corpus: the snapshot {corpus['from']}, built {corpus['fetchedAt']}."
+    if corpus.get("note"):
+        line += f" Note: {corpus['note']}."
+    return line

@@ -1,0 +1,87 @@
+"""How big get_doc's answer for a URL is, in tokens: the `tokens` of each search_docs hit.
+
+    DocSizes.record(result)    after a get_doc read: its URL's totalTokens, measured on the page
+    DocSizes.tokens_of(...)    a hit URL -> (tokens, basis), or None when nothing is known
+
+Two bases, said on every hit, because they are not equally exact:
+
+    measured   get_doc has read that URL in this server's life: the size of what it returned
+               in all (the section for a #anchor URL, else the whole page). Exact.
+    prose      from the corpus's tier-2 prose (search-text.json: each section's heading and
+               text, without code blocks or markup): the section for a #anchor URL, the sum of
+               the page's sections otherwise. A lower bound: on the mirror of both sites every
+               page is 1.07 to 1.78 times its prose (median 1.18, 117 pages), and none of the 813
+               anchored sections is smaller than its prose (docs/get-doc.md has the command).
+
+A URL with neither (an API symbol's page before any read of it) carries no `tokens`: an
+agent can always ask get_doc for the outline, which costs little.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from imqueue_mcp.ranker.corpus import SITES, WIRE_FIELDS
+from imqueue_mcp.server.docs.budget import estimate_tokens
+
+PROSE_SEPARATOR = "\n\n"  # between a section's heading and its text, as on the page
+
+
+class DocSizes:
+    def __init__(self) -> None:
+        self._measured: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._prose_for: int | None = None  # id() of the corpus the prose table was built from
+        self._prose: dict[str, int] = {}
+
+    def record(self, result: dict[str, Any]) -> None:
+        """Remember what a get_doc answer measured (not an outline, which carries no body)."""
+        if "outline" in result or "totalTokens" not in result:
+            return
+        with self._lock:
+            self._measured[result["url"]] = int(result["totalTokens"])
+
+    def tokens_of(self, url: str, documents: Iterable[Any], corpus_id: int) -> tuple[int, str] | None:
+        """(tokens, 'measured' | 'prose') for a canonical hit URL, or None."""
+        measured = self._measured.get(url)
+        if measured is not None:
+            return measured, "measured"
+        with self._lock:
+            if self._prose_for != corpus_id:
+                self._prose = prose_sizes(documents)
+                self._prose_for = corpus_id
+            prose = self._prose.get(url)
+        return (prose, "prose") if prose is not None else None
+
+
+def prose_sizes(documents: Iterable[Any]) -> dict[str, int]:
+    """Canonical URL -> prose tokens, for every tier-2 section and the page it belongs to.
+    Reads a snapshot's wire rows as they are when it can: decoding every document first would
+    cost the first search about 30 ms more."""
+    rows = documents.wire_rows() if hasattr(documents, "wire_rows") else None
+    if rows is not None:
+        tier, site, path, heading, text = (
+            WIRE_FIELDS.index(name) for name in ("tier", "site", "path", "heading", "text")
+        )
+        fields: Iterable[tuple[str, str, str, str, str]] = (
+            (row[tier], row[site], row[path], row[heading], row[text]) for row in rows
+        )
+    else:
+        fields = (
+            (document.tier, document.site, document.path, document.heading, document.text)
+            for document in documents
+        )
+    sections: dict[str, int] = {}
+    pages: dict[str, int] = {}
+    for row_tier, row_site, row_path, row_heading, row_text in fields:
+        if row_tier != "section":
+            continue
+        tokens = estimate_tokens(row_heading + PROSE_SEPARATOR + row_text)
+        url = SITES[row_site] + row_path
+        if "#" in url:  # the prose before the first anchored heading counts for the page only
+            sections[url] = tokens
+        page = url.split("#", 1)[0]
+        pages[page] = pages.get(page, 0) + tokens
+    return pages | sections

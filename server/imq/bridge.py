@@ -1,0 +1,486 @@
+"""Bridge to the locally installed `imq` binary (@imqueue/cli 5.2.2): the eight operations.
+
+What lives here, top to bottom:
+
+- Timeouts: one module constant per kind of call.
+- The actions, options and prompts of imq that the operations check against or explain.
+- The eight operations - ``cli_status``, ``cli_help``, ``create_service``,
+  ``generate_client``, ``cli_install``, ``fleet``, ``config``, ``logs`` - plain async
+  functions with no MCP imports; the server registers them as tools.
+
+Running imq lives in imq_runner.py, and the checks on user values in cli_arguments.py.
+Data flows one way: operation validates its input (cli_arguments) -> builds imq's argv ->
+``ImqRunner`` runs it -> the operation words the outcome (and the next step) into a
+``BridgeResult`` with ``word_outcome``; an error carries its code from errors.py. The long
+runs (install, create with apply, client generation, fleet start/restart) pass ``long=True``
+so a client that sent a progressToken hears how they are going.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shutil
+import signal
+
+from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.imq.arguments import (
+    refuse_option_like,
+    refuse_service_names,
+    refuse_unknown_choice,
+    refuse_unsafe_flags,
+    refused,
+)
+from imqueue_mcp.server.imq.generated_client import attach_generated_client
+from imqueue_mcp.server.imq.runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
+
+# --------------------------------------------------------------------------- timeouts
+
+STATUS_TIMEOUT_SECONDS = 15.0  # imq --version, imq ... --help
+DRY_RUN_TIMEOUT_SECONDS = 30.0
+CONFIG_TIMEOUT_SECONDS = 30.0
+LOGS_TIMEOUT_SECONDS = 30.0
+CLIENT_TIMEOUT_SECONDS = 90.0  # introspects a running service over its queue
+APPLY_TIMEOUT_SECONDS = 120.0
+FLEET_TIMEOUT_SECONDS = 120.0
+INSTALL_TIMEOUT_SECONDS = 180.0  # npm downloads the CLI and its dependencies
+
+# --------------------------------------------------------------------------- imq's actions and options
+
+FLEET_ACTIONS = ("start", "stop", "restart", "status")
+CONFIG_ACTIONS = ("check", "get", "set", "init")
+LOG_ACTIONS = ("dump", "clean")
+
+# Options `imq config set` takes (imq 5.2.2: top-level keys and dot-paths of its config file);
+# listed when explaining why `init` is not run.
+CONFIG_OPTIONS = (
+    "author",
+    "email",
+    "license",
+    "template",
+    "useGit",
+    "gitBaseUrl",
+    "vcs.provider",
+    "vcs.private",
+    "vcs.protocol",
+    "ci.provider",
+    "registry.provider",
+    "registry.namespace",
+    "packages",
+)
+
+# Every imq option the bridge passes itself or names in a hint, per command, as
+# (short, long) the way `imq <command> --help` pairs them ("" where imq has no short form).
+# tests/test_imq_flag_drift.py checks each pair against the real help, so `-c` cannot
+# silently mean something else than the bridge thinks.
+IMQ_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "": (("", "--help"), ("", "--version")),  # every command has them; the bridge runs both
+    "service create": (
+        ("-e", "--email"),
+        ("-a", "--author"),
+        ("-g", "--use-git"),
+        ("", "--install"),
+        ("", "--dry-run"),
+        ("-t", "--template"),
+        ("-y", "--yes"),
+    ),
+    "client generate": (("-o", "--overwrite"),),
+    "ctl": (
+        ("-p", "--path"),
+        ("-s", "--services"),
+        ("-u", "--update"),
+        ("-c", "--calm"),
+        ("-v", "--verbose"),
+    ),
+    "log": (("-c", "--clean"), ("-f", "--follow"), ("", "--prefix")),
+}
+
+# --------------------------------------------------------------------------- operations
+
+
+async def cli_status(*, runner: ImqRunner | None = None) -> BridgeResult:
+    """Reports whether imq is installed, where, and its version. Absence is not an error."""
+    runner = runner or ImqRunner()
+    imq = runner.find_imq()
+    if imq is None:
+        missing = runner.missing_imq()
+        return BridgeResult(text=missing.text, is_error=False, exit_code=None, command=[])
+    outcome = await runner.run_imq(["--version"], STATUS_TIMEOUT_SECONDS)
+    if isinstance(outcome, RunOutcome) and outcome.succeeded:
+        lines = outcome.stdout.splitlines()
+        version = lines[-1].strip() if lines else "unknown"
+        return word_outcome(outcome, success_note=f"imq {version} is installed at {imq}.")
+    return word_outcome(
+        outcome, failure_hint=f"imq at {imq} did not report a version; reinstall it. {INSTALL_HINT}"
+    )
+
+
+def _command_words(command: str) -> list[str] | None:
+    words = command.split()
+    if words and all(re.fullmatch(r"[a-z][a-z0-9-]*", word) for word in words):
+        return words
+    return None
+
+
+async def cli_help(command: str | None = None, *, runner: ImqRunner | None = None) -> BridgeResult:
+    """`imq [command] --help`; command may be one word or a path such as 'service create'."""
+    runner = runner or ImqRunner()
+    words: list[str] = []
+    if command:
+        parsed = _command_words(command)
+        if parsed is None:
+            return refused(
+                f"command {command!r} is not an imq command; use words such as 'service', "
+                "'service create', 'client generate', 'ctl', 'config' or 'log'. Nothing was run."
+            )
+        words = parsed
+    outcome = await runner.run_imq([*words, "--help"], STATUS_TIMEOUT_SECONDS)
+    return word_outcome(
+        outcome,
+        failure_hint="imq does not know that command; call cli_help() with no command to list them.",
+    )
+
+
+def imq_error_line(outcome: RunOutcome) -> str:
+    """The line imq failed with: the last non-empty line of stderr (else of stdout).
+
+    On a usage error imq prints its whole help first and the reason last, so hints are drawn
+    from this line alone, never from words elsewhere in the help.
+    """
+    for stream in (outcome.stderr, outcome.stdout):
+        lines = [line.strip() for line in stream.splitlines() if line.strip()]
+        if lines:
+            return lines[-1]
+    return ""
+
+
+_UNKNOWN_ARGUMENTS = re.compile(r"Unknown arguments?: (?P<names>.+)")
+_HELP_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def _unknown_argument_hint(names: str, outcome: RunOutcome) -> str:
+    """Names what imq did not know and, from the options in imq's own help, what is closest."""
+    given = [name.strip() for name in names.split(",") if name.strip()]
+    # yargs lists a dashed name twice, once camelCased (dockerhub-namespace, dockerhubNamespace)
+    dashed = {name.replace("-", "").lower() for name in given if "-" in name}
+    unknown = [name for name in given if "-" in name or name.lower() not in dashed]
+    known = sorted({option[2:] for option in _HELP_OPTION.findall(outcome.stderr + outcome.stdout)})
+    parts = []
+    for name in unknown:
+        spellings = (f"--{name}", f"--no-{name}", f"-{name}")
+        passed = [item.split("=", 1)[0] for item in outcome.argv if item.split("=", 1)[0] in spellings]
+        shown = passed[0] if passed else repr(name)  # as the caller wrote it; else a positional
+        closest = difflib.get_close_matches(name.removeprefix("no-"), known, n=2, cutoff=0.6)
+        dashes = "--no-" if shown.startswith("--no-") else "--"
+        suggestion = f" (closest in its help: {', '.join(dashes + c for c in closest)})" if closest else ""
+        parts.append(f"{shown}{suggestion}")
+    return (
+        f"imq does not know {'; '.join(parts)}. A boolean option is turned off with a no- "
+        "before its name (--no-use-git). Check the spelling with cli_help('service create')."
+    )
+
+
+async def create_service(
+    name: str,
+    path: str | None = None,
+    flags: list[str] | None = None,
+    apply: bool = False,
+    *,
+    runner: ImqRunner | None = None,
+) -> BridgeResult:
+    """`imq service create <name> [path] [flags...]`, a `--dry-run` unless apply is true."""
+    runner = runner or ImqRunner()
+    flags = list(flags or [])
+    refusal = (
+        refuse_option_like("service name", name)
+        or (refuse_option_like("path", path) if path is not None else None)
+        or refuse_unsafe_flags(flags)
+    )
+    if refusal:
+        return refusal
+    # imq's own default path is "." (the working directory itself, not ./<name>). Passing it
+    # explicitly means a stray value in flags is refused by imq as an unknown argument instead
+    # of silently becoming the target path.
+    target = path or "."
+    args = ["service", "create", name, target, *flags]
+    if not apply:
+        args.append("--dry-run")
+    outcome = await runner.run_imq(
+        args, APPLY_TIMEOUT_SECONDS if apply else DRY_RUN_TIMEOUT_SECONDS, long=apply
+    )
+    if apply:
+        where = _planned_path(outcome) or str(runner.current_directory() / target)
+        success = f"Created service {name} in {where}."
+    else:
+        success = (
+            "Dry run: nothing was written. To create the project, call create_service again with "
+            "apply=true and the same flags; pass every value imq would otherwise ask for as a flag."
+        )
+    return word_outcome(
+        outcome,
+        success_note=success,
+        failure_hint=_create_failure_hint(outcome),
+        prompt_hint=(
+            "pass each value imq asks for as a flag, for example flags=['--email=you@example.com']; "
+            "cli_help('service create') lists them."
+        ),
+    )
+
+
+_PLANNED_PATH = re.compile(r"^\s*path: (?P<path>.+)$", re.MULTILINE)
+
+
+def _planned_path(outcome: RunOutcome | BridgeResult) -> str | None:
+    """Where imq said it creates the service (the `path:` line of its plan)."""
+    if not isinstance(outcome, RunOutcome):
+        return None
+    found = _PLANNED_PATH.search(outcome.stdout)
+    return found["path"].strip() if found else None
+
+
+def _create_failure_hint(outcome: RunOutcome | BridgeResult) -> str:
+    if not isinstance(outcome, RunOutcome):
+        return ""
+    line = imq_error_line(outcome)
+    unknown = _UNKNOWN_ARGUMENTS.fullmatch(line)
+    if unknown:
+        return _unknown_argument_hint(unknown["names"], outcome)
+    if re.search(r"email is required", line, re.IGNORECASE):
+        return (
+            "imq needs the author's email, even for a dry run. Pass it as a flag: "
+            "flags=['-e', 'you@example.com'] (or '--email=you@example.com'), or store it once with "
+            "config(action='set', option='email', value='you@example.com')."
+        )
+    return "Check the flags with cli_help('service create') and imq's message above, then retry."
+
+
+async def generate_client(
+    service: str,
+    path: str | None = None,
+    overwrite: bool = False,
+    *,
+    runner: ImqRunner | None = None,
+) -> BridgeResult:
+    """`imq client generate <Service> [path] [-o]`; the service must be running to answer."""
+    runner = runner or ImqRunner()
+    refusal = refuse_option_like("service name", service) or (
+        refuse_option_like("path", path) if path is not None else None
+    )
+    if refusal:
+        return refusal
+    args = ["client", "generate", service, *([path] if path else []), *(["-o"] if overwrite else [])]
+    outcome = await runner.run_imq(args, CLIENT_TIMEOUT_SECONDS, long=True)
+    directory = path or "."  # imq 5.2.2 writes <path>/<Service>.ts, path defaulting to "."
+    overwrite_hint = (
+        "the client file already exists and imq asks before overwriting it; call generate_client "
+        "again with overwrite=true to replace it (adds -o)."
+    )
+    result = word_outcome(
+        outcome,
+        success_note=f"Generated the {service} client from the running service: {directory}/{service}.ts.",
+        failure_hint=_client_failure_hint(outcome, service, overwrite_hint),
+        prompt_hint=(
+            f"if {overwrite_hint} Otherwise {service} did not answer: it must be running and reachable."
+        ),
+    )
+    if result.is_error:
+        return result
+    return attach_generated_client(result, runner.current_directory() / directory / f"{service}.ts", service)
+
+
+def _client_failure_hint(outcome: RunOutcome | BridgeResult, service: str, overwrite_hint: str) -> str:
+    if isinstance(outcome, RunOutcome) and outcome.exit_code in (130, -signal.SIGINT):
+        return f"imq stopped at a prompt (stdin is closed here): {overwrite_hint}"
+    return (
+        f"imq builds the client by asking the running service to describe itself, so {service} must be "
+        "running and reachable over the same Redis (start it, for example with fleet(action='start'), "
+        "and pass its class name, which is its queue name). scaffold_client shows the command offline."
+    )
+
+
+_NPM_VERSION = re.compile(r"latest|next|\d+(\.\d+){0,2}(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?")
+
+
+async def cli_install(version: str | None = None, *, runner: ImqRunner | None = None) -> BridgeResult:
+    """`npm install -g @imqueue/cli[@version]`; needs npm, not imq."""
+    runner = runner or ImqRunner()
+    if version is not None and not _NPM_VERSION.fullmatch(version):
+        return refused(
+            f"version {version!r} is not a version npm can install here; use a semver such as "
+            "'5.2.2' (or '5'), or 'latest'. Nothing was run."
+        )
+    npm = shutil.which("npm")
+    if npm is None:
+        return refused(
+            "npm is not on PATH, so imq cannot be installed from here. Install Node.js (it ships "
+            "npm), then call cli_install again; scaffold_service and scaffold_client work offline.",
+            ErrorCode.NPM_NOT_INSTALLED,
+        )
+    package = f"@imqueue/cli@{version}" if version else "@imqueue/cli"
+    outcome = await runner.run_program([npm, "install", "-g", package], INSTALL_TIMEOUT_SECONDS, long=True)
+    installed = runner.find_imq()
+    if installed:
+        success = f"imq is now at {installed}; cli_status reports its version."
+    else:
+        success = (
+            "npm finished, but imq is still not on this server's PATH: add npm's global bin "
+            "directory (`npm prefix -g`, then /bin) to PATH and restart the server."
+        )
+    failure = "Check network access to the npm registry and the message above."
+    if isinstance(outcome, RunOutcome) and "EACCES" in outcome.stderr:
+        failure = (
+            "npm may not write its global directory. Set a user prefix with `npm config set prefix "
+            "~/.npm-global` and put ~/.npm-global/bin on PATH, or install imq yourself with sudo."
+        )
+    return word_outcome(outcome, success_note=success, failure_hint=failure)
+
+
+async def fleet(
+    action: str,
+    path: str | None = None,
+    services: list[str] | None = None,
+    update: bool = False,
+    calm: bool = False,
+    verbose: bool = False,
+    *,
+    runner: ImqRunner | None = None,
+) -> BridgeResult:
+    """`imq ctl <action> -p <path> [-s a,b] [-u] [-c] [-v]`; -p is always passed explicitly.
+
+    In imq 5.2.2 -u is --update (git pull in each service first), -c is --calm (start the
+    services one at a time, each once the previous is ready), -v is --verbose.
+    """
+    runner = runner or ImqRunner()
+    refusal = (
+        refuse_unknown_choice("fleet action", action, FLEET_ACTIONS)
+        or (refuse_option_like("path", path) if path is not None else None)
+        or refuse_service_names(services)
+    )
+    if refusal:
+        return refusal
+    # imq ctl's own default is `-p .`: scanning and starting every service under wherever it runs.
+    root = runner.current_directory() / path if path else runner.current_directory()
+    args = ["ctl", action, "-p", str(root)]
+    if services:
+        args += ["-s", ",".join(services)]
+    args += [flag for flag, wanted in (("-u", update), ("-c", calm), ("-v", verbose)) if wanted]
+    outcome = await runner.run_imq(args, FLEET_TIMEOUT_SECONDS, long=action in ("start", "restart"))
+    where = (
+        f"Path: {root}."
+        if path
+        else f"No path was given, so imq ctl used the server's working directory: {root}."
+    )
+    note = f"{where} imq ctl treats each sub-directory with a package.json as a service."
+    return word_outcome(
+        outcome,
+        success_note=note,
+        failure_hint=f"{note} Check the path and service names (fleet(action='status') lists them).",
+    )
+
+
+def _config_init_explanation() -> BridgeResult:
+    # is_error is True because nothing was initialised: an agent that reads only the flag must
+    # not conclude the config now exists.
+    return BridgeResult(
+        text=(
+            "imq config init was not run: it asks its questions on a terminal, and this server runs "
+            "imq with stdin closed, so it would stop at the first prompt. Set each value instead with "
+            "config(action='set', option=..., value=...); options: "
+            f"{', '.join(CONFIG_OPTIONS)}. Or run `imq config init` yourself in a terminal."
+        ),
+        is_error=True,
+        exit_code=None,
+        command=[],
+        error_code=ErrorCode.INTERACTIVE_ONLY,
+    )
+
+
+async def config(
+    action: str,
+    option: str | None = None,
+    value: str | None = None,
+    *,
+    runner: ImqRunner | None = None,
+) -> BridgeResult:
+    """`imq config check | get [option] | set <option> <value>`; `init` is explained, never run."""
+    runner = runner or ImqRunner()
+    refusal = (
+        refuse_unknown_choice("config action", action, CONFIG_ACTIONS)
+        or _refuse_config_arguments(action, option, value)
+        or (refuse_option_like("option", option) if option is not None else None)
+        or (refuse_option_like("value", value) if value is not None else None)
+    )
+    if refusal:
+        return refusal
+    if runner.find_imq() is None:
+        return runner.missing_imq()
+    if action == "init":
+        return _config_init_explanation()
+    args = ["config", action, *(a for a in (option, value) if a is not None)]
+    outcome = await runner.run_imq(args, CONFIG_TIMEOUT_SECONDS)
+    return word_outcome(
+        outcome,
+        success_note=f"Stored {option} in imq's config." if action == "set" else "",
+        failure_hint=f"Known options: {', '.join(CONFIG_OPTIONS)}. Set a missing one with action='set'.",
+    )
+
+
+def _refuse_config_arguments(action: str, option: str | None, value: str | None) -> BridgeResult | None:
+    if action == "set" and (option is None or value is None):
+        return refused("config action 'set' needs both option and value. Nothing was run.")
+    if action == "get" and value is not None:
+        return refused("config action 'get' takes an option but no value. Nothing was run.")
+    if action in ("check", "init") and (option is not None or value is not None):
+        return refused(f"config action {action!r} takes no option or value. Nothing was run.")
+    return None
+
+
+async def logs(
+    action: str,
+    services: list[str] | None = None,
+    prefix: bool = True,
+    *,
+    runner: ImqRunner | None = None,
+) -> BridgeResult:
+    """dump: `imq log [services..] --no-follow [--no-prefix]`; clean: `imq log [services..] --clean`.
+
+    Plain `imq log` follows forever, so it is never run.
+    """
+    runner = runner or ImqRunner()
+    refusal = refuse_unknown_choice("logs action", action, LOG_ACTIONS) or refuse_service_names(services)
+    if refusal:
+        return refusal
+    named = list(services or [])
+    if action == "dump":
+        args = ["log", *named, "--no-follow", *([] if prefix else ["--no-prefix"])]
+    else:
+        args = ["log", *named, "--clean"]
+    outcome = await runner.run_imq(args, LOGS_TIMEOUT_SECONDS)
+    whose = ", ".join(named) if named else "all services"
+    return word_outcome(
+        outcome,
+        success_note=f"Deleted the collected logs of {whose}." if action == "clean" else "",
+        failure_hint="Logs exist only for services started with fleet(action='start'); check the names.",
+    )
+
+
+__all__ = [
+    "APPLY_TIMEOUT_SECONDS",
+    "CLIENT_TIMEOUT_SECONDS",
+    "CONFIG_TIMEOUT_SECONDS",
+    "DRY_RUN_TIMEOUT_SECONDS",
+    "FLEET_TIMEOUT_SECONDS",
+    "IMQ_OPTIONS",
+    "INSTALL_TIMEOUT_SECONDS",
+    "LOGS_TIMEOUT_SECONDS",
+    "STATUS_TIMEOUT_SECONDS",
+    "cli_help",
+    "cli_install",
+    "cli_status",
+    "config",
+    "create_service",
+    "fleet",
+    "generate_client",
+    "imq_error_line",
+    "logs",
+]

@@ -1,0 +1,100 @@
+"""The client file `imq client generate` wrote, read back for generate_client's answer.
+
+imq's stdout only says that a client was written. The agent needs the file itself: where it
+is, what it contains, and which namespace and class to import. This module reads that file
+after a successful run and adds it to the bridge's result, as text and as structured content
+(schemas.GeneratedClient). No MCP imports; cli_bridge calls ``attach_generated_client``.
+
+The generator (IMQClient.create in @imqueue/rpc) writes ``<dir>/<Service>.ts`` whose only
+export is a namespace named after the service with a lower-case first letter, holding
+``<Base>Client extends IMQClient``. The names are read from the file itself; the naming
+rule is only the fallback for a file that does not spell them the usual way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any
+
+from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.imq.runner import BridgeResult
+from imqueue_mcp.server.scaffold.templates import fenced
+from imqueue_mcp.server.scaffold.types import CLIENT_SUFFIX, service_base_name
+
+__all__ = [
+    "MAX_CLIENT_BYTES",
+    "GeneratedClientMissing",
+    "attach_generated_client",
+    "read_generated_client",
+    "render_generated_client",
+]
+
+# A generated client is a few KB per exposed method; far beyond that is not a client file.
+MAX_CLIENT_BYTES = 2 * 1024 * 1024
+
+_NAMESPACE = re.compile(r"^\s*export\s+namespace\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
+_CLIENT_CLASS = re.compile(r"^\s*export\s+class\s+([A-Za-z_$][\w$]*)\s+extends\s+IMQClient\b", re.MULTILINE)
+
+
+class GeneratedClientMissing(Exception):
+    """The run succeeded but the client file cannot be read; the message says where and why."""
+
+
+def read_generated_client(file: Path, service: str) -> dict[str, Any]:
+    """The generated file as {service, path, namespace, client, content}."""
+    try:
+        size = file.stat().st_size
+        if size > MAX_CLIENT_BYTES:
+            raise GeneratedClientMissing(
+                f"{file} is {size} bytes, more than a generated client ({MAX_CLIENT_BYTES} at most); "
+                "open it directly."
+            )
+        content = file.read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        raise GeneratedClientMissing(f"imq reported success, but {file} does not exist.") from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise GeneratedClientMissing(f"{file} could not be read: {error}.") from error
+    namespace = _NAMESPACE.search(content)
+    client = _CLIENT_CLASS.search(content)
+    return {
+        "service": service,
+        "path": str(file),
+        "namespace": namespace.group(1) if namespace else service[:1].lower() + service[1:],
+        "client": client.group(1) if client else service_base_name(service) + CLIENT_SUFFIX,
+        "content": content,
+    }
+
+
+def attach_generated_client(result: BridgeResult, file: Path, service: str) -> BridgeResult:
+    """A successful generate_client result, with the client file added as text and data."""
+    try:
+        generated = read_generated_client(file, service)
+    except GeneratedClientMissing as error:
+        return dataclasses.replace(
+            result,
+            text=f"{result.text}\n\n{error}",
+            is_error=True,
+            structured=None,
+            error_code=ErrorCode.IMQ_FAILED,
+            next_step="Check the path imq wrote to, then call generate_client again.",
+        )
+    return dataclasses.replace(
+        result, text=f"{result.text}\n\n{render_generated_client(generated)}", structured=generated
+    )
+
+
+def render_generated_client(generated: dict[str, Any]) -> str:
+    """The file as markdown: how to import and construct the client, then its content."""
+    namespace, client, service = generated["namespace"], generated["client"], generated["service"]
+    usage = f"Import the namespace `{namespace}` from it; the client class is `{namespace}.{client}`."
+    default_queue = client.removesuffix(CLIENT_SUFFIX)
+    if default_queue != service:
+        # IMQClient's default queue is its own class name minus "Client": UserClient -> "User".
+        usage = (
+            f"Import the namespace `{namespace}` from it and construct `new {namespace}.{client}(options, "
+            f"'{service}')`: without that second argument the client addresses the queue "
+            f"'{default_queue}', where nothing listens."
+        )
+    return f"Client file: {generated['path']}\n{usage}\n\n{fenced(generated['content'], 'typescript')}"

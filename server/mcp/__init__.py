@@ -1,0 +1,19 @@
+"""mcp: the adapter between the MCP SDK and the domain packages. Thin and declarative.
+
+app.py            create_server(config, hosted) -> MCPServer; ImqueueServer wraps every tool
+                  call (guided errors for refused calls, progress, client log messages, the
+                  version note, the per-call log line) and answers resources and completions
+tools.py          one @tool record per tool: title, hints, where offered, description, handler
+services.py       what the tool bodies share for the life of the server
+results.py        text and structured results, the guided isError result, outputSchema shape
+strict.py         closed input schemas (unknown arguments refused by name), tidy schemas
+schemas.py        output schemas (pydantic models) of the tools that publish one
+resources.py      the curated pages, both llms.txt and the catalogue as resources; templates
+prompts.py        build_imqueue_service and choose_imqueue_packages
+completions.py    completion/complete: page paths and package names, ranked for a prefix
+project_tools.py  local only: the client's roots, inspect_project's body, the version note
+observe.py        stderr logging at the user's level, the per-call JSON line, client records
+instructions.py   the server instructions and the local-install guide
+stdio.py          the stdio transport, answering malformed lines with parse errors
+http.py           the hosted Streamable HTTP app: method table, Host/Origin, CORS, limits
+"""

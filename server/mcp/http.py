@@ -1,0 +1,381 @@
+"""The hosted endpoint: Streamable HTTP at POST /mcp, stateless, JSON responses (SSE only for a
+call that streams progress or log messages, see McpEndpoint).
+
+Only the eight read-only tools are registered here (the CLI bridge acts on the machine the
+server runs on, which for a hosted server is nobody's). The HTTP surface, in full:
+
+    POST    /mcp   MCP JSON-RPC (both protocol revisions the SDK speaks); JSON answers, except
+                   a call that sends progress (or 2026-07-28 log) notifications: SSE
+    OPTIONS /mcp   204, CORS preflight          OPTIONS /   204
+    GET, HEAD /    200, a short plain-text landing
+    any other method on /mcp   405, Allow: POST, OPTIONS, with a JSON-RPC error body saying
+                               the method is not supported (GET would otherwise open an SSE
+                               stream that never ends in stateless mode)
+    any other path             404
+
+In front of all of it, for every path: the Host header must be allowed (421 otherwise) and
+a browser Origin, when present, must be allowed (403 otherwise); a request without Origin
+is fine. Bodies over MAX_BODY_BYTES get 413, with a JSON-RPC -32602 error naming the limit.
+A client that accepts only application/json (or sends no Accept) is served: every answer
+here is JSON, so the Accept header is completed rather than refused with 406. A POST whose
+Accept names text/event-stream but nothing that covers application/json is refused with 406
+and a JSON-RPC error: the transport requires a client to accept both, and such a client has
+said it cannot read the JSON answers this endpoint gives.
+
+`create_app` is an app factory: `uvicorn --factory server.http:create_app` works, and
+`imqueue-mcp --http --workers N` starts N such processes. Worker processes read their
+configuration from the same environment variables as the command line (config.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from imqueue_mcp.server import server_version
+from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
+from imqueue_mcp.server.mcp.app import create_server
+from imqueue_mcp.server.mcp.observe import configure_logging
+from imqueue_mcp.server.mcp.services import Services
+from imqueue_mcp.server.mcp.tools import hosted_records
+
+ENDPOINT = "/mcp"
+MAX_BODY_BYTES = 1_000_000
+KEEP_ALIVE_SECONDS = 75
+ALLOWED_METHODS = {ENDPOINT: "POST, OPTIONS", "/": "GET, HEAD, OPTIONS"}
+CORS_MAX_AGE = "86400"
+CORS_HEADERS = (
+    "Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Last-Event-ID"
+)
+CORS_EXPOSE = "Mcp-Session-Id, Mcp-Protocol-Version"
+
+
+def landing_text() -> str:
+    tools = "\n".join(f"  {record.name:<20} {record.title}" for record in hosted_records())
+    return (
+        f"imqueue-mcp {server_version()}: the @imqueue MCP server, hosted and read-only.\n\n"
+        f"MCP endpoint: POST {ENDPOINT} (Streamable HTTP, stateless; JSON responses, SSE when a call streams "
+        "progress).\n"
+        f"Tools:\n{tools}\n\n"
+        "Docs: https://imqueue.org/mcp/\n"
+        "Run it locally, with the imq CLI tools as well: uvx imqueue-mcp\n"
+    )
+
+
+def landing() -> Callable[[Request], Awaitable[Response]]:
+    text = landing_text()
+
+    async def answer(request: Request) -> Response:
+        return PlainTextResponse(text)
+
+    return answer
+
+
+class McpEndpoint:
+    """POST goes to the SDK's session manager; every other method is refused with 405.
+
+    Notifications need a stream, so two requests from a client that accepts text/event-stream go
+    to `streaming`: any 2026-07-28 request (answered as plain JSON unless the call sends progress
+    or log notifications before its result, then as SSE) and a 2025-11-25 request that carries a
+    progressToken (answered as SSE). Every other request is answered as JSON.
+    """
+
+    def __init__(self, manager: StreamableHTTPSessionManager, streaming: StreamableHTTPSessionManager):
+        self.manager = manager
+        self.streaming = streaming
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            await method_not_allowed(scope["method"])(scope, receive, send)
+            return
+        if _refuses_json(scope):
+            await event_stream_only()(scope, receive, send)
+            return
+        send = body_limit_as_json(send)
+        if _accepts_event_stream(scope):
+            if _modern(scope):
+                await self.streaming.handle_request(scope, receive, send)
+                return
+            messages, body = await _read_body(receive)
+            receive = _replay(messages, receive)
+            if _asks_for_progress(body):
+                await self.streaming.handle_request(scope, receive, send)
+                return
+        await self.manager.handle_request(with_json_accepted(scope), receive, send)
+
+
+BODY_TOO_LARGE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": INVALID_PARAMS,
+            "message": f"Request body too large: this endpoint takes at most {MAX_BODY_BYTES:,} bytes per "
+            "request. Send shorter arguments (a search query is at most 200 characters).",
+        },
+    }
+).encode()
+
+
+def jsonrpc_error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    """An HTTP refusal whose body is a JSON-RPC error object, which MCP clients can show."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def method_not_allowed(method: str) -> Response:
+    return jsonrpc_error(
+        405,
+        f"Method Not Allowed: {method} is not supported on {ENDPOINT}; send MCP JSON-RPC with POST "
+        "(stateless Streamable HTTP, no SSE stream).",
+        {"Allow": ALLOWED_METHODS[ENDPOINT]},
+    )
+
+
+def event_stream_only() -> Response:
+    return jsonrpc_error(
+        406,
+        "Not Acceptable: the client must accept both application/json and text/event-stream; "
+        "send Accept: application/json, text/event-stream.",
+    )
+
+
+def body_limit_as_json(send: Send) -> Send:
+    """The SDK answers an oversized body with a plain-text 413, which MCP clients can only report
+    as an opaque internal error; answer the same 413 with a JSON-RPC error they can show."""
+    replacing = False
+
+    async def send_json_413(message: Message) -> None:
+        nonlocal replacing
+        if message["type"] == "http.response.start" and message["status"] == 413:
+            replacing = True
+            kept = [
+                (name, value)
+                for name, value in message.get("headers", [])
+                if name not in (b"content-type", b"content-length")
+            ]
+            headers = [
+                *kept,
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(BODY_TOO_LARGE)),
+            ]
+            await send({**message, "headers": headers})
+        elif replacing and message["type"] == "http.response.body":
+            if not message.get("more_body", False):
+                await send({"type": "http.response.body", "body": BODY_TOO_LARGE})
+        else:
+            await send(message)
+
+    return send_json_413
+
+
+async def _read_body(receive: Receive) -> tuple[list[Message], bytes]:
+    """The request's messages up to MAX_BODY_BYTES (the SDK refuses a longer body), and its body."""
+    messages: list[Message] = []
+    body = bytearray()
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            break
+        body += message.get("body", b"")
+        if not message.get("more_body") or len(body) > MAX_BODY_BYTES:
+            break
+    return messages, bytes(body)
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed
+
+
+def _asks_for_progress(body: bytes) -> bool:
+    """A JSON-RPC request whose params._meta has a progressToken."""
+    if b"progressToken" not in body:
+        return False
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get("progressToken") is not None
+
+
+def _header(scope: Scope, name: bytes) -> bytes:
+    return b", ".join(value for key, value in scope["headers"] if key == name)
+
+
+def _modern(scope: Scope) -> bool:
+    version = _header(scope, b"mcp-protocol-version").decode("latin-1").strip()
+    return bool(version) and version not in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+def _accepts_event_stream(scope: Scope) -> bool:
+    return b"text/event-stream" in _header(scope, b"accept").lower()
+
+
+def _accepted_types(scope: Scope) -> set[bytes]:
+    accept = _header(scope, b"accept")
+    return {part.split(b";")[0].strip().lower() for part in accept.split(b",")} - {b""}
+
+
+def _refuses_json(scope: Scope) -> bool:
+    """Accept names text/event-stream and nothing that covers application/json."""
+    types = _accepted_types(scope)
+    return b"text/event-stream" in types and not types & {b"application/json", b"application/*", b"*/*"}
+
+
+def with_json_accepted(scope: Scope) -> Scope:
+    """The scope, with application/json added to an Accept header that lacks it."""
+    values = [value for key, value in scope["headers"] if key == b"accept"]
+    accept = b", ".join(values).strip()
+    types = {part.split(b";")[0].strip().lower() for part in accept.split(b",")}
+    if types & {b"application/json", b"application/*", b"*/*"}:
+        return scope
+    completed = accept + b", application/json" if accept else b"application/json"
+    headers = [(key, value) for key, value in scope["headers"] if key != b"accept"]
+    return {**scope, "headers": [*headers, (b"accept", completed)]}
+
+
+class Guard:
+    """Host and Origin checks for every path, CORS preflight and CORS response headers."""
+
+    def __init__(self, app: ASGIApp, security: TransportSecuritySettings):
+        self.app = app
+        self.checks = TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        refusal = await self.checks.validate_request(request)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        origin = request.headers.get("origin")
+        allowed = ALLOWED_METHODS.get(scope["path"])
+        if scope["method"] == "OPTIONS" and allowed is not None:
+            headers = {
+                "Allow": allowed,
+                "Access-Control-Allow-Methods": allowed,
+                "Access-Control-Allow-Headers": request.headers.get("access-control-request-headers")
+                or CORS_HEADERS,
+                "Access-Control-Max-Age": CORS_MAX_AGE,
+            }
+            if origin:
+                headers |= {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+            await Response(status_code=204, headers=headers)(scope, receive, send)
+            return
+        if not origin:
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (b"access-control-allow-origin", origin.encode("latin-1")),
+                    (b"access-control-expose-headers", CORS_EXPOSE.encode()),
+                    (b"vary", b"Origin"),
+                ]
+            await send(message)
+
+        await self.app(scope, receive, send_with_cors)
+
+
+def create_app(config: Config | None = None) -> ASGIApp:
+    """The hosted ASGI app. Without a config, read it from the environment (worker processes)."""
+    config = config or config_from_environment()
+    configure_logging(parse_log_level(None))  # a worker's own; __main__ checked the same variable
+    server, services = create_server(config, hosted=True)
+    return hosted_app(server, services, config)
+
+
+def hosted_app(server: MCPServer[Any], services: Services, config: Config) -> ASGIApp:
+    """`server` (made by create_server(config, hosted=True)) behind the HTTP surface above."""
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(config.allowed_hosts),
+        allowed_origins=list(config.allowed_origins),
+    )
+    # Called for its session manager; the SDK's own routes are replaced by the table above.
+    server.streamable_http_app(
+        stateless_http=True,
+        json_response=True,
+        transport_security=security,
+        max_request_body_size=MAX_BODY_BYTES,
+    )
+    manager = server.session_manager
+    streaming = StreamableHTTPSessionManager(
+        app=manager.app,
+        json_response=False,
+        stateless=True,
+        security_settings=security,
+        max_request_body_size=MAX_BODY_BYTES,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # A mounted sub-app's lifespan never runs, so the managers are entered here.
+        async with manager.run(), streaming.run():
+            preloading = asyncio.create_task(services.corpus.preload())  # the first search answers at once
+            try:
+                yield
+            finally:
+                preloading.cancel()
+                await services.fetcher.aclose()
+
+    routes = [
+        Route("/", landing(), methods=["GET", "HEAD"]),
+        Route(ENDPOINT, McpEndpoint(manager, streaming)),
+    ]
+    return Guard(Starlette(routes=routes, lifespan=lifespan), security)
+
+
+def run_http(config: Config, *, host: str, port: int, workers: int) -> None:
+    import uvicorn
+
+    if host not in ("127.0.0.1", "localhost", "::1") and config.allowed_hosts == DEFAULT_ALLOWED_HOSTS:
+        logging.getLogger(__name__).warning(
+            "serving on %s, but only these Host headers are accepted: %s; add yours with --allow-host",
+            host,
+            ", ".join(config.allowed_hosts),
+        )
+    os.environ.update(config.to_environment())  # what each worker's create_app() reads
+    options: dict[str, Any] = {
+        "factory": True,
+        "host": host,
+        "port": port,
+        "workers": workers,
+        "loop": "uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
+        "log_level": "warning",
+        "server_header": False,
+        "timeout_graceful_shutdown": 5,
+        # Longer than clients keep idle connections (httpx: 5 s), so the server never closes
+        # one just as a client reuses it; at uvicorn's 5 s, a busy loop did (the soak saw it).
+        "timeout_keep_alive": KEEP_ALIVE_SECONDS,
+    }
+    uvicorn.run("imqueue_mcp.server.mcp.http:create_app", **options)

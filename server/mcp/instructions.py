@@ -1,0 +1,61 @@
+"""The words the server hands an agent: its instructions, and the local-install guide.
+
+INSTRUCTIONS is read by the host at initialize, before any tool is chosen, so it states
+the habits that prevent invented APIs, in under 150 words (a test counts them).
+"""
+
+from __future__ import annotations
+
+INSTRUCTIONS = """\
+This server is the authoritative source for @imqueue, a Node.js/TypeScript RPC-over-Redis \
+framework. Before writing or changing @imqueue code, call search_docs and read the hits with \
+get_doc (find_examples returns the docs' own code samples); never infer an @imqueue API from \
+other frameworks or from memory. Call list_packages \
+before adding an @imqueue dependency, and honour its pick rule for mutually exclusive pairs. \
+package_status gives current versions and licences. In generated code, every remote method is \
+@expose()d with JSDoc types (JSDoc is the runtime type source), and every class that crosses \
+RPC carries @classType() and @property(). Never hand-write a client: generate it with \
+`imq client generate` (generate_client, or scaffold_client for the command). Cite the \
+https://imqueue.org URLs you relied on."""
+
+LOCAL_INSTALL_GUIDE = """\
+# Run the @imqueue MCP server locally
+
+This hosted endpoint serves eight read-only tools (docs search, code examples, page reads, package facts and
+the two scaffolders). The local server adds the imq CLI bridge (cli_status, cli_install,
+cli_help, create_service, generate_client, fleet, config, logs), which acts on your machine,
+so it can only run there. It is one Python package, `imqueue-mcp`, speaking MCP over stdio.
+
+## Run it
+
+    uvx imqueue-mcp            # with uv (https://docs.astral.sh/uv/)
+    pipx run imqueue-mcp       # or with pipx
+
+Optional: `imq-build-index --pages` stores a docs snapshot and its pages so search and
+get_doc keep working offline (`imqueue-mcp --offline`). The imq CLI itself comes from
+`npm install -g @imqueue/cli` (the cli_install tool runs that for you).
+
+## Claude Code
+
+    claude mcp add imqueue -- uvx imqueue-mcp
+
+## Cursor (~/.cursor/mcp.json, or .cursor/mcp.json in a project)
+
+    {
+      "mcpServers": {
+        "imqueue": { "command": "uvx", "args": ["imqueue-mcp"] }
+      }
+    }
+
+## VS Code (.vscode/mcp.json)
+
+    {
+      "servers": {
+        "imqueue": { "type": "stdio", "command": "uvx", "args": ["imqueue-mcp"] }
+      }
+    }
+
+With pipx instead of uv, use `"command": "pipx", "args": ["run", "imqueue-mcp"]`.
+Restart the client after editing its configuration, then check that the imqueue server
+lists sixteen tools.
+"""

@@ -1,0 +1,327 @@
+"""Output schemas of the six shared tools (SPEC §4) and generate_client, as pydantic models.
+
+Each model is published as the tool's outputSchema, and the structuredContent the tool
+returns is validated against it before it leaves the server. Optional fields are absent
+(never null) when they do not apply. generate_client returns the client file it generated;
+the other CLI-bridge tools and local_install_guide return plain text and declare no outputSchema.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+VERSION_NOTE = (
+    "Local server only: present when this concerns an @imqueue package the user's project uses at "
+    "another major than the docs describe; one line with both versions"
+)
+STORED = (
+    "Present when imqueue.org/status.json was not read just now (offline, or the site did not answer): "
+    "the facts are the docs snapshot's copy; its date, the file, and why"
+)
+
+# --- search_docs ---------------------------------------------------------------------
+
+
+class SearchHit(BaseModel):
+    """One hit, in the ranker's one result shape (ranker.results.hit_dict), as imq-search --json."""
+
+    url: str = Field(
+        description="Canonical https://imqueue.org/... or https://imqueue.com/... URL; pass to get_doc"
+    )
+    path: str = Field(description="The URL's path on its site; get_doc also takes it for imqueue.org")
+    title: str
+    section: str = Field(description="Where the result lives: llms.txt section, package or parent page")
+    description: str
+    kind: Literal["api", "answer", "page", "section"] = Field(
+        description="What the hit is: an API symbol, a question-shaped answer, a page, or a prose section"
+    )
+    label: str = Field(
+        description="The kind in words: 'API · @imqueue/core method', 'Answer · <page title>', "
+        "'Page · Tutorial', 'Section · <page title>'; ' · imqueue.com' ends an imqueue.com record's"
+    )
+    recordKind: str = Field(description="The feed's own kind of record: 'method', 'class', 'Tutorial', ...")
+    package: str | None = Field(description="The @imqueue package an API symbol belongs to, else null")
+    symbol: bool = Field(description="True for an API symbol (class, method, type) rather than a page")
+    external: bool = Field(description="True for an imqueue.com record (licensing, pricing, support)")
+    score: float = Field(description="The ranker's score; comparable within one answer only")
+    confidence: Literal["high", "medium", "low"] = Field(
+        description="How well this hit matches the query, from its calibrated score: 'low' is a weak match"
+    )
+    deprecated: bool | None = Field(
+        None,
+        description="Present (true) when the API is deprecated; its description then starts "
+        "'DEPRECATED — do not use in new code.'",
+    )
+    tokens: int | None = Field(
+        None,
+        description="Size of what get_doc returns for url, in tokens of 4 characters: the section for "
+        "a #anchor URL, else the whole page (read in parts of maxTokens). Absent when unknown",
+    )
+    tokensBasis: Literal["measured", "prose"] | None = Field(
+        None,
+        description="'measured': from the page itself; 'prose': from its indexed prose (headings and "
+        "text without code), so a lower bound",
+    )
+
+
+class SearchMiss(BaseModel):
+    sections: list[str] = Field(description="The sections the corpus covers")
+    nearestTerms: list[str] = Field(description="Indexed terms nearest the query's words")
+
+
+class CorpusInfo(BaseModel):
+    source: str = Field(description="'live' (the sites, refreshed hourly) or 'snapshot' (a file on disk)")
+    fetchedAt: str = Field(description="When the feeds behind this corpus were read (ISO 8601)")
+    from_: str = Field(alias="from", description="The origins read, or the snapshot file")
+    note: str | None = Field(None, description="Why an older corpus is answering, when it is")
+
+
+class Advisory(BaseModel):
+    """One exclusive pair the question or the results touched, as data an agent can act on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pair: list[str] = Field(description="The two packages, default first: install at most one")
+    need: str = Field(description="What a service must need for the pair to matter")
+    default: str = Field(description="The package to choose unless alternativeWhen applies")
+    why: str = Field(description="Why, or when, the default is the choice")
+    install: str = Field(
+        description="The command that installs the default, e.g. npm i @imqueue/opentelemetry"
+    )
+    neverBoth: str = Field(description="Why a service must not hold both")
+    alternative: str
+    alternativeWhen: str = Field(description="The only case for choosing the alternative")
+    named: list[str] = Field(description="The members of the pair the question or the results named")
+    advice: str = Field(description="The same advice as one sentence (also in the text)")
+
+
+class SearchResult(BaseModel):
+    query: str = Field(description="The query as asked")
+    corrected: str | None = Field(
+        None, description="Present when a typo was corrected: the query as actually searched"
+    )
+    count: int
+    results: list[SearchHit]
+    weak: bool = Field(
+        description="True when even the best result is a low-confidence match: the docs may not answer this"
+    )
+    advisory: str | None = Field(
+        None, description="Present when the results involve one of two mutually exclusive packages"
+    )
+    advisories: list[Advisory] | None = Field(
+        None, description="Present with advisory: the same advice, one record per exclusive pair"
+    )
+    miss: SearchMiss | None = Field(None, description="Present when nothing matched")
+    corpus: CorpusInfo
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
+
+
+# --- get_doc -------------------------------------------------------------------------
+
+
+class DocSection(BaseModel):
+    heading: str
+    ancestors: list[str] = Field(description="The enclosing headings, outermost (the page title) first")
+    index: int = Field(description="1-based position of this section among the page's anchored sections")
+    total: int
+
+
+class FragmentMiss(BaseModel):
+    anchor: str
+    available: list[str] = Field(description="The anchors this page does have")
+
+
+class OutlineEntry(BaseModel):
+    heading: str
+    level: int = Field(description="1 for '#', 2 for '##', ... 6")
+    anchor: str | None = Field(None, description="The section's anchor, when the site indexes one")
+    url: str | None = Field(None, description="The anchor URL: get_doc returns just this section")
+    tokens: int = Field(description="Size of the section up to the next heading, in tokens of 4 characters")
+
+
+class DocResult(BaseModel):
+    url: str = Field(description="Canonical URL of what was read (with #anchor for a section)")
+    markdown: str = Field(
+        description="The body: the page, one section of it, or a pointer; one part of it when "
+        "truncated; empty when the outline is returned instead"
+    )
+    mimeType: str
+    bytes: int = Field(description="Size of markdown as returned, in bytes (UTF-8)")
+    totalBytes: int = Field(description="Size of the whole document (the page or file) as served, in bytes")
+    tokens: int = Field(description="Size of markdown as returned, in tokens (characters / 4, rounded up)")
+    totalTokens: int = Field(
+        description="Size of everything this read returns through its cursors: the section for a "
+        "#anchor URL, else the whole page"
+    )
+    truncated: bool = Field(
+        description="True when more follows: pass nextCursor to get_doc with the same url to read on"
+    )
+    nextCursor: str | None = Field(
+        None, description="Opaque; present when truncated. get_doc(url, cursor=nextCursor) continues"
+    )
+    startToken: int | None = Field(
+        None, description="Present on a continued part: about where it starts, in tokens of the whole"
+    )
+    section: DocSection | None = Field(None, description="Present when a #fragment was resolved")
+    fragmentMiss: FragmentMiss | None = Field(
+        None,
+        description="Present when the #fragment was not found; the page's outline is returned instead "
+        "of its body",
+    )
+    outline: list[OutlineEntry] | None = Field(
+        None, description="The page's headings, present with outline: true or after a fragmentMiss"
+    )
+    source: CorpusInfo = Field(
+        description="Where the body came from: 'live' (the origin read and when), or 'snapshot' when it "
+        "was read from the pages saved with the snapshot (offline, or the site did not answer), with "
+        "the snapshot's date, the file read, and why",
+    )
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
+
+
+# --- list_packages -------------------------------------------------------------------
+
+
+class ListedPackage(BaseModel):
+    name: str
+    install: str
+    summary: str
+    version: str | None = None
+    license: str | None = None
+    node: str | None = None
+    released: str | None = None
+    deprecated: bool | None = None
+    pick: str | None = Field(None, description="How to choose between this and a mutually exclusive package")
+
+
+class ListedFramework(BaseModel):
+    license: str | None = None
+    node: str | None = None
+    redis: str | None = None
+    commercial: str | None = None
+
+
+class PackageList(BaseModel):
+    packages: list[ListedPackage]
+    framework: ListedFramework | None = None
+    factsUnavailable: bool | None = Field(
+        None, description="True when imqueue.org/status.json could not be read: versions are unknown"
+    )
+    factsNote: str | None = Field(
+        None, description="With factsUnavailable: why the facts are missing and what to do about it"
+    )
+    stored: CorpusInfo | None = Field(None, description=STORED)
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
+
+
+# --- package_status ------------------------------------------------------------------
+
+
+class StatusFramework(BaseModel):
+    license: str | None = None
+    licenseNote: str | None = None
+    commercial: str | None = None
+    node: str | None = None
+    redis: str | None = None
+
+
+class StatusPackage(BaseModel):
+    name: str | None = None
+    scoped: str | None = None
+    version: str | None = None
+    license: str | None = None
+    node: str | None = None
+    released: str | None = None
+    firstRelease: str | None = None
+    releases: int | None = None
+    majors: list[int] | None = None
+    deprecated: bool | str | None = None
+    install: str | None = None
+    docs: str | None = None
+    npm: str | None = None
+    repo: str | None = None
+    summary: str | None = None
+
+
+class PackageStatus(BaseModel):
+    framework: StatusFramework
+    packages: list[StatusPackage]
+    generated: str | None = None
+    source: str | None = None
+    stored: CorpusInfo | None = Field(None, description=STORED)
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
+
+
+# --- scaffolders ---------------------------------------------------------------------
+
+
+class SourceFile(BaseModel):
+    path: str
+    language: str
+    content: str
+
+
+class ServiceScaffold(BaseModel):
+    service: str = Field(description="The service class name, which is also its queue name")
+    install: str
+    files: list[SourceFile]
+    types: list[str] = Field(description="Types that need @classType()/@property() declarations")
+    cliAlternative: str
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
+
+
+class ClientExample(BaseModel):
+    language: str
+    content: str
+
+
+class ClientScaffold(BaseModel):
+    service: str
+    client: str
+    namespace: str
+    generateCommand: str
+    output: str
+    example: ClientExample
+    versionNote: str | None = Field(None, description=VERSION_NOTE)
+
+
+# --- generate_client -----------------------------------------------------------------
+
+
+class GeneratedClient(BaseModel):
+    service: str = Field(description="The service the client was generated from (its queue name)")
+    path: str = Field(description="Absolute path of the generated TypeScript file")
+    namespace: str = Field(description="The file's only export: import { <namespace> } from it")
+    client: str = Field(description="The client class, used as new <namespace>.<client>(options, service)")
+    content: str = Field(description="The generated file, verbatim")
+
+
+# --- find_examples --------------------------------------------------------------------
+
+
+class ExampleHit(BaseModel):
+    id: str = Field(description="Stable id of the block: page path, #anchor, ~place among the section's")
+    code: str
+    language: str = Field(description="The fence's language (typescript, bash, json, ...); empty if none")
+    url: str = Field(description="Canonical URL of the block's section (with its #anchor); get_doc reads it")
+    title: str = Field(description="The page's title")
+    section: str = Field(description="The heading of the section the block sits in; empty before the first")
+    lead: str = Field(description="The sentence(s) just before the block, as the page introduces it")
+    packages: list[str] = Field(description="The @imqueue packages the block concerns: the page's own first")
+    version: str | None = Field(None, description="The version of packages[0] the page documents, if stated")
+    truncated: bool | None = Field(None, description="True when the code was cut; read the url for all of it")
+
+
+class ExampleMiss(BaseModel):
+    nearestTerms: list[str] = Field(description="Indexed terms nearest the query's words")
+
+
+class ExampleResult(BaseModel):
+    query: str
+    package: str | None = Field(None, description="The package filter applied, when one was")
+    count: int
+    results: list[ExampleHit]
+    miss: ExampleMiss | None = Field(None, description="Present when nothing matched")
+    corpus: CorpusInfo

@@ -1,0 +1,40 @@
+"""What the tool bodies share for the life of the server, built once from the Config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from imqueue_mcp.server.catalogue.facts import PackageFacts
+from imqueue_mcp.server.config import Config
+from imqueue_mcp.server.docs import examples
+from imqueue_mcp.server.docs import read as docs
+from imqueue_mcp.server.docs.corpus import CorpusKeeper
+from imqueue_mcp.server.docs.fetch import Fetcher
+from imqueue_mcp.server.docs.pages import SavedPages
+from imqueue_mcp.server.docs.sizes import DocSizes
+
+
+@dataclass
+class Services:
+    config: Config
+    fetcher: Fetcher
+    corpus: CorpusKeeper
+    sections: docs.SectionRanges
+    saved: SavedPages  # the snapshot's pages, get_doc's answer offline
+    examples: examples.ExampleFinder  # the corpus's code examples, ranked (find_examples)
+    facts: PackageFacts  # status.json, live or the snapshot's copy
+    sizes: DocSizes = field(default_factory=DocSizes)  # get_doc's answer sizes, for search hits
+
+    @classmethod
+    def from_config(cls, config: Config) -> Services:
+        fetcher = Fetcher(dict(config.origins), offline=config.offline)
+        keeper = CorpusKeeper(config)
+        return cls(
+            config,
+            fetcher,
+            keeper,
+            docs.SectionRanges(fetcher),
+            SavedPages(keeper),
+            examples.ExampleFinder(keeper),
+            PackageFacts(fetcher, keeper),
+        )

@@ -1,0 +1,664 @@
+"""The tools, one record each: name, title, SPEC §3a hints, where it is offered, description,
+and the handler whose signature is the strict input schema and whose return annotation is the
+output schema.
+
+    @tool(title=..., hints=..., where=...)   declares a record; the handler factory below it takes
+                                             the Services and returns the tool's body
+    TOOLS                                    every record, in the order tools/list gives them
+    local_tools(services) / hosted_tools(services)   the stdio tools / the hosted read-only ones
+
+Each body calls one function of the domain package that owns the behaviour (docs, catalogue,
+scaffold, imq, project) and turns its answer into a result (results.py): structuredContent plus
+its text for the tools with an output schema, text alone for the rest. Something expected that
+went wrong is a guided error (errors.py's code and next step): `failed`, `bridged`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from imqueue_mcp.server.catalogue import status
+from imqueue_mcp.server.catalogue.facts import FactsUnavailable, StatusUnavailable, stored_line
+from imqueue_mcp.server.catalogue.packages import (
+    CatalogueError,
+    render_packages_markdown,
+    render_status_markdown,
+)
+from imqueue_mcp.server.docs import examples, search
+from imqueue_mcp.server.docs import read as docs
+from imqueue_mcp.server.docs.corpus import CorpusUnavailable
+from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, OfflineError
+from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.imq import bridge
+from imqueue_mcp.server.imq.runner import BridgeResult
+from imqueue_mcp.server.mcp import project_tools
+from imqueue_mcp.server.mcp.instructions import LOCAL_INSTALL_GUIDE
+from imqueue_mcp.server.mcp.results import error_result, structured_result, text_result
+from imqueue_mcp.server.mcp.schemas import (
+    ClientScaffold,
+    DocResult,
+    ExampleResult,
+    GeneratedClient,
+    PackageList,
+    PackageStatus,
+    SearchResult,
+    ServiceScaffold,
+)
+from imqueue_mcp.server.mcp.services import Services
+from imqueue_mcp.server.mcp.strict import strict_tool
+from imqueue_mcp.server.scaffold import templates as scaffold
+from imqueue_mcp.server.scaffold.types import Method, ScaffoldError
+
+Handler = Callable[..., Awaitable[CallToolResult]]
+Where = Literal["both", "local", "hosted"]
+
+
+@dataclass(frozen=True)
+class Hints:
+    """SPEC §3a's four annotations, in its column order."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+
+
+# The kinds of tool SPEC §3a distinguishes, each named once.
+READS_THE_WEB = Hints(read_only=True, destructive=False, idempotent=True, open_world=True)
+READS_LOCALLY = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
+WRITES_NEW_FILES = Hints(read_only=False, destructive=False, idempotent=False, open_world=True)
+WRITES_OVER_NETWORK = Hints(read_only=False, destructive=False, idempotent=True, open_world=True)
+REPLACES_OVER_NETWORK = Hints(read_only=False, destructive=True, idempotent=True, open_world=True)
+CHANGES_LOCAL_STATE = Hints(read_only=False, destructive=True, idempotent=False, open_world=False)
+
+
+@dataclass(frozen=True)
+class ToolRecord:
+    name: str
+    title: str
+    hints: Hints
+    where: Where
+    description: str
+    make: Callable[[Services], Handler]
+
+    def annotations(self) -> ToolAnnotations:
+        # The title twice, equal: 2025-06-18 and later clients read `title`, 2025-03-26 clients
+        # read only `annotations.title`.
+        return ToolAnnotations(
+            title=self.title,
+            read_only_hint=self.hints.read_only,
+            destructive_hint=self.hints.destructive,
+            idempotent_hint=self.hints.idempotent,
+            open_world_hint=self.hints.open_world,
+        )
+
+    def build(self, services: Services) -> Tool:
+        return strict_tool(
+            self.make(services),
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            annotations=self.annotations(),
+        )
+
+
+TOOLS: list[ToolRecord] = []
+
+
+def tool(
+    *, title: str, hints: Hints, where: Where, description: str
+) -> Callable[[Callable[[Services], Handler]], Callable[[Services], Handler]]:
+    """Declare the tool whose handler factory follows; its name is the factory's name."""
+
+    def register(make: Callable[[Services], Handler]) -> Callable[[Services], Handler]:
+        if any(record.name == make.__name__ for record in TOOLS):
+            raise ValueError(f"a tool named {make.__name__!r} is declared twice")
+        TOOLS.append(ToolRecord(make.__name__, title, hints, where, description, make))
+        return make
+
+    return register
+
+
+def local_tools(services: Services) -> list[Tool]:
+    return [record.build(services) for record in TOOLS if record.where in ("both", "local")]
+
+
+def hosted_tools(services: Services) -> list[Tool]:
+    return [record.build(services) for record in TOOLS if record.where in ("both", "hosted")]
+
+
+def hosted_records() -> list[ToolRecord]:
+    """The hosted tools' records, for what needs their names and titles but no Services."""
+    return [record for record in TOOLS if record.where in ("both", "hosted")]
+
+
+def record_of(name: str) -> ToolRecord:
+    return next(record for record in TOOLS if record.name == name)
+
+
+# --- failures -> guided errors ------------------------------------------------------------
+
+# Expected failures of the docs and scaffold tools -> their code in errors.py; first match wins.
+FAILURE_CODES: tuple[tuple[type[Exception], ErrorCode], ...] = (
+    (DocUrlError, ErrorCode.URL_REFUSED),
+    (docs.PageNotFound, ErrorCode.PAGE_NOT_FOUND),
+    (OfflineError, ErrorCode.OFFLINE),
+    (FetchError, ErrorCode.SITE_UNREACHABLE),
+    (docs.DocError, ErrorCode.SITE_UNREACHABLE),
+    (CorpusUnavailable, ErrorCode.CORPUS_UNAVAILABLE),
+    (StatusUnavailable, ErrorCode.FACTS_UNAVAILABLE),
+    (CatalogueError, ErrorCode.UNKNOWN_PACKAGE),
+    (ScaffoldError, ErrorCode.INVALID_SCAFFOLD_INPUT),
+    (ValueError, ErrorCode.INVALID_ARGUMENTS),
+)
+
+
+def failed(error: Exception) -> CallToolResult:
+    """An expected failure as a guided error: its message, its code's next step."""
+    code = next((code for kind, code in FAILURE_CODES if isinstance(error, kind)), ErrorCode.INTERNAL_ERROR)
+    return error_result(code, str(error))
+
+
+def bridged(result: BridgeResult) -> CallToolResult:
+    """An imq bridge result as a tool result, with its structured content when it has any;
+    an error as a guided error."""
+    if not result.is_error:
+        if result.structured is not None:
+            return structured_result(result.structured, result.text)
+        return text_result(result.text)
+    message, next_step = result.text, result.next_step
+    if next_step and message.endswith(next_step):  # word_outcome appends it; say it once
+        message = message.removesuffix(next_step).rstrip()
+    return error_result(result.error_code or ErrorCode.IMQ_FAILED, message, next_step)
+
+
+def _with_stored_line(data: dict[str, Any], text: str) -> str:
+    """Facts from the snapshot say so first, with their date, as search_docs labels its corpus."""
+    stored = data.get("stored")
+    return f"{stored_line(stored)}\n\n{text}" if stored else text
+
+
+# --- argument types shared by several tools -------------------------------------------
+
+Query = Annotated[
+    str, Field(min_length=1, max_length=200, description="What you want to know, in plain words")
+]
+Limit = Annotated[int, Field(ge=1, le=20, description="How many results, 1-20")]
+ExampleLimit = Annotated[
+    int, Field(ge=1, le=examples.MAX_LIMIT, description=f"How many examples, 1-{examples.MAX_LIMIT}")
+]
+PackageFilter = Annotated[
+    str | None, Field(description="Limit to one package: 'rpc' or '@imqueue/rpc'. Omit for all.")
+]
+DocLink = Annotated[
+    str,
+    Field(
+        description="https://imqueue.org/... or https://imqueue.com/... URL, or a path on imqueue.org "
+        "('/get-started/'); #anchor allowed"
+    ),
+]
+MaxTokens = Annotated[
+    int,
+    Field(
+        ge=docs.MIN_MAX_TOKENS,
+        le=docs.MAX_MAX_TOKENS,
+        description="Most tokens to return (1 token = 4 characters); the rest comes through nextCursor",
+    ),
+]
+DocCursor = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=2000,
+        description="nextCursor of the previous get_doc answer for the same url; omit to start",
+    ),
+]
+OutlineOnly = Annotated[
+    bool, Field(description="true: the page's sections (heading, level, anchor URL, tokens), no body")
+]
+Methods = Annotated[
+    list[Method] | None,
+    Field(description="The exposed methods; omit for a starter template"),
+]
+ServiceNames = Annotated[list[str] | None, Field(description="Service names; omit for all")]
+
+
+# --- docs -------------------------------------------------------------------------------
+
+
+@tool(
+    title="Search the @imqueue docs",
+    hints=READS_THE_WEB,
+    where="both",
+    description=(
+        "Search the @imqueue documentation: imqueue.org (framework guides, tutorial, CLI guide, API "
+        "reference of every package) and imqueue.com (licensing, pricing, support). Returns ranked "
+        "results with title, section, description, canonical URL and what each is (kind and label, "
+        "e.g. 'API · @imqueue/core method'); a deprecated API's description starts 'DEPRECATED'. "
+        "Call it before writing or changing @imqueue code, then read the best hits with get_doc. "
+        "package (e.g. 'rpc' or '@imqueue/pg-prisma') limits results to one package. A miss lists "
+        "the sections the corpus covers and the nearest indexed terms: search again with those "
+        "instead of concluding the topic is undocumented. When results involve one of two mutually "
+        "exclusive packages, an advisory says how to pick exactly one, and advisories[] give the "
+        "default's install command."
+    ),
+)
+def search_docs(services: Services) -> Handler:
+    async def search_docs(
+        query: Query, limit: Limit = 6, package: PackageFilter = None
+    ) -> Annotated[CallToolResult, SearchResult]:
+        try:
+            data = await search.search_docs(services.corpus, query, limit, package, services.sizes)
+        except (CorpusUnavailable, ValueError) as error:
+            return failed(error)
+        return structured_result(data, search.render_search_text(data))
+
+    return search_docs
+
+
+@tool(
+    title="Read an @imqueue docs page",
+    hints=READS_THE_WEB,
+    where="both",
+    description=(
+        "Read one imqueue.org or imqueue.com page as markdown, to read or quote it. Pass a URL from "
+        "search_docs (or its path: '/get-started/' reads https://imqueue.org/get-started/). With a "
+        "#anchor it returns just that section, with its heading path and its position in the page; "
+        "an unknown anchor returns the page's outline (its sections and their anchor URLs) instead. "
+        "outline: true returns that outline (heading, level, anchor URL, tokens) without the body. "
+        "At most maxTokens (default 8000; a token is 4 characters) come back, cut at a section or "
+        "paragraph boundary, with truncated: true and a nextCursor: call get_doc with the same url "
+        "and cursor: nextCursor to read on, nothing lost or repeated. A URL naming a file "
+        "(https://imqueue.org/llms-full.txt, /blog/feed.xml, /page.md) is returned as is. Only "
+        "https://imqueue.org/... and https://imqueue.com/... are read (http:// on those hosts is read "
+        "as https); any other host is refused. Cite the returned url."
+    ),
+)
+def get_doc(services: Services) -> Handler:
+    async def get_doc(
+        url: DocLink,
+        maxTokens: MaxTokens = docs.DEFAULT_MAX_TOKENS,  # the argument's published name
+        cursor: DocCursor = None,
+        outline: OutlineOnly = False,
+    ) -> Annotated[CallToolResult, DocResult]:
+        request = docs.DocRequest(max_tokens=maxTokens, cursor=cursor, outline=outline)
+        try:
+            data = await docs.read_doc(url, services.fetcher, services.sections, services.saved, request)
+        except docs.CursorError as error:
+            return error_result(ErrorCode.INVALID_ARGUMENTS, str(error), docs.CURSOR_NEXT_STEP)
+        except (DocUrlError, FetchError, docs.DocError) as error:
+            return failed(error)
+        services.sizes.record(data)
+        return structured_result(data, docs.render_doc_text(data))
+
+    return get_doc
+
+
+@tool(
+    title="Find @imqueue code examples in the docs",
+    hints=READS_THE_WEB,
+    where="both",
+    description=(
+        "Find code examples in the @imqueue documentation: the fenced code blocks of imqueue.org's "
+        "guides, tutorial, CLI guide, articles and API pages, ranked for your query by the same "
+        "ranker as search_docs, with the words of the section around each block as context. Each "
+        "result gives the code, its language, the canonical URL of its section (#anchor), the page "
+        "title and section heading, the sentence introducing it, and the @imqueue packages it "
+        "concerns (with the documented version when the page states one). package (e.g. 'rpc') keeps "
+        "the examples of one package: those its page documents or its code imports or installs. "
+        "limit is 1-10 (default 3). Read the section with get_doc before adapting an example."
+    ),
+)
+def find_examples(services: Services) -> Handler:
+    async def find_examples(
+        query: Query, limit: ExampleLimit = examples.DEFAULT_LIMIT, package: PackageFilter = None
+    ) -> Annotated[CallToolResult, ExampleResult]:
+        try:
+            data = await examples.find_examples(services.examples, query, limit, package)
+        except examples.ExamplesUnavailable as error:
+            return error_result(ErrorCode.CORPUS_UNAVAILABLE, str(error), examples.REBUILD_ACTION)
+        except (CorpusUnavailable, ValueError) as error:
+            return failed(error)
+        return structured_result(data, examples.render_examples_text(data))
+
+    return find_examples
+
+
+# --- packages ---------------------------------------------------------------------------
+
+
+@tool(
+    title="List @imqueue packages",
+    hints=READS_THE_WEB,
+    where="both",
+    description=(
+        "List every documented @imqueue package with a one-line summary and its install command, plus "
+        "its current version, licence, Node.js floor and release date read now from "
+        "imqueue.org/status.json. Call it before adding an @imqueue dependency. Where two packages "
+        "cover the same ground (pg-prisma / pg-sequelize, opentelemetry / datadog) the entry carries a "
+        "pick rule: install exactly one of the pair. If imqueue.org does not answer, or offline, the facts "
+        "come from the docs snapshot, labelled with its date (stored); with neither, the list still "
+        "comes back, with factsUnavailable: true and no versions."
+    ),
+)
+def list_packages(services: Services) -> Handler:
+    async def list_packages() -> Annotated[CallToolResult, PackageList]:
+        data = await status.list_packages(services.facts)
+        return structured_result(data, _with_stored_line(data, render_packages_markdown(data)))
+
+    return list_packages
+
+
+@tool(
+    title="@imqueue package versions and licences",
+    hints=READS_THE_WEB,
+    where="both",
+    description=(
+        "Current version, licence, engines.node floor and last release date of one published @imqueue "
+        "package (package: 'rpc' or '@imqueue/rpc'), or of all of them when package is omitted, plus "
+        "the framework-wide licence, Node.js and Redis requirements. Read live from "
+        "imqueue.org/status.json; covers @imqueue/cli and @imqueue/mcp too. Use it instead of a web "
+        "search for version and licence questions. If imqueue.org does not answer, or offline, it answers "
+        "from the docs snapshot's copy, labelled with its date (stored); with neither, the call fails "
+        "and says so rather than answering with unlabelled stale numbers."
+    ),
+)
+def package_status(services: Services) -> Handler:
+    async def package_status(
+        package: Annotated[
+            str | None, Field(description="'rpc' or '@imqueue/rpc' (scope optional); omit for every package")
+        ] = None,
+    ) -> Annotated[CallToolResult, PackageStatus]:
+        try:
+            data = await status.package_status(services.facts, package)
+        except FactsUnavailable as error:
+            return error_result(ErrorCode.FACTS_UNAVAILABLE, str(error), error.next_step)
+        except (StatusUnavailable, CatalogueError) as error:
+            return failed(error)
+        return structured_result(data, _with_stored_line(data, render_status_markdown(data)))
+
+    return package_status
+
+
+# --- scaffolds --------------------------------------------------------------------------
+
+
+@tool(
+    title="Scaffold an @imqueue service (returns text)",
+    hints=READS_LOCALLY,
+    where="both",
+    description=scaffold.SCAFFOLD_SERVICE_DESCRIPTION,
+)
+def scaffold_service(services: Services) -> Handler:
+    async def scaffold_service(
+        name: Annotated[str, Field(min_length=1, description="Service name, e.g. 'user' or 'UserService'")],
+        methods: Methods = None,
+    ) -> Annotated[CallToolResult, ServiceScaffold]:
+        try:
+            data = scaffold.scaffold_service(name, methods)
+        except ScaffoldError as error:
+            return failed(error)
+        return structured_result(data, scaffold.render_service_markdown(data))
+
+    return scaffold_service
+
+
+@tool(
+    title="Scaffold an @imqueue client (returns text)",
+    hints=READS_LOCALLY,
+    where="both",
+    description=scaffold.SCAFFOLD_CLIENT_DESCRIPTION,
+)
+def scaffold_client(services: Services) -> Handler:
+    async def scaffold_client(
+        service: Annotated[str, Field(min_length=1, description="The service's name or class name")],
+        methods: Methods = None,
+    ) -> Annotated[CallToolResult, ClientScaffold]:
+        try:
+            data = scaffold.scaffold_client(service, methods)
+        except ScaffoldError as error:
+            return failed(error)
+        return structured_result(data, scaffold.render_client_markdown(data))
+
+    return scaffold_client
+
+
+@tool(
+    title="How to run this server locally",
+    hints=READS_LOCALLY,
+    where="hosted",
+    description=(
+        "READ-ONLY: returns how to run this MCP server on your own machine (uvx or pipx) and the "
+        "configuration snippets for Claude Code, Cursor and VS Code; installs nothing. The local "
+        "server adds the imq CLI tools (create_service, generate_client, fleet, config, logs, ...), "
+        "which this hosted endpoint cannot offer because they act on the caller's machine."
+    ),
+)
+def local_install_guide(services: Services) -> Handler:
+    async def local_install_guide() -> CallToolResult:
+        return text_result(LOCAL_INSTALL_GUIDE)
+
+    return local_install_guide
+
+
+# --- the imq CLI bridge (local only: it acts on the caller's machine) --------------------
+
+
+@tool(
+    title="imq CLI status",
+    hints=READS_LOCALLY,
+    where="local",
+    description=(
+        "Report whether the imq CLI (@imqueue/cli) is installed on this machine, and its version. Call "
+        "it before the other CLI tools. If imq is absent, cli_install installs it; scaffold_service "
+        "and scaffold_client work without it."
+    ),
+)
+def cli_status(services: Services) -> Handler:
+    async def cli_status() -> CallToolResult:
+        return bridged(await bridge.cli_status())
+
+    return cli_status
+
+
+@tool(
+    title="Install the imq CLI (npm install -g @imqueue/cli)",
+    hints=REPLACES_OVER_NETWORK,
+    where="local",
+    description=(
+        "Install or update the imq CLI globally: npm install -g @imqueue/cli (optionally @version). "
+        "Downloads from the npm registry and replaces any installed imq; needs Node.js and npm on "
+        "this machine. Check cli_status first."
+    ),
+)
+def cli_install(services: Services) -> Handler:
+    async def cli_install(
+        version: Annotated[
+            str | None, Field(description="A version or dist-tag, e.g. '5.2.2'; omit for latest")
+        ] = None,
+    ) -> CallToolResult:
+        return bridged(await bridge.cli_install(version=version))
+
+    return cli_install
+
+
+@tool(
+    title="imq CLI help",
+    hints=READS_LOCALLY,
+    where="local",
+    description=(
+        "Show the help of an imq command (imq <command> --help), which prints and exits, e.g. command "
+        "'service create' or 'ctl start'; omit command for the top level. Use it to find the exact "
+        "flags that make a command run without prompting: every CLI tool here runs imq with stdin "
+        "closed and a timeout, so a command that would prompt fails instead."
+    ),
+)
+def cli_help(services: Services) -> Handler:
+    async def cli_help(
+        command: Annotated[
+            str | None,
+            Field(description="e.g. 'service create', 'client generate', 'ctl start'; omit for all"),
+        ] = None,
+    ) -> CallToolResult:
+        return bridged(await bridge.cli_help(command=command))
+
+    return cli_help
+
+
+@tool(
+    title="Create an @imqueue service project (imq service create)",
+    hints=WRITES_NEW_FILES,
+    where="local",
+    description=(
+        "Create an @imqueue service project with imq service create NAME [PATH]. DRY RUN BY DEFAULT: "
+        "without apply: true it passes --dry-run, writes nothing and shows what would be created. "
+        "apply: true writes the project and, depending on flags and the imq config, may initialise "
+        "git, create a remote repository, wire CI and push: set it only when the user asked for a "
+        "real project. Put imq's flags in flags as imq takes them, short or long, the value inline or "
+        "as the next item, e.g. ['-e', 'you@example.com', '-a', 'Your Name', '--no-use-git', "
+        "'--no-install']; imq needs the author's email even for a dry run (see cli_help 'service "
+        "create'). For service code without a project, use scaffold_service."
+    ),
+)
+def create_service(services: Services) -> Handler:
+    async def create_service(
+        name: Annotated[str, Field(min_length=1, description="The new service's name")],
+        path: Annotated[str | None, Field(description="Target directory; imq's default when omitted")] = None,
+        flags: Annotated[
+            list[str] | None,
+            Field(description="imq service create flags, e.g. ['-e', 'you@example.com', '--no-use-git']"),
+        ] = None,
+        apply: Annotated[
+            bool, Field(description="false (default): dry run, writes nothing. true: really create")
+        ] = False,
+    ) -> CallToolResult:
+        return bridged(await bridge.create_service(name, path=path, flags=flags, apply=apply))
+
+    return create_service
+
+
+@tool(
+    title="Generate a service client (imq client generate)",
+    hints=WRITES_OVER_NETWORK,
+    where="local",
+    description=(
+        "Generate the typed client of a running @imqueue service with imq client generate SERVICE "
+        "[PATH]. The service must be running and reachable through Redis. Writes PATH/SERVICE.ts "
+        "(default: the working directory); an existing file is replaced only with overwrite: true. "
+        "Returns the file's path and content and the namespace and client class to import. To see "
+        "the command, file and class names without running anything, use scaffold_client."
+    ),
+)
+def generate_client(services: Services) -> Handler:
+    async def generate_client(
+        service: Annotated[str, Field(min_length=1, description="Class name of the running service")],
+        path: Annotated[
+            str | None, Field(description="Output directory (imq default: the working directory)")
+        ] = None,
+        overwrite: Annotated[bool, Field(description="Replace an existing client file")] = False,
+    ) -> Annotated[CallToolResult, GeneratedClient]:
+        return bridged(await bridge.generate_client(service, path=path, overwrite=overwrite))
+
+    return generate_client
+
+
+@tool(
+    title="Manage the local service fleet (imq ctl)",
+    hints=CHANGES_LOCAL_STATE,
+    where="local",
+    description=(
+        "Manage the local fleet of @imqueue services with imq ctl ACTION. status is read-only; start, "
+        "stop and restart change running processes (stop and restart drop in-flight work). The "
+        "services are the sub-folders of path; services limits the action to the named ones. update "
+        "runs git pull in each service before starting (-u), calm starts them one at a time, each "
+        "once the previous is ready (-c, --calm), verbose shows how long each command took (-v)."
+    ),
+)
+def fleet(services: Services) -> Handler:
+    async def fleet(
+        action: Annotated[
+            Literal["start", "stop", "restart", "status"], Field(description="What imq ctl does")
+        ],
+        path: Annotated[
+            str | None,
+            Field(
+                description="Folder whose sub-folders are the services; "
+                "defaults to the server's working directory"
+            ),
+        ] = None,
+        services: ServiceNames = None,
+        update: Annotated[bool, Field(description="git pull in each service first (-u)")] = False,
+        calm: Annotated[
+            bool, Field(description="Start one at a time, each once the previous is ready (-c)")
+        ] = False,
+        verbose: Annotated[bool, Field(description="Show how long each command took (-v)")] = False,
+    ) -> CallToolResult:
+        return bridged(
+            await bridge.fleet(
+                action, path=path, services=services, update=update, calm=calm, verbose=verbose
+            )
+        )
+
+    return fleet
+
+
+@tool(
+    title="imq CLI configuration (imq config)",
+    hints=CHANGES_LOCAL_STATE,
+    where="local",
+    description=(
+        "Read or change the imq CLI configuration with imq config ACTION. get (option, or all) and "
+        "check are read-only; set writes one option (option and value required); init asks for every "
+        "option interactively, so it fails here: prefer set."
+    ),
+)
+def config(services: Services) -> Handler:
+    async def config(
+        action: Annotated[Literal["check", "get", "set", "init"], Field(description="What imq config does")],
+        option: Annotated[str | None, Field(description="Option name (get: optional; set: required)")] = None,
+        value: Annotated[str | None, Field(description="New value (set only)")] = None,
+    ) -> CallToolResult:
+        return bridged(await bridge.config(action, option=option, value=value))
+
+    return config
+
+
+@tool(
+    title="Local service logs (imq log)",
+    hints=CHANGES_LOCAL_STATE,
+    where="local",
+    description=(
+        "Logs of services started by fleet (imq log). dump prints the collected logs and exits (all "
+        "services, or the named ones); clean deletes the collected log files. prefix: false drops the "
+        "service-name prefix on each line."
+    ),
+)
+def logs(services: Services) -> Handler:
+    async def logs(
+        action: Annotated[Literal["dump", "clean"], Field(description="dump: print and exit; clean: delete")],
+        services: ServiceNames = None,
+        prefix: Annotated[bool, Field(description="Prefix each line with its service name")] = True,
+    ) -> CallToolResult:
+        return bridged(await bridge.logs(action, services=services, prefix=prefix))
+
+    return logs
+
+
+# --- the user's project (local only: it reads the user's disk) ----------------------------
+
+
+@tool(
+    title="Inspect the user's @imqueue project",
+    hints=READS_LOCALLY,
+    where="local",
+    description=project_tools.DESCRIPTION,
+)
+def inspect_project(services: Services) -> Handler:
+    handler = project_tools.inspect_project_handler(services)
+    return handler

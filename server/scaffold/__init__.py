@@ -1,0 +1,5 @@
+"""scaffold: scaffold_service and scaffold_client, code that compiles on the framework.
+
+types.py      service names, the Param/Method input models, TypeScript type analysis
+templates.py  the service and client templates, as structured data and markdown
+"""

@@ -1,0 +1,388 @@
+"""Offline scaffolding behind the scaffold_service and scaffold_client tools.
+
+Pure logic: no MCP, no network, no clock. The MCP layer validates arguments into the
+models of scaffold_types.py, calls one public function, and returns its dict as
+structuredContent with the matching ``render_*_markdown`` text as content, so prose and
+data cannot disagree.
+
+Map of this module, top to bottom:
+
+    SCAFFOLD_*_DESCRIPTION        the two tools' descriptions
+    scaffold_service              -> {service, install, files[], types[], cliAlternative}
+    render_service_markdown       that dict as markdown
+    scaffold_client               -> {service, client, namespace, generateCommand, output, example}
+    render_client_markdown        that dict as markdown
+
+Facts the generated code relies on (from the @imqueue 3.x reference): services are
+native ES modules with standard (TC39) decorators; an exposed method's JSDoc block is
+the only runtime type source, so ``removeComments`` must stay false; complex types are
+classes carrying ``@classType()``; ``imq client generate <Class>`` writes
+``<dir>/<Class>.ts`` whose only export is a namespace named after the service with a
+lower-case first letter, holding ``<Base>Client``.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from imqueue_mcp.server.scaffold.types import (
+    CLIENT_SUFFIX,
+    Method,
+    Param,
+    ScaffoldError,
+    coerce_methods,
+    complex_type_names,
+    kebab_case,
+    method_types,
+    normalize_service_name,
+    service_base_name,
+)
+
+__all__ = [
+    "SCAFFOLD_CLIENT_DESCRIPTION",
+    "SCAFFOLD_SERVICE_DESCRIPTION",
+    "fenced",
+    "render_client_markdown",
+    "render_service_markdown",
+    "scaffold_client",
+    "scaffold_service",
+]
+
+SCAFFOLD_SERVICE_DESCRIPTION = (
+    "READ-ONLY: returns the source of an @imqueue service as text and writes nothing to disk. "
+    "You get an IMQService subclass with @expose()d, JSDoc-typed methods, a bootstrap that "
+    "start()s it, a tsconfig that keeps comments (JSDoc is the runtime type source), and "
+    "@classType() stubs for every non-primitive type. Omit methods for a starter template. "
+    "To create a real, provider-wired project on disk, use create_service (imq service create)."
+)
+
+SCAFFOLD_CLIENT_DESCRIPTION = (
+    "READ-ONLY: returns the imq client generate command and an illustrative usage snippet for an "
+    "@imqueue service's typed client, and writes nothing. Real clients are generated from the "
+    "running service, so their types never drift; this tool names the output file, the exported "
+    "namespace and the client class. To actually generate the client, use generate_client "
+    "(the service must be running)."
+)
+
+
+# --- scaffold_service ----------------------------------------------------------------
+
+INDENT = "    "
+JSDOC_WIDTH = 76
+
+STARTER_METHOD = Method(
+    name="greet",
+    description="Returns a greeting. A service needs at least one exposed method to start; "
+    "replace this one with your own.",
+    params=[Param(name="name", type="string", description="who to greet", optional=True)],
+    returns="string",
+)
+STARTER_BODY = "return `Hello, ${name ?? 'world'}!`;"
+
+
+def scaffold_service(
+    name: str, methods: Iterable[Method | Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Build the source of an @imqueue service; see the module docstring for the shape.
+
+    Omitting ``methods`` (or passing none) yields a starter template with one example
+    method, because a service with no exposed method does not start.
+    """
+    service = normalize_service_name(name)
+    parsed = coerce_methods(methods)
+    types = method_types(parsed)
+    if service in types:
+        raise ScaffoldError(f"Type {service!r} has the same name as the service class; rename the type.")
+    files = [_file(f"src/{service}.ts", "typescript", service_source(service, parsed, types))]
+    if types:
+        files.append(_file("src/types.ts", "typescript", types_source(types)))
+    files.append(_file("src/index.ts", "typescript", bootstrap_source(service)))
+    files.append(_file("tsconfig.json", "jsonc", TSCONFIG_SOURCE))
+    return {
+        "service": service,
+        "install": "npm install @imqueue/rpc && npm install --save-dev typescript @types/node",
+        "files": files,
+        "types": types,
+        "cliAlternative": (
+            f"imq service create {kebab_case(service)} ./{kebab_case(service)} scaffolds a complete, "
+            "provider-wired project (VCS, CI, container registry, addon packages, tests); add --dry-run "
+            "to preview it, or call the create_service tool, which dry-runs by default."
+        ),
+    }
+
+
+def _file(path: str, language: str, content: str) -> dict[str, str]:
+    return {"path": path, "language": language, "content": content}
+
+
+def service_source(service: str, methods: Sequence[Method], types: Sequence[str]) -> str:
+    lines = ["import { IMQService, expose } from '@imqueue/rpc';"]
+    if types:
+        lines += [
+            "// Imported for its side effect as well: @classType() registers each type in the",
+            "// service description, and a type-only import is erased at compile time.",
+            "import './types.js';",
+            f"import type {{ {', '.join(types)} }} from './types.js';",
+        ]
+    lines += [
+        "",
+        "/**",
+        f" * {service}: every @expose()d method below is callable by clients over the",
+        f" * queue named '{service}'.",
+        " */",
+        f"export class {service} extends IMQService {{",
+    ]
+    bodies = [_method_source(method, service) for method in methods] or [
+        _method_source(STARTER_METHOD, service, STARTER_BODY)
+    ]
+    lines.append("\n\n".join(bodies))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _method_source(method: Method, service: str, body: str | None = None) -> str:
+    signature = ", ".join(
+        f"{param.name}{'?' if param.optional else ''}: {param.type}" for param in method.params
+    )
+    body = body or f"throw new Error('{service}.{method.name}() is not implemented yet');"
+    lines = [
+        *_jsdoc(method),
+        "@expose()",
+        f"public async {method.name}({signature}): Promise<{method.returns}> {{",
+        f"{INDENT}{body}",
+        "}",
+    ]
+    return "\n".join(INDENT + line for line in lines)
+
+
+def _jsdoc(method: Method) -> list[str]:
+    """The doc-block @imqueue reads at runtime: one @param per argument, then @return."""
+    summary = method.description or f"TODO: describe what {method.name}() does."
+    lines = ["/**", *(f" * {line}".rstrip() for line in _wrapped(_comment_safe(summary))), " *"]
+    for param in method.params:
+        name = f"[{param.name}]" if param.optional else param.name
+        suffix = f" - {_single_line(param.description)}" if param.description else ""
+        lines.append(f" * @param {{{param.type}}} {name}{suffix}")
+    lines.append(f" * @return {{Promise<{method.returns}>}}")
+    lines.append(" */")
+    return lines
+
+
+def _comment_safe(text: str) -> str:
+    return text.replace("*/", "*\\/").strip()
+
+
+def _wrapped(text: str) -> list[str]:
+    """Wrap each paragraph line of a description so the doc-block stays readable."""
+    return [wrapped for line in text.splitlines() for wrapped in textwrap.wrap(line, JSDOC_WIDTH) or [""]]
+
+
+def _single_line(text: str) -> str:
+    return " ".join(_comment_safe(text).split())
+
+
+def types_source(types: Sequence[str]) -> str:
+    blocks = ["import { classType, property } from '@imqueue/rpc';"]
+    for type_name in types:
+        blocks.append(
+            "\n".join(
+                [
+                    "/**",
+                    f" * {type_name}: crosses the queue as JSON. Declare every field it carries",
+                    " * with @property('<TypeScript type>'), adding true as a second argument",
+                    " * for an optional field; undeclared fields reach clients untyped.",
+                    " */",
+                    "@classType()",
+                    f"export class {type_name} {{",
+                    f"{INDENT}// Placeholder: replace with the real fields, for example",
+                    f"{INDENT}// @property('string')",
+                    f"{INDENT}// id!: string;",
+                    "}",
+                ]
+            )
+        )
+    return "\n\n".join(blocks) + "\n"
+
+
+def bootstrap_source(service: str) -> str:
+    return "\n".join(
+        [
+            f"import {{ {service} }} from './{service}.js';",
+            "",
+            "// Connects to Redis on localhost:6379 unless options say otherwise, then serves",
+            f"// calls arriving on the '{service}' queue until SIGTERM or SIGINT.",
+            f"const service = new {service}();",
+            "",
+            "await service.start();",
+            "",
+        ]
+    )
+
+
+TSCONFIG_SOURCE = """\
+{
+    "compilerOptions": {
+        // @imqueue 3.x ships native ES modules and needs Node.js 22.12 or newer.
+        // "nodenext" compiles src to ESM only when package.json has "type": "module".
+        "target": "es2024",
+        "lib": ["es2024", "esnext.decorators"],
+        "module": "nodenext",
+        "moduleResolution": "nodenext",
+        // @imqueue 3.x uses standard (TC39) decorators: keep the legacy ones off.
+        "experimentalDecorators": false,
+        // REQUIRED: the JSDoc block on each exposed method is @imqueue's runtime type
+        // source. Strip comments and generated clients lose every type and argument.
+        "removeComments": false,
+        "strict": true,
+        "rootDir": "src",
+        "outDir": "dist"
+    },
+    "include": ["src"]
+}
+"""
+
+
+def render_service_markdown(data: Mapping[str, Any]) -> str:
+    """Markdown for a scaffold_service result, built only from that result."""
+    service = data["service"]
+    parts = [
+        f"# {service}: @imqueue service scaffold",
+        "Nothing has been written to disk: create these files yourself, or use the CLI below.",
+        "## Install",
+        fenced(data["install"], "bash"),
+        "## Files",
+    ]
+    for file in data["files"]:
+        parts += [f"### {file['path']}", fenced(file["content"], file["language"])]
+    if data["types"]:
+        parts += [
+            "## Complex types",
+            "Stubbed in src/types.ts, fields still to declare with @property(): "
+            + ", ".join(f"`{name}`" for name in data["types"])
+            + ".",
+        ]
+    parts += [
+        "## Next steps",
+        '- Keep `"removeComments": false`: the JSDoc blocks are what clients are typed from.\n'
+        f"- Start Redis, build, and run `node dist/index.js`; the service listens on the `{service}` queue.\n"
+        "- Get a typed client from the running service with scaffold_client (command) or "
+        "generate_client (runs it).",
+        "## Full project",
+        data["cliAlternative"],
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def fenced(content: str, language: str) -> str:
+    """A code fence longer than any backtick run inside, so user text cannot close it."""
+    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{content.rstrip()}\n{fence}"
+
+
+# --- scaffold_client -----------------------------------------------------------------
+
+CLIENT_DIRECTORY = "./src/clients"
+
+
+def scaffold_client(
+    service: str, methods: Iterable[Method | Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Name everything ``imq client generate`` will produce for ``service``.
+
+    The client itself is not fabricated: it is generated from the running service,
+    so a copy written here could only drift from it.
+    """
+    service_class = normalize_service_name(service)
+    parsed = coerce_methods(methods)
+    namespace = service_class[0].lower() + service_class[1:]
+    client_class = service_base_name(service_class) + CLIENT_SUFFIX
+    return {
+        "service": service_class,
+        "client": client_class,
+        "namespace": namespace,
+        "generateCommand": f"imq client generate {service_class} {CLIENT_DIRECTORY}",
+        "output": f"{CLIENT_DIRECTORY}/{service_class}.ts",
+        "example": {
+            "language": "typescript",
+            "content": client_example(service_class, namespace, client_class, parsed),
+        },
+    }
+
+
+def client_example(service: str, namespace: str, client_class: str, methods: Sequence[Method]) -> str:
+    calls = [_client_call(method, namespace) for method in methods] or [
+        "// Each exposed method is a typed member of the client; describe() lists them.",
+        "console.log(await client.describe());",
+    ]
+    return "\n".join(
+        [
+            f"import {{ {namespace} }} from './clients/{service}.js';",
+            "",
+            "// Name the service's queue: by default a client calls its own class name minus 'Client'",
+            f"// ('{client_class.removesuffix(CLIENT_SUFFIX)}'), where no service listens.",
+            f"const client = new {namespace}.{client_class}({{}}, '{service}');",
+            "",
+            "await client.start();",
+            "",
+            "try {",
+            *(INDENT + call for call in calls),
+            "} finally {",
+            f"{INDENT}await client.destroy();",
+            "}",
+            "",
+        ]
+    )
+
+
+def _client_call(method: Method, namespace: str) -> str:
+    arguments = ", ".join(
+        _placeholder_argument(param.type, namespace) for param in method.params if not param.optional
+    )
+    call = f"await client.{method.name}({arguments})"
+    return f"{call};" if method.returns in ("void", "undefined") else f"console.log({call});"
+
+
+def _placeholder_argument(type_text: str, namespace: str) -> str:
+    """An illustrative value of ``type_text``; complex types live in the client namespace."""
+    literals = {"string": "'example'", "number": "1", "boolean": "true", "bigint": "1n"}
+    if type_text in literals:
+        return literals[type_text]
+    if type_text.endswith("[]") or type_text.startswith(("Array<", "readonly ")):
+        return "[]"
+    names = complex_type_names(type_text)
+    if len(names) == 1 and names[0] == type_text:
+        return f"{{ /* {namespace}.{type_text} fields */ }} as {namespace}.{type_text}"
+    return "undefined as any"
+
+
+def render_client_markdown(data: Mapping[str, Any]) -> str:
+    """Markdown for a scaffold_client result, built only from that result."""
+    service = data["service"]
+    return (
+        "\n\n".join(
+            [
+                f"# Typed client for {service}",
+                "@imqueue generates the real client from the running service, which describes itself "
+                "over the queue, so its types never drift from the implementation. Nothing has been "
+                "generated or written yet.",
+                "## Generate it",
+                f"Start the service first (and Redis): generation asks the `{service}` queue to describe "
+                "itself and times out when nobody is listening. Then run:",
+                fenced(data["generateCommand"], "bash"),
+                f"- Output: `{data['output']}` (commit it: it is the reviewable contract).\n"
+                f"- The argument is the service's class name because that is its queue name.\n"
+                f"- The module's only export is the namespace `{data['namespace']}`; the client class is "
+                f"`{data['namespace']}.{data['client']}`, beside the service's complex types.\n"
+                "- Add `-o` to overwrite an existing client without a prompt. The generate_client tool "
+                "runs the command for you.",
+                "## Use it (illustrative)",
+                "An example, not generated code: method names and arguments come from the generated file.",
+                fenced(data["example"]["content"], data["example"]["language"]),
+            ]
+        )
+        + "\n"
+    )

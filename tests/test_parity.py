@@ -1,0 +1,219 @@
+"""Parity with the server we replace (issue 14 §4, §5, §7), through the SDK's client.
+
+search_docs is asked over stdio (protocol 2025-11-25) and over HTTP (2026-07-28), one server
+of each, both over the loopback site mirror: exclusive-pair advisories come back as data, a
+deprecated API says so in its description and carries `deprecated: true`, and every hit says
+what it is. The label and advisory functions are also checked on their own, on literal hits.
+The HTTP edges (§8) are in test_parity_http.py.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+
+from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
+
+DEPRECATED_PREFIX = "DEPRECATED — do not use in new code."
+TRACING_PAIR = ["@imqueue/opentelemetry", "@imqueue/datadog"]
+ORM_PAIR = ["@imqueue/pg-prisma", "@imqueue/pg-sequelize"]
+DEPRECATED_SYMBOL = "https://imqueue.org/api/core/latest/core.imqoptions.verboseextended/"
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def server(
+    request: pytest.FixtureRequest, site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[McpConnection]:
+    if request.param == "stdio":
+        home = tmp_path_factory.mktemp("parity-stdio")
+        connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    else:
+        hosted: HttpServer = request.getfixturevalue("hosted")
+        connection = McpConnection(hosted.url + "/mcp", "auto")  # the other protocol revision
+    yield connection
+    connection.close()
+
+
+def search(server: McpConnection, query: str, limit: int = 10) -> tuple[dict[str, Any], str]:
+    result = server.call("search_docs", {"query": query, "limit": limit})
+    text = "\n".join(block.text for block in result.content if block.type == "text")
+    assert not result.is_error, text
+    schema = next(tool.output_schema for tool in server.tools() if tool.name == "search_docs")
+    jsonschema.validate(result.structured_content, schema)
+    return result.structured_content, text
+
+
+def search_schema(server: McpConnection) -> dict[str, Any]:
+    schema: dict[str, Any] = next(tool.output_schema for tool in server.tools() if tool.name == "search_docs")
+    return schema
+
+
+# --- §4 exclusive-pair advisories as data ------------------------------------------------
+
+
+def test_a_tracing_question_gets_an_advisory_record_with_the_install_command(server: McpConnection) -> None:
+    data, text = search(server, "datadog tracing")
+    records = {tuple(record["pair"]): record for record in data["advisories"]}
+    tracing = records[tuple(TRACING_PAIR)]
+    assert tracing["default"] == "@imqueue/opentelemetry"
+    assert tracing["install"] == "npm i @imqueue/opentelemetry"
+    assert "vendor-neutral" in tracing["why"]
+    assert tracing["alternative"] == "@imqueue/datadog" and "Datadog" in tracing["alternativeWhen"]
+    assert "@imqueue/datadog" in tracing["named"]
+    # The sentence stays, in the structured result and in the text, with the command beside it.
+    assert tracing["advice"] in data["advisory"]
+    assert "Advisory: " + data["advisory"] in text
+    assert "npm i @imqueue/opentelemetry" in text
+
+
+def test_an_orm_question_gets_prisma_as_the_default_to_install(server: McpConnection) -> None:
+    data, text = search(server, "sequelize models")
+    orm = next(record for record in data["advisories"] if record["pair"] == ORM_PAIR)
+    assert orm["default"] == "@imqueue/pg-prisma" and orm["install"] == "npm i @imqueue/pg-prisma"
+    assert "@imqueue/pg-sequelize" in orm["named"]
+    assert orm["neverBoth"] and orm["why"] and orm["need"] == "an ORM for PostgreSQL"
+    assert "npm i @imqueue/pg-prisma" in text
+
+
+def test_a_question_touching_no_pair_has_neither_advisory_nor_records(server: McpConnection) -> None:
+    data, text = search(server, "how do I expose a method", limit=3)
+    assert "advisory" not in data and "advisories" not in data
+    assert "Advisory:" not in text
+
+
+def test_the_published_schema_refuses_an_advisory_record_with_unknown_fields(server: McpConnection) -> None:
+    data, _ = search(server, "datadog tracing")
+    schema = search_schema(server)
+    padded = copy.deepcopy(data)
+    padded["advisories"][0]["surprise"] = 1
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(padded, schema)
+    missing = copy.deepcopy(data)
+    del missing["advisories"][0]["install"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(missing, schema)
+
+
+# --- §5 deprecated symbols say so ----------------------------------------------------------
+
+
+def test_a_deprecated_api_hit_says_so_in_its_description_and_its_flag(server: McpConnection) -> None:
+    data, text = search(server, "verboseExtended")
+    by_url = {hit["url"]: hit for hit in data["results"]}
+    hit = by_url[DEPRECATED_SYMBOL]
+    assert hit["deprecated"] is True
+    assert hit["description"].startswith(DEPRECATED_PREFIX)
+    assert f"   {DEPRECATED_SYMBOL}\n   {DEPRECATED_PREFIX}" in text
+    others = [other for url, other in by_url.items() if url != DEPRECATED_SYMBOL]
+    assert others and all("deprecated" not in other for other in others)
+    assert not any(other["description"].startswith("DEPRECATED") for other in others)
+
+
+# --- §7 a hit says what it is ------------------------------------------------------------
+
+
+def test_api_answer_page_and_section_hits_are_labelled_by_kind(server: McpConnection) -> None:
+    data, text = search(server, "expose a method", limit=10)
+    kinds = {hit["kind"] for hit in data["results"]}
+    assert kinds == {"api", "answer", "page", "section"}
+    for hit in data["results"]:
+        assert hit["symbol"] is (hit["kind"] == "api")
+        assert f"{hit['title']} ({hit['label']}" in text
+    expose = next(
+        hit for hit in data["results"] if hit["url"] == "https://imqueue.org/api/rpc/latest/rpc.expose/"
+    )
+    assert expose["label"] == "API · @imqueue/rpc function"
+    faq = next(hit for hit in data["results"] if hit["kind"] == "answer")
+    assert faq["label"] == "Answer · Frequently Asked Questions"
+    tutorial = next(
+        hit for hit in data["results"] if hit["url"] == "https://imqueue.org/tutorial/user-service/"
+    )
+    assert tutorial["label"] == "Page · Tutorial"
+    glossary = next(hit for hit in data["results"] if hit["url"] == "https://imqueue.org/glossary/#expose")
+    assert glossary["kind"] == "section" and glossary["label"].startswith("Section · @imqueue glossary")
+
+
+def test_a_core_method_is_labelled_with_its_package_and_kind(server: McpConnection) -> None:
+    data, _ = search(server, "IMQ create queue")
+    create = next(hit for hit in data["results"] if hit["url"].endswith("/core.imq.create/"))
+    assert create["label"] == "API · @imqueue/core method" and create["kind"] == "api"
+
+
+def test_imqueue_com_entries_end_their_label_with_the_site(server: McpConnection) -> None:
+    data, text = search(server, "pricing commercial license", limit=20)
+    commercial = [hit for hit in data["results"] if hit["url"].startswith("https://imqueue.com/")]
+    assert commercial, [hit["url"] for hit in data["results"]]
+    for hit in data["results"]:
+        assert hit["label"].endswith(" · imqueue.com") is hit["url"].startswith("https://imqueue.com/")
+    pricing = next(hit for hit in commercial if hit["url"] == "https://imqueue.com/pricing/")
+    assert pricing["label"] == "Page · Docs · imqueue.com"
+    assert f"{pricing['title']} ({pricing['label']}" in text
+
+
+# --- the labels and advisories on their own -------------------------------------------------
+
+
+def literal_hit(
+    tier: str, kind: str, section: str, *, external: bool = False, deprecated: bool = False
+) -> Any:
+    from imqueue_mcp.ranker import Hit
+
+    return Hit(
+        url="https://imqueue.org/x/",
+        path="/x/",
+        title="X",
+        section=section,
+        description="Does x.",
+        kind=kind,
+        tier=tier,
+        symbol=tier == "symbol",
+        external=external,
+        score=1.0,
+        package="@imqueue/core" if tier == "symbol" else None,
+        deprecated=deprecated,
+    )
+
+
+@pytest.mark.parametrize(
+    ("tier", "kind", "section", "external", "label"),
+    [
+        ("symbol", "method", "@imqueue/core", False, "API · @imqueue/core method"),
+        ("answer", "FAQ", "FAQ", False, "Answer · FAQ"),
+        ("page", "Tutorial", "Guides", False, "Page · Tutorial"),
+        ("section", "Article", "Some post", False, "Section · Some post"),
+        ("page", "Docs", "Commercial", True, "Page · Docs · imqueue.com"),
+        ("answer", "Pricing", "Pricing", True, "Answer · Pricing · imqueue.com"),
+        ("page", "", "", False, "Page"),
+    ],
+)
+def test_each_tier_gets_its_label(tier: str, kind: str, section: str, external: bool, label: str) -> None:
+    from imqueue_mcp.ranker.results import hit_label
+
+    assert hit_label(literal_hit(tier, kind, section, external=external)) == label
+
+
+def test_only_a_deprecated_hit_gets_the_deprecation_prefix() -> None:
+    from imqueue_mcp.ranker.results import hit_description
+
+    assert hit_description(literal_hit("symbol", "property", "")) == "Does x."
+    flagged = hit_description(literal_hit("symbol", "property", "", deprecated=True))
+    assert flagged == f"{DEPRECATED_PREFIX} Does x."
+
+
+def test_advisory_records_follow_retired_names_and_cover_both_pairs() -> None:
+    from imqueue_mcp.server.catalogue.packages import exclusive_pair_advisories, exclusive_pair_advisory
+
+    records = exclusive_pair_advisories(["dd-trace", "sequelize", "@imqueue/rpc"])
+    assert [record["pair"] for record in records] == [ORM_PAIR, TRACING_PAIR]
+    assert [record["install"] for record in records] == [
+        "npm i @imqueue/pg-prisma",
+        "npm i @imqueue/opentelemetry",
+    ]
+    assert "\n\n".join(record["advice"] for record in records) == exclusive_pair_advisory(
+        ["dd-trace", "sequelize"]
+    )
+    assert exclusive_pair_advisories(["@imqueue/rpc", "core"]) == []

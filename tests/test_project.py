@@ -1,0 +1,294 @@
+"""server.project on literal files: what a project uses, at which versions, and what it breaks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from imqueue_mcp.server.project.reader import (
+    URL_DECORATORS,
+    URL_DOC_BLOCKS,
+    URL_EXCLUSIVE,
+    URL_MIGRATION,
+    URL_PREREQUISITES,
+    ProjectReader,
+    find_project,
+    inspect,
+    lowest_major,
+    major_mismatches,
+    major_of,
+    parse_jsonc,
+    read_project,
+    version_note,
+)
+
+from fixtures.projects import FINDINGS, PROJECTS, write_project
+
+STATUS: dict[str, Any] = {
+    "framework": {"node": "22.12 or newer", "redis": "3.2 or newer (6.2+ for safe delivery)"},
+    "packages": [
+        {
+            "name": "rpc",
+            "scoped": "@imqueue/rpc",
+            "version": "3.7.2",
+            "docs": "https://imqueue.org/api/rpc/latest/",
+        },
+        {"name": "core", "scoped": "@imqueue/core", "version": "3.4.2"},
+        {"name": "opentelemetry", "scoped": "@imqueue/opentelemetry", "version": "4.1.1"},
+        {
+            "name": "datadog",
+            "scoped": "@imqueue/datadog",
+            "version": "3.2.1",
+            "docs": "https://imqueue.org/api/datadog/latest/",
+        },
+        {"name": "pg-cache", "scoped": "@imqueue/pg-cache", "version": "5.1.2"},
+    ],
+}
+
+
+def findings_of(report: dict[str, Any]) -> set[tuple[str, str | None]]:
+    return {(finding["id"], finding.get("package")) for finding in report["findings"]}
+
+
+# --- tolerant JSON -------------------------------------------------------------------
+
+
+def test_jsonc_drops_comments_and_trailing_commas_but_keeps_slashes_inside_strings() -> None:
+    text = '{\n // line\n "a": "http://x/*y*/", /* block */ "b": [1, 2,],\n "c": "q\\"//",\n}'
+    assert parse_jsonc(text) == {"a": "http://x/*y*/", "b": [1, 2], "c": 'q"//'}
+
+
+def test_jsonc_still_refuses_what_is_not_json() -> None:
+    with pytest.raises(ValueError):
+        parse_jsonc("{ compilerOptions: }")
+
+
+# --- versions ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "major"),
+    [
+        ("^1.2.0", 1),
+        ("~2.0", 2),
+        (">=2 <4", 2),
+        ("1.x", 1),
+        ("3", 3),
+        ("^3.7.2 || ^2.0.0", 2),
+        ("*", None),
+        ("latest", None),
+        ("file:../rpc", None),
+        ("git+https://github.com/imqueue/rpc.git#v1.2.0", None),
+    ],
+)
+def test_lowest_major_of_a_range_is_the_oldest_major_it_admits(spec: str, major: int | None) -> None:
+    assert lowest_major(spec) == major
+
+
+def test_major_of_a_version_reads_its_leading_number() -> None:
+    assert (major_of("1.10.3"), major_of("v12.0.0"), major_of("latest")) == (1, 12, None)
+
+
+# --- reading a project -----------------------------------------------------------------
+
+
+def test_installed_version_wins_over_lockfile_and_range(tmp_path: Path) -> None:
+    project = read_project(write_project("rpc_one", tmp_path))
+    (rpc,) = project.packages
+    assert (rpc.name, rpc.declared, rpc.locked, rpc.installed, rpc.major) == (
+        "@imqueue/rpc",
+        "^1.10.0",
+        "1.10.3",
+        "1.10.3",
+        1,
+    )
+
+
+def test_transitive_packages_of_the_lockfile_are_not_counted_as_used(tmp_path: Path) -> None:
+    project = read_project(write_project("rpc_one", tmp_path))
+    assert [package.name for package in project.packages] == ["@imqueue/rpc"]  # core is only locked
+
+
+def test_lockfile_v3_gives_top_level_versions_not_nested_ones(tmp_path: Path) -> None:
+    project = read_project(write_project("current", tmp_path))
+    core = project.uses("@imqueue/core")
+    assert core is not None and core.locked == "3.4.2" and core.installed is None
+
+
+def test_range_alone_gives_its_lowest_major(tmp_path: Path) -> None:
+    project = read_project(write_project("both_tracers", tmp_path))
+    datadog = project.uses("@imqueue/datadog")
+    assert datadog is not None and datadog.version == "~3.2.0" and datadog.major == 3
+
+
+def test_tsconfig_extends_chain_is_followed_and_the_file_itself_wins(tmp_path: Path) -> None:
+    write_project("current", tmp_path)
+    (tmp_path / "tsconfig.base.json").write_text(
+        '{"compilerOptions": {"removeComments": true, "experimentalDecorators": true,},}'
+    )
+    (tmp_path / "tsconfig.json").write_text(
+        '{"extends": "./tsconfig.base.json", "compilerOptions": {"removeComments": false, "lib": ["esnext"]}}'
+    )
+    project = read_project(tmp_path)
+    assert project.compiler_options == {
+        "removeComments": False,
+        "experimentalDecorators": True,
+        "lib": ["esnext"],
+    }
+    assert findings_of(inspect(project, STATUS)) == {("legacy-decorators", None)}
+
+
+def test_an_extends_symlink_loop_is_reported_not_fatal(tmp_path: Path) -> None:
+    write_project("current", tmp_path)
+    (tmp_path / "loop.json").symlink_to(tmp_path / "loop.json")
+    (tmp_path / "tsconfig.json").write_text(
+        '{"extends": "./loop.json", "compilerOptions": {"lib": ["esnext"]}}'
+    )
+    report = inspect(read_project(tmp_path), STATUS)
+    assert any("./loop.json" in problem for problem in report["problems"])
+    assert findings_of(report) == set()
+
+
+def test_a_missing_extends_target_is_reported_not_fatal(tmp_path: Path) -> None:
+    write_project("current", tmp_path)
+    (tmp_path / "tsconfig.json").write_text('{"extends": "@tsconfig/node22/tsconfig.json"}')
+    report = inspect(read_project(tmp_path), STATUS)
+    assert any("@tsconfig/node22/tsconfig.json" in problem for problem in report["problems"])
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("package.json", "{not json"),
+        ("package.json", "[1, 2]"),
+        ("package-lock.json", "\x00\x01"),
+        ("tsconfig.json", '{"compilerOptions": {'),
+        ("tsconfig.json", "\ufeff// only a comment\n"),
+    ],
+)
+def test_a_malformed_file_is_named_in_problems_and_never_raises(tmp_path: Path, name: str, text: str) -> None:
+    write_project("current", tmp_path)
+    (tmp_path / name).write_text(text, "utf-8")
+    report = inspect(read_project(tmp_path), STATUS)
+    assert any(str(tmp_path / name) in problem for problem in report["problems"]), report["problems"]
+
+
+def test_find_project_walks_up_from_a_subfolder_and_finds_nothing_without_one(tmp_path: Path) -> None:
+    write_project("current", tmp_path / "svc")
+    (tmp_path / "svc" / "src" / "deep").mkdir(parents=True)
+    found = find_project([tmp_path / "empty-does-not-exist", tmp_path / "svc" / "src" / "deep"])
+    assert found is not None and found.root == (tmp_path / "svc").resolve()
+    (tmp_path / "alone").mkdir()
+    assert find_project([tmp_path / "alone"]) is None
+
+
+# --- the three fixture projects: exactly their findings --------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(PROJECTS))
+def test_each_fixture_project_reports_exactly_its_findings(tmp_path: Path, name: str) -> None:
+    report = inspect(read_project(write_project(name, tmp_path)), STATUS)
+    assert findings_of(report) == FINDINGS[name]
+    assert all(finding["url"].startswith("https://imqueue.org/") for finding in report["findings"])
+
+
+def test_findings_cite_the_page_that_states_each_rule(tmp_path: Path) -> None:
+    legacy = inspect(read_project(write_project("rpc_one", tmp_path / "a")), STATUS)
+    urls = {finding["id"]: finding["url"] for finding in legacy["findings"]}
+    assert urls == {"other-major": URL_MIGRATION, "remove-comments": URL_DOC_BLOCKS}
+    pair = inspect(read_project(write_project("both_tracers", tmp_path / "b")), STATUS)
+    assert [finding["url"] for finding in pair["findings"]] == [URL_EXCLUSIVE]
+    assert "@imqueue/opentelemetry" in pair["findings"][0]["message"]
+    assert "@imqueue/datadog" in pair["findings"][0]["message"]
+
+
+def test_packages_are_reported_beside_the_documented_version(tmp_path: Path) -> None:
+    report = inspect(read_project(write_project("current", tmp_path)), STATUS)
+    assert {package["name"]: package["documented"] for package in report["packages"]} == {
+        "@imqueue/core": "3.4.2",
+        "@imqueue/opentelemetry": "4.1.1",
+        "@imqueue/rpc": "3.7.2",
+    }
+    assert report["node"] == {"declared": ">=22.12.0", "floor": "22.12 or newer"}
+    assert report["redis"]["checked"] is False and report["redis"]["url"] == URL_PREREQUISITES
+
+
+def test_an_engines_node_below_the_floor_is_a_finding(tmp_path: Path) -> None:
+    write_project("current", tmp_path)
+    manifest = json.loads((tmp_path / "package.json").read_text())
+    manifest["engines"]["node"] = ">=18 || >=22.12"
+    (tmp_path / "package.json").write_text(json.dumps(manifest))
+    report = inspect(read_project(tmp_path), STATUS)
+    assert findings_of(report) == {("node-floor", None)}
+    (finding,) = report["findings"]
+    assert finding["url"] == URL_PREREQUISITES and ">=22.12.0" in finding["message"]
+
+
+def test_no_lib_and_a_target_before_esnext_lacks_the_decorator_metadata_types(tmp_path: Path) -> None:
+    write_project("current", tmp_path)
+    (tmp_path / "tsconfig.json").write_text('{"compilerOptions": {"target": "es2022"}}')
+    report = inspect(read_project(tmp_path), STATUS)
+    assert findings_of(report) == {("decorators-lib", None)}
+    assert report["findings"][0]["url"] == URL_DECORATORS
+
+
+def test_without_status_facts_versions_are_not_judged(tmp_path: Path) -> None:
+    report = inspect(read_project(write_project("rpc_one", tmp_path)), None)
+    assert findings_of(report) == {("remove-comments", None)}
+    assert report["packages"][0]["documented"] is None
+
+
+# --- the one-line version note ---------------------------------------------------------
+
+
+def test_version_note_names_both_versions_in_one_line(tmp_path: Path) -> None:
+    project = read_project(write_project("rpc_one", tmp_path))
+    note = version_note(major_mismatches(project, STATUS, {"@imqueue/rpc"}))
+    assert note is not None and "\n" not in note
+    assert "@imqueue/rpc 1.10.3" in note and "3.7.2" in note
+
+
+def test_version_note_is_absent_for_packages_at_the_documented_major(tmp_path: Path) -> None:
+    project = read_project(write_project("rpc_one", tmp_path))
+    assert version_note(major_mismatches(project, STATUS, {"@imqueue/core"})) is None
+    current = read_project(write_project("current", tmp_path / "current"))
+    assert version_note(major_mismatches(current, STATUS)) is None
+
+
+# --- the reader's cache ----------------------------------------------------------------
+
+
+def test_reader_reuses_a_project_until_a_file_it_read_changes(tmp_path: Path) -> None:
+    write_project("rpc_one", tmp_path)
+    reader = ProjectReader()
+    first = reader.find([tmp_path])
+    assert first is not None and reader.find([tmp_path]) is first
+    installed = tmp_path / "node_modules" / "@imqueue" / "rpc" / "package.json"
+    installed.write_text('{"name": "@imqueue/rpc", "version": "3.7.2"}\n')  # npm upgraded it
+    upgraded = reader.find([tmp_path])
+    assert upgraded is not first and upgraded is not None
+    assert upgraded.packages[0].installed == "3.7.2"
+    (tmp_path / "tsconfig.json").unlink()
+    without = reader.find([tmp_path])
+    assert without is not None and without.tsconfig is None
+
+
+def test_reader_follows_a_changed_extends_target(tmp_path: Path) -> None:
+    write_project("current", tmp_path)
+    (tmp_path / "base.json").write_text('{"compilerOptions": {"removeComments": false}}')
+    (tmp_path / "tsconfig.json").write_text(
+        '{"extends": "./base.json", "compilerOptions": {"lib": ["esnext"]}}'
+    )
+    reader = ProjectReader()
+
+    def findings_now() -> set[tuple[str, str | None]]:
+        found = reader.find([tmp_path])
+        assert found is not None
+        return findings_of(inspect(found, STATUS))
+
+    assert findings_now() == set()
+    (tmp_path / "base.json").write_text('{"compilerOptions": {"removeComments": true}}')
+    assert findings_now() == {("remove-comments", None)}
