@@ -53,6 +53,15 @@ class Bm25sBaseline:
         best = np.argpartition(-scores, 6)[:6]
         return [int(i) for i in best[np.argsort(-scores[best])]]
 
+    def retrieve_top6_ids(self, query: str) -> list[int]:
+        """The same six through bm25s's front door, retrieve() (top-k selection, its threading
+        switch, result arrays): how bm25s is usually called, for a second, more common figure."""
+        tokens = [t for t in tokenize(query) if t in self.vocabulary]
+        if not tokens:
+            return []
+        ids, _scores = self.retriever.retrieve([tokens], k=min(6, len(self.paths)), show_progress=False)
+        return [int(i) for i in ids[0]]
+
     def top(self, query: str, limit: int = DEPTH) -> list[tuple[str, bool, float]]:
         """(path, external, score) best first, zero scores dropped (stable: ties in corpus order)."""
         scores = self.scores(query)

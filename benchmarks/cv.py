@@ -64,6 +64,10 @@ GRIDS: dict[str, tuple[Value, ...]] = {
 FACTORS = (0.5, 0.75, 1.0, 1.33, 2.0)
 ZERO_GRID = (0.0, 0.1, 0.25, 0.5)  # for a float constant that is 0 in rules.py (a rule switched off)
 SHARE_WORDS = ("SHARE", "FLOOR", "CUT", "RELEVANCE")  # names of constants that are shares of 1
+# A rule's "off" value is in its grid, so a fold's fit can drop a rule its training topics do
+# not need (a boost of 0, a demotion of 1, no coverage floor): a rule earns its place by
+# raising the held-out figures.
+OFF_VALUES = {"_BOOST": 0.0, "_DEMOTION": 1.0, "COVERAGE_FLOOR": 0.0}
 
 
 def log(message: str) -> None:
@@ -192,7 +196,8 @@ def candidate_grid(name: str, value: Value) -> tuple[Value, ...]:
     values = {float(f"{value * f:.3g}") for f in FACTORS}
     if share:
         values = {min(v, 1.0) for v in values}
-    return tuple(sorted(values | {value}))
+    off = {v for suffix, v in OFF_VALUES.items() if head.endswith(suffix)}
+    return tuple(sorted(values | {value} | off))
 
 
 @contextmanager

@@ -237,6 +237,8 @@ def test_overridden_constants_apply_inside_the_block_and_are_restored_after() ->
     assert "BATCH_DEPTH" not in cv.tunable_constants()
     grid = cv.candidate_grid("COVERAGE_FLOOR", 0.9)
     assert 0.9 in grid and max(grid) <= 1.0  # a share stays a share
+    assert 0.0 in cv.candidate_grid("ANSWER_BOOST", 0.3)  # a rule can be switched off...
+    assert 1.0 in cv.candidate_grid("BLOG_DEMOTION", 0.95)  # ...a demotion too
 
 
 def test_only_constants_the_build_reads_rebuild_the_postings(evaluator: Any, gold: dict[str, Any]) -> None:
@@ -323,6 +325,8 @@ def test_bm25s_baseline_ranks_the_same_documents_and_survives_save_and_load(tmp_
     assert line["results"][0] == {"u": "/pricing/", "external": True, "score": line["results"][0]["score"]}
     assert line["results"][0]["score"] > 0 and len(line["results"]) == 1
     assert ranked.top6_ids("redis connection")[0] == 1
+    assert ranked.retrieve_top6_ids("redis connection")[0] == 1  # the same through retrieve()
+    assert ranked.retrieve_top6_ids("zzz") == []
     assert ranked.batch_line("nothing matches zzz")["results"] == []
 
     ranked.save(tmp_path / "bm25s")
@@ -345,9 +349,17 @@ def test_speed_table_has_a_bm25s_column_and_the_ratios_to_it() -> None:
 
     results = {"ours": side(0.6, 3.0), "bm25": side(1.0, 4.0), "bm25s": side(0.2, 1.0)}
     assert speed.ratios(results) == pytest.approx({"p50_ms": 3.0, "p95_ms": 3.0, "p99_ms": 3.0})
+    assert speed.ratios(results, "query_retrieve") == {}
     text = speed.table(results)
     assert text.splitlines()[0].split() == ["ours", "rank-bm25", "bm25s"]
     assert "ours / bm25s p50" in text and "3.0x" in text and "<=6x" in text
+    assert "retrieve()" not in text
+
+    results["bm25s"]["query_retrieve"] = side(0.3, 1.5)["query"]
+    assert speed.ratios(results, "query_retrieve") == pytest.approx(
+        {"p50_ms": 2.0, "p95_ms": 2.0, "p99_ms": 2.0}
+    )
+    assert "bm25s retrieve() p50/p99" in speed.table(results) and "2.0x/2.0x" in speed.table(results)
 
 
 # --- restraint (benchmarks/restraint.py) --------------------------------------------------------
