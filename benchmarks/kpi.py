@@ -49,16 +49,19 @@ class Row:
 
 
 ROWS = (
-    Row("micro_p1", "micro P@1", 75),
-    Row("macro_p1", "macro P@1", 66),
-    Row("mrr", "MRR@target (micro)", 83),
-    Row("recall6", "recall@6 (micro)", 96),
+    # The bars are issue 11's, on the cross-validated figures.
+    Row("micro_p1", "micro P@1", 70),
+    Row("macro_p1", "macro P@1", 62),
+    Row("mrr", "MRR@target (micro)", 78),
+    Row("recall6", "recall@6 (micro)", 95),
     Row("ndcg10", "nDCG@10 (micro)", None),
-    Row("question_p1", "question P@1", 60),
+    Row("question_p1", "question P@1", 58),
     Row("intent_recall6", "intent recall@6", 100),
     Row("must_reach_top6", "mustReach in top 6", 85),
-    Row("never_returned", "target never returned", 1.5, ceiling=True),
-    Row("cases_passed", "named cases passed", 45, unit=""),  # ok lines of ranking_cases.py
+    Row("never_returned", "target never returned", 1.0, ceiling=True),
+    # ok lines of ranking_cases.py, in-sample: 45 of 52 since issue 14 §1 let imqueue.com hits
+    # compete on score, which five "every local hit before every peer hit" checks forbid
+    Row("cases_passed", "named cases passed", 45, unit=""),
     Row("artificial_accuracy", "generated-query accuracy", None),
 )
 FLOOR_KEYS = (
