@@ -55,6 +55,18 @@ LOCAL_TOOLS = SHARED_TOOLS | {
 }
 
 
+# A raw 2025-11-25 initialize request, for the tests that speak HTTP without the SDK's client.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SITE = SHARED / "site"

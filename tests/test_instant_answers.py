@@ -26,22 +26,12 @@ from imqueue_mcp.server.config import build_config
 from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper, read_snapshot_early
 
 from benchmarks.processes import stop
-from conftest import HttpServer, McpConnection, server_environment, stdio_connection
+from conftest import INITIALIZE, HttpServer, McpConnection, server_environment, stdio_connection
 
 FIRST_FEED = "/search-index.json"  # the first feed the builder reads (imqueue.org)
 QUERY = "how do I expose a method"
 POLL_SECONDS = 0.2
 WAIT_SECONDS = 30.0
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 SERVER = [sys.executable, "-m", "imqueue_mcp.server"]
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 SEARCH = {

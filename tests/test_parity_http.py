@@ -11,18 +11,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from conftest import HttpServer
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+from conftest import INITIALIZE, HttpServer
 
 
 @pytest.mark.parametrize("version", [None, "2026-07-28"])

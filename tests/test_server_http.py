@@ -8,19 +8,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import HOSTED_TOOLS, SHARED_TOOLS, HttpServer, McpConnection, origin_args, server_environment
+from conftest import (
+    HOSTED_TOOLS,
+    INITIALIZE,
+    SHARED_TOOLS,
+    HttpServer,
+    McpConnection,
+    origin_args,
+    server_environment,
+)
 
 OPEN_WORLD = {"search_docs", "get_doc", "find_examples", "list_packages", "package_status"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 @pytest.fixture(

@@ -35,9 +35,17 @@ MIN_MAX_TOKENS = 100
 MAX_DOC_BYTES = 200_000  # the outer limit on one answer, whatever the budget
 MAX_MAX_TOKENS = MAX_DOC_BYTES // CHARS_PER_TOKEN
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_HEADING_ID = re.compile(r"[ \t]*\{#[^}]*\}$")
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+HEADING_ID = re.compile(r"[ \t]*\{#[^}]*\}$")
+FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
+
+def fence_after(token: str, fence: str | None) -> str | None:
+    """The code fence open after a fence line whose marker is `token` (``` or ~~~, 3 or more):
+    it opens one when none is open, and closes the open one with a marker at least as long."""
+    if fence is None:
+        return token[0] * len(token)
+    return None if token.startswith(fence) else fence
 
 
 def estimate_tokens(text: str) -> int:
@@ -76,20 +84,16 @@ def scan(text: str, stop: int | None = None) -> tuple[Boundaries, list[HeadingLi
     for number, line in enumerate(text.split("\n") if stop is None else _lines_until(text, stop)):
         lines.append(offset)
         first = line.lstrip(" \t")[:1]
-        marker = _FENCE.match(line) if first in ("`", "~") else None
+        marker = FENCE.match(line) if first in ("`", "~") else None
         if fence is None and after_blank:
             paragraphs.append(offset)
         if marker:
-            token = marker.group(1)
-            if fence is None:
-                fence = token[0] * len(token)
-            elif token.startswith(fence):
-                fence = None
+            fence = fence_after(marker.group(1), fence)
         elif fence is None and first == "#":
-            heading = _HEADING.match(line)
+            heading = HEADING.match(line)
             if heading:
                 sections.append(offset)
-                text_of_heading = _HEADING_ID.sub("", heading.group(2)).strip()
+                text_of_heading = HEADING_ID.sub("", heading.group(2)).strip()
                 headings.append(HeadingLine(number, len(heading.group(1)), text_of_heading))
         after_blank = fence is None and not line.strip()
         offset += len(line) + 1

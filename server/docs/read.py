@@ -30,7 +30,6 @@ rather than trusted, so a stale map can never hand back the wrong slice.
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,6 +38,9 @@ from imqueue_mcp.server.docs.budget import (
     CHARS_PER_TOKEN,
     CURSOR_NEXT_STEP,
     DEFAULT_MAX_TOKENS,
+    FENCE,
+    HEADING,
+    HEADING_ID,
     MAX_DOC_BYTES,
     MAX_MAX_TOKENS,
     MIN_MAX_TOKENS,
@@ -47,6 +49,7 @@ from imqueue_mcp.server.docs.budget import (
     cut_part,
     digest_of,
     estimate_tokens,
+    fence_after,
     outline_of,
 )
 from imqueue_mcp.server.docs.fetch import (
@@ -63,9 +66,6 @@ if TYPE_CHECKING:
 
 SECTIONS_TTL_SECONDS = 3600.0
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_HEADING_ID = re.compile(r"[ \t]*\{#[^}]*\}$")
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
 _MIME_TYPES = {
     ".md": "text/markdown",
@@ -107,10 +107,10 @@ def mime_type_of(path: str) -> str:
 
 def heading_of(line: str) -> tuple[int, str] | None:
     """'## Install {#install}' -> (2, 'Install'); None for a line that is not an ATX heading."""
-    match = _HEADING.match(line)
+    match = HEADING.match(line)
     if not match:
         return None
-    return len(match.group(1)), _HEADING_ID.sub("", match.group(2)).strip()
+    return len(match.group(1)), HEADING_ID.sub("", match.group(2)).strip()
 
 
 def heading_path(lines: list[str], level: int) -> list[str]:
@@ -118,13 +118,9 @@ def heading_path(lines: list[str], level: int) -> list[str]:
     stack: list[tuple[int, str]] = []
     fence: str | None = None
     for line in lines:
-        marker = _FENCE.match(line)
+        marker = FENCE.match(line)
         if marker:
-            token = marker.group(1)
-            if fence is None:
-                fence = token[0] * len(token)
-            elif token.startswith(fence):
-                fence = None
+            fence = fence_after(marker.group(1), fence)
             continue
         if fence is not None:
             continue
