@@ -17,7 +17,7 @@ from typing import Any
 import bm25s  # type: ignore[import-untyped]
 import numpy as np
 
-from .baseline import DEPTH, BaselineDocument, tokenize
+from .baseline import DEPTH, BaselineDocument, best_six, tokenize
 
 
 class Bm25sBaseline:
@@ -47,11 +47,7 @@ class Bm25sBaseline:
 
     def top6_ids(self, query: str) -> list[int]:
         """The latency benchmark's unit of work: every document's score + the six best ids."""
-        scores = self.scores(query)
-        if len(scores) <= 6:
-            return [int(i) for i in np.argsort(-scores)]
-        best = np.argpartition(-scores, 6)[:6]
-        return [int(i) for i in best[np.argsort(-scores[best])]]
+        return best_six(self.scores(query))
 
     def retrieve_top6_ids(self, query: str) -> list[int]:
         """The same six through bm25s's front door, retrieve() (top-k selection, its threading
