@@ -38,7 +38,6 @@ import asyncio
 import concurrent.futures
 import contextvars
 import functools
-import importlib
 import logging
 import threading
 import time
@@ -307,10 +306,6 @@ def read_snapshot_early(config: Config) -> concurrent.futures.Future[tuple[Path,
         try:
             path = config.snapshot or Path(build_index.default_snapshot_path())
             read.set_result((path, build_index.load_snapshot(path) if path.is_file() else None))
-            # The ranker's vector scoring imports numpy on its first search (65 ms measured here);
-            # imported now, off the event loop while the server starts, it costs the first answer
-            # nothing.
-            importlib.import_module("numpy")
         except BaseException as error:  # handed to the keeper, which words it
             read.set_exception(error)
 
