@@ -28,7 +28,7 @@ from imqueue_mcp.server.mcp.tools import record_of
 from conftest import REPO, stdio_connection
 
 CLI_TOOLS = ("cli_status", "cli_help", "create_service", "generate_client", "fleet", "config", "logs")
-# The modules that build imq's argv and word its outcome (imq_runner.py only runs a program).
+# The modules that build imq's argv and word its outcome (server/imq/runner.py only runs a program).
 BRIDGE_MODULES = ("server/imq/bridge.py", "server/imq/arguments.py")
 # A flag as a text names it: '-c', '--calm', '--email=x', '--no-use-git', not '-32602', 'a-z',
 # './-dir' or the inline value of '--author=-Bob'.

@@ -35,7 +35,7 @@ async def list_packages(facts: PackageFacts) -> dict[str, Any]:
 
 
 async def package_status(facts: PackageFacts, package: str | None) -> dict[str, Any]:
-    """Raises StatusUnavailable (no facts, live or stored: package_facts.FactsUnavailable says
+    """Raises StatusUnavailable (no facts, live or stored: facts.FactsUnavailable says
     what to do next) or catalogue.CatalogueError (unknown package)."""
     known = await facts.read()
     data = catalogue.package_status(known.status, package)

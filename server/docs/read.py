@@ -7,7 +7,7 @@ Top to bottom:
     slice_section(...)        the lines of one anchored section, checked to start at a heading,
                               with its heading path (the ancestor headings), index and total
     DocRequest                what the get_doc tool asked for: a token budget (maxTokens), a
-                              cursor to continue from, or the outline only (doc_budget.py cuts
+                              cursor to continue from, or the outline only (budget.py cuts
                               the parts, encodes the cursors and builds the outlines)
     SectionRanges             /search-sections.json per host, cached for an hour
     read_doc(url, ...)        all of the above, returning the structured result and its text;

@@ -29,7 +29,7 @@ async def search_docs(
     keeper: CorpusKeeper, query: str, limit: int, package: str | None, sizes: DocSizes | None = None
 ) -> dict[str, Any]:
     """The search_docs structured result (see schemas.SearchResult). ValueError for a bad filter.
-    With `sizes`, each hit carries the tokens get_doc would return for it (doc_sizes.py)."""
+    With `sizes`, each hit carries the tokens get_doc would return for it (sizes.py)."""
     corpus = await keeper.current()
     response = _answers.search(corpus.index, query, limit, package)
     data = response_dict(response)

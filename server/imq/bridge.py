@@ -8,7 +8,7 @@ What lives here, top to bottom:
   ``generate_client``, ``cli_install``, ``fleet``, ``config``, ``logs`` - plain async
   functions with no MCP imports; the server registers them as tools.
 
-Running imq lives in imq_runner.py, and the checks on user values in cli_arguments.py.
+Running imq lives in runner.py, and the checks on user values in arguments.py.
 Data flows one way: operation validates its input (cli_arguments) -> builds imq's argv ->
 ``ImqRunner`` runs it -> the operation words the outcome (and the next step) into a
 ``BridgeResult`` with ``word_outcome``; an error carries its code from errors.py. The long

@@ -1,7 +1,7 @@
 """Offline scaffolding behind the scaffold_service and scaffold_client tools.
 
 Pure logic: no MCP, no network, no clock. The MCP layer validates arguments into the
-models of scaffold_types.py, calls one public function, and returns its dict as
+models of types.py, calls one public function, and returns its dict as
 structuredContent with the matching ``render_*_markdown`` text as content, so prose and
 data cannot disagree.
 
