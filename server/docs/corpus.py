@@ -78,7 +78,7 @@ class LoadedCorpus:
     note: str = ""  # why an older corpus is answering, if it is
     links: tuple[CuratedLink, ...] = ()  # both sites' /llms.txt links, one per URL, sorted by URL
     examples: tuple[Example, ...] | None = None  # the docs' code blocks; None: a snapshot without them
-    status: dict[str, Any] | None = None  # imqueue.org/status.json as read with the feeds (catalogue/facts.py)
+    status: dict[str, Any] | None = None  # status.json as read with the feeds (catalogue/facts.py)
 
     def describe(self) -> dict[str, str]:
         info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}
