@@ -89,7 +89,7 @@ def local(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 def test_every_local_tool_error_is_guided_over_stdio(
     local: McpConnection, tool: str, arguments: dict[str, Any], code: str, hint: str
 ) -> None:
-    if tool == "generate_client":  # the one local case that runs imq rather than refusing first
+    if code in ("imq_failed", "interactive_only"):  # imq ran, or was found before the refusal
         require_real_imq()
     assert_guided(local, tool, arguments, code, hint)
 
