@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from imq_real import IMQ, TEMPLATE, real_imq_environment, require_real_imq
 
 from conftest import (
     HOSTED_TOOLS,
-    IMQ_STANDIN_DIR,
     REPO,
     HttpServer,
     McpConnection,
@@ -241,11 +241,12 @@ def test_no_cli_tool_is_registered_over_http(hosted_audit: tuple[Audit, HttpServ
 def local_audit(
     site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Audit, McpConnection, Path]]:
+    require_real_imq()
     home = tmp_path_factory.mktemp("posture-stdio")
     work = home / "work"
     work.mkdir()
     audit = audit_in(home)
-    env = audit.environment(server_environment(home))
+    env = audit.environment(real_imq_environment(home))
     connection = stdio_connection(origin_args(site_origins), env, work, "legacy")
     yield audit, connection, work
     connection.close()
@@ -268,7 +269,7 @@ def test_the_cli_bridge_runs_imq_as_an_argv_list_never_through_a_shell(
     spawns = [event for event in audit.events() if event["pid"] == pid and event["event"].startswith(SPAWNS)]
     popens = [event for event in spawns if event["event"] == "subprocess.Popen"]
     assert len(popens) == 6 and len(spawns) == len(popens), spawns
-    imq = str(IMQ_STANDIN_DIR / "imq")
+    imq = str(IMQ)
     for event in popens:
         executable, argv = event["args"][0], event["args"][1]
         assert isinstance(argv, list) and argv[0] == imq, event  # no /bin/sh -c, no string command
@@ -299,7 +300,7 @@ def test_create_service_writes_only_with_apply_true(local_audit: tuple[Audit, Mc
             "name": "posture-real",
             "path": "real",
             "apply": True,
-            "flags": ["--email=a@b.test", "--no-use-git"],
+            "flags": ["--email=a@b.test", "--no-use-git", "--no-install", "-t", str(TEMPLATE)],
         },
     )
     assert not applied.is_error, applied.content[0].text

@@ -1,10 +1,11 @@
 """Guided errors through the SDK client: every tool's main failure says what happened and what
 to do next, in the text and as structuredContent.error {code, message, suggestedAction}, over
-stdio (the local tools, with the imq stand-in) and hosted HTTP (both protocol revisions).
+stdio (the local tools, with the real imq 5.2.2 and no npm on PATH) and hosted HTTP (both protocol revisions).
 Where a tool publishes an outputSchema, the error result conforms to it as well."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 import test_server_http
+from imq_real import IMQ, NODE_BIN, require_real_imq
 from test_server_cli import isolated_environment
 
 from conftest import McpConnection, origin_args, server_environment, stdio_connection
@@ -76,7 +78,9 @@ def assert_guided(
 @pytest.fixture(scope="module")
 def local(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("guided-local")
-    connection = stdio_connection(origin_args(site_origins), isolated_environment(home), home, "legacy")
+    env = isolated_environment(home, with_imq=False, IMQUEUE_MCP_IMQ=str(IMQ))
+    env["PATH"] = os.pathsep.join([str(NODE_BIN), env["PATH"]])  # imq's own node; no npm anywhere
+    connection = stdio_connection(origin_args(site_origins), env, home, "legacy")
     yield connection
     connection.close()
 
@@ -85,6 +89,8 @@ def local(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 def test_every_local_tool_error_is_guided_over_stdio(
     local: McpConnection, tool: str, arguments: dict[str, Any], code: str, hint: str
 ) -> None:
+    if code in ("imq_failed", "interactive_only"):  # imq ran, or was found before the refusal
+        require_real_imq()
     assert_guided(local, tool, arguments, code, hint)
 
 

@@ -19,7 +19,8 @@ from typing import Any
 
 import mcp_types
 import pytest
-from test_server_cli import isolated_environment
+from imq_real import TEMPLATE, real_imq_environment, require_real_imq
+from test_server_cli import isolated_environment, text_of
 
 from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
 
@@ -85,19 +86,20 @@ def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactor
 
 
 def test_long_cli_runs_report_progress_only_to_a_caller_with_a_token(tmp_path: Path) -> None:
+    """On the real imq 5.2.2: a create with apply, a client generate and a fleet start report."""
+    require_real_imq()
     heard = Heard()
-    env = isolated_environment(tmp_path, IMQ_STANDIN_SLEEP="1.5", IMQ_STANDIN_SERVICES="UserService")
     service = tmp_path / "fleet" / "billing"
     service.mkdir(parents=True)
     (service / "package.json").write_text('{"name": "billing", "scripts": {"dev": "x"}}')
-    connection = stdio_connection([], env, tmp_path, "legacy", **listening(heard))
+    connection = stdio_connection([], real_imq_environment(tmp_path), tmp_path, "legacy", **listening(heard))
     try:
-        flags = ["--email=dev@example.com"]
+        flags = ["--email=dev@example.com", "--no-use-git", "--no-install", "-t", str(TEMPLATE)]
         arguments = {"name": "payments", "path": str(tmp_path / "payments"), "apply": True, "flags": flags}
         result = call_with_progress(connection, heard, "create_service", arguments)
         assert not result.is_error
+        assert (tmp_path / "payments" / "package.json").is_file()  # real imq wrote it
         assert_progress_story(heard.progress, APPLY_TIMEOUT_SECONDS)
-        assert any(message and "running" in message for _, _, message in heard.progress)  # a tick
         assert "service create payments" in (heard.progress[0][2] or "")
         assert "notifications/progress" in heard.methods
 
@@ -121,11 +123,29 @@ def test_long_cli_runs_report_progress_only_to_a_caller_with_a_token(tmp_path: P
         connection.close()
 
 
-def test_a_dry_run_is_short_and_sends_no_progress(tmp_path: Path) -> None:
+def test_an_imq_run_longer_than_a_tick_reports_running_between_start_and_finish(tmp_path: Path) -> None:
+    """A slow imq cannot be made from the real one: the stand-in sleeps 1.5 s (one tick is 1 s)."""
     heard = Heard()
-    connection = stdio_connection([], isolated_environment(tmp_path), tmp_path, "legacy", **listening(heard))
+    env = isolated_environment(tmp_path, IMQ_STANDIN_SLEEP="1.5")
+    (tmp_path / "fleet").mkdir()
+    connection = stdio_connection([], env, tmp_path, "legacy", **listening(heard))
     try:
-        assert not call_with_progress(connection, heard, "create_service", {"name": "billing"}).is_error
+        call_with_progress(connection, heard, "fleet", {"action": "start", "path": "fleet"})
+        assert_progress_story(heard.progress, 120.0)
+        assert any(message and "running" in message for _, _, message in heard.progress)  # a tick
+    finally:
+        connection.close()
+
+
+def test_a_dry_run_is_short_and_sends_no_progress(tmp_path: Path) -> None:
+    require_real_imq()
+    heard = Heard()
+    env = real_imq_environment(tmp_path)
+    connection = stdio_connection([], env, tmp_path, "legacy", **listening(heard))
+    try:
+        arguments = {"name": "billing", "flags": ["--email=dev@example.com", "--no-use-git", "--no-install"]}
+        result = call_with_progress(connection, heard, "create_service", arguments)
+        assert not result.is_error and "Dry run - no changes made" in text_of(result)
         assert heard.progress == []
     finally:
         connection.close()

@@ -1,7 +1,7 @@
 """The local server over stdio, through the SDK's client, at both protocol revisions.
 
-Docs come from the loopback mirror of ../shared/site; the imq CLI is the stand-in in
-fixtures/imq. One server process per revision serves every test in this module.
+Docs come from the loopback mirror of ../shared/site; no test here runs imq, so none is on
+PATH. One server process per revision serves every test in this module.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def local(
     request: pytest.FixtureRequest, site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("home")
-    env = server_environment(home, IMQ_STANDIN_SERVICES="UserService")
+    env = server_environment(home, with_imq=False)  # no test here runs imq
     connection = stdio_connection(origin_args(site_origins), env, home, request.param)
     assert connection.client.protocol_version == MODES[request.param]
     yield connection
