@@ -16,7 +16,8 @@ docs/performance.md), so reuse is what lets search_docs keep up with a tool that
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+
+from imqueue_mcp.ranker import Index, SearchResponse
 
 MAX_ANSWERS = 1024
 
@@ -24,12 +25,12 @@ MAX_ANSWERS = 1024
 class AnswerCache:
     def __init__(self, max_answers: int = MAX_ANSWERS) -> None:
         self.max_answers = max_answers
-        self._index: Any = None  # ranker.Index the entries belong to (held, so its id is never reused)
-        self._answers: OrderedDict[tuple[str, int, str | None], Any] = OrderedDict()
+        self._index: Index | None = None  # the index the entries belong to (held: its id is never reused)
+        self._answers: OrderedDict[tuple[str, int, str | None], SearchResponse] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
-    def search(self, index: Any, query: str, limit: int, package: str | None) -> Any:
+    def search(self, index: Index, query: str, limit: int, package: str | None) -> SearchResponse:
         """`index.search(query, limit=limit, package=package)`, from the cache when it has it."""
         if index is not self._index:
             self._answers.clear()
