@@ -10,9 +10,10 @@ median of 5), per-query latency p50/p95/p99 over the 10,000 generated `main` que
 (benchmarks/bm25s_baseline.py: sparse precomputed scores, numpy) indexes the same documents
 and tokens as rank-bm25 and does the same unit of work (build: tokenise + index; load: its
 saved matrices; query: every score + the top six): the practical limit for lexical scoring in
-Python; ours/bm25s ratios of p50 and p99 are printed (issue 11's targets: p50 at most 3x, p99
-at most 6x; reported, not asserted). bm25s is also timed through retrieve(), its usual front
-door, and the ratios to that are printed beside. The sides run one after the other in separate processes
+Python. bm25s is timed twice: through retrieve(), its front door (top-k selection included),
+which is how issue 11 timed it and what its targets are judged on (ours at most 3x its p50 and
+6x its p99; reported, not asserted), and through get_scores() + our own top six, scoring alone,
+a lower floor printed beside. The sides run one after the other in separate processes
 so none's memory or warm caches count for another. The baseline children get their document
 texts from the parent as JSON, so they never import our ranker. Absolute times drift on
 shared machines: read the columns against each other. Nothing here asserts a speed.
@@ -40,6 +41,9 @@ from .paths import REPO, kpi_dir, shared_dir, site_dir
 SIDES = ("ours", "bm25", "bm25s")
 BASELINES = ("bm25", "bm25s")  # the children that read the parent's document list
 TARGET_RATIOS = {"p50_ms": 3.0, "p99_ms": 6.0}  # ours / bm25s, issue 11 (reported, not asserted)
+# The unit the targets are judged on: bm25s queried through retrieve(), as issue 11 timed it
+# (its 0.12 / 0.21 ms are a front-door query; scoring alone, get_scores, is ~0.02 ms here).
+TARGET_UNIT = "query_retrieve"
 LOADS = 5
 LIMIT = 6
 
@@ -264,23 +268,27 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         f"{label:<26} {a:>10} {b:>10} {c:>10}"
         for (label, a), (_l, b), (_m, c) in zip(ours, bm25, limit, strict=True)
     ]
-    measured, front_door = ratios(results), ratios(results, "query_retrieve")
+    judged, scoring = ratios(results, TARGET_UNIT), ratios(results)
     lines.append("-" * 59)
-    for key, name in (("p50_ms", "p50"), ("p99_ms", "p99")):
-        if key in measured:
-            lines.append(
-                f"{'ours / bm25s ' + name:<26} {measured[key]:>9.1f}x {'':>10} {'target':>5} "
-                f"<={TARGET_RATIOS[key]:g}x"
-            )
-    retrieve = results["bm25s"].get("query_retrieve")
-    if retrieve and front_door:
+    retrieve = results["bm25s"].get(TARGET_UNIT)
+    if retrieve:
         lines.append(
-            f"{'bm25s retrieve() p50/p99':<26} {'':>10} {'':>10} "
+            f"{'bm25s retrieve() (ms)':<26} {'':>10} {'':>10} "
             + f"{retrieve['p50_ms']:.3f}/{retrieve['p99_ms']:.3f}".rjust(10)
+            + "  p50/p99"
         )
+    for key, name in (("p50_ms", "p50"), ("p99_ms", "p99")):
+        if key in judged:
+            verdict = "met" if judged[key] <= TARGET_RATIOS[key] else "NOT met"
+            lines.append(
+                f"{'ours / bm25s retrieve() ' + name:<26} {judged[key]:>9.1f}x {'':>10} "
+                f"target <={TARGET_RATIOS[key]:g}x {verdict}"
+            )
+    if scoring:
         lines.append(
-            f"{'ours / that, p50/p99':<26} "
-            + f"{front_door['p50_ms']:.1f}x/{front_door['p99_ms']:.1f}x".rjust(10)
+            f"{'ours / bm25s get_scores':<26} "
+            + f"{scoring['p50_ms']:.1f}x/{scoring['p99_ms']:.1f}x".rjust(10)
+            + "  p50/p99: scoring alone, below any front door"
         )
     return "\n".join(lines)
 
@@ -335,8 +343,14 @@ def main(argv: list[str] | None = None) -> int:
                 "machine": info,
                 **results,
                 "ratios_ours_over_bm25s": ratios(results),
-                "ratios_ours_over_bm25s_retrieve": ratios(results, "query_retrieve"),
+                "ratios_ours_over_bm25s_retrieve": ratios(results, TARGET_UNIT),
                 "target_ratios": TARGET_RATIOS,
+                "target_unit": TARGET_UNIT,
+                "targets_met": {
+                    key: value <= TARGET_RATIOS[key]
+                    for key, value in ratios(results, TARGET_UNIT).items()
+                    if key in TARGET_RATIOS
+                },
             }
         )
     )

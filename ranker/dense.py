@@ -11,7 +11,7 @@ tests/test_ranker_speed_invariants.py). Nothing here reads or writes the world.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -164,6 +164,26 @@ def ranked(scores: Floats, ids: Ids, order: Ids) -> Ids:
 
     result: Ids = np.lexsort((order[ids], -scores))
     return result
+
+
+def ranked_rows(
+    scores: Floats, ids: Ids, coverage: Floats, order: Ids, head: int = 64
+) -> Iterator[tuple[float, int, float]]:
+    """The (score, record id, coverage) rows of `ids` in ranked order (as ranked()), made
+    lazily: the best `head` or so are sorted first, the rest only if the caller reads past
+    them. Every record scoring at least the head-th best score sorts before every record below
+    it, so the two sorted runs, one after the other, are exactly the full ranking."""
+    import numpy as np
+
+    if len(scores) <= 2 * head:
+        top = ranked(scores, ids, order)
+        yield from rows_of(scores[top], ids[top], coverage[top])
+        return
+    threshold = np.partition(scores, len(scores) - head)[len(scores) - head]
+    first = scores >= threshold
+    for part in (np.flatnonzero(first), np.flatnonzero(~first)):
+        top = part[ranked(scores[part], ids[part], order)]
+        yield from rows_of(scores[top], ids[top], coverage[top])
 
 
 def rows_of(scores: Floats, ids: Ids, coverage: Floats) -> Iterable[tuple[float, int, float]]:

@@ -22,7 +22,7 @@ from . import dense, rules
 from .confidence import Confidence, confidence_of
 from .corpus import Document
 from .index import Form, InvertedIndex, document_fields, field_weight, phrase_key, record_multiplier
-from .text import RAW_TOKEN, STOPWORDS, query_terms, segment_identifier, words
+from .text import RAW_TOKEN, STOPWORDS, query_terms, token_compounds, words
 
 PACKAGE_PREFIX = re.compile(r"(?:^|\s)pkg:(\S+)")
 
@@ -154,8 +154,7 @@ def compound_terms(query: str) -> set[str]:
     """Whole identifiers of the query (watcherChekcDelay, nestjs.microservices): never typo-corrected."""
     out: set[str] = set()
     for match in RAW_TOKEN.finditer(query):
-        leaves = set(segment_identifier(match.group()))
-        out.update(w for w in words(match.group()) if w not in leaves)
+        out.update(token_compounds(match.group()))
     return out
 
 
@@ -308,8 +307,7 @@ def search(
     final = scores[ids] * dense.coverage_factor(covered) * factor
     above = covered >= floor
     # Ties break on the URL, so the same query always gives the same order.
-    top = dense.ranked(final[above], ids[above], tables.url_order)
-    candidates = dense.rows_of(final[above][top], ids[above][top], covered[above][top])
+    candidates = dense.ranked_rows(final[above], ids[above], covered[above], tables.url_order)
     ordered = cap(index, candidates, limit, notes, one_package=plan.package is not None)
     below = ~above
     if len(ordered) < limit and below.any():
@@ -325,7 +323,7 @@ def search(
     hits = []
     for score, doc_id, coverage, capped in ordered[:limit]:
         doc = index.documents[doc_id]
-        hit = to_hit(doc, score)
+        hit = to_hit(doc, score, description_of(index, doc_id))
         if explain:
             hit.explanation = explain_hit(
                 doc,
@@ -444,8 +442,18 @@ def phrase_boosts(index: InvertedIndex, query: str) -> dict[int, Boost]:
     return boosts
 
 
-def to_hit(doc: Document, score: float) -> Hit:
-    description = doc.summary or doc.curated or first_sentence(doc.text)
+def description_of(index: InvertedIndex, doc_id: int) -> str:
+    """What a hit shows under its title: the summary, the curated line, or the text's first
+    sentence. Cached per record (the cut of a long section is not free)."""
+    description = index.descriptions.get(doc_id)
+    if description is None:
+        doc = index.documents[doc_id]
+        description = doc.summary or doc.curated or first_sentence(doc.text)
+        index.descriptions[doc_id] = description
+    return description
+
+
+def to_hit(doc: Document, score: float, description: str) -> Hit:
     return Hit(
         url=doc.url,
         path=doc.path,

@@ -2,7 +2,7 @@
 
     words("Use RedisQueue.send()")   -> ["use", "redisqueue.send", "redisqueuesend", "redisqueue", "send",
                                          "redis", "queue"]
-    segment_identifier("MigrateDownOptions") -> ["migrate", "down", "options"]
+    segment_identifier("MigrateDownOptions") -> ("migrate", "down", "options")
     inflection_roots("retries")      -> {"retries", "retry"}
 
 A term never matches the middle of a longer word: matching happens on whole words, whole
@@ -38,32 +38,49 @@ STOPWORDS = frozenset(
 )
 
 
-def segment_identifier(token: str) -> list[str]:
-    """Split camelCase, dotted, snake_case and kebab-case identifiers into lowercase segments."""
+@lru_cache(maxsize=1 << 16)
+def segment_identifier(token: str) -> tuple[str, ...]:
+    """Split camelCase, dotted, snake_case and kebab-case identifiers into lowercase segments.
+    Cached: queries and pages repeat their identifiers."""
     segments: list[str] = []
     for piece in re.split(r"[._\-/]+", token):
         segments.extend(part.lower() for part in CAMEL_PART.findall(piece))
-    return segments
+    return tuple(segments)
 
 
 def words(text: str) -> list[str]:
     """Every term of a text: each whole token, and its segments when it is an identifier."""
     out: list[str] = []
     for match in RAW_TOKEN.finditer(text):
-        raw = match.group()
-        whole = raw.lower()
-        out.append(whole)
-        pieces = [p for p in re.split(r"[._\-/]+", raw) if p]
-        if re.search(r"[./]", raw) and re.search(r"[-_]", raw):  # @imqueue/pg-prisma -> pg-prisma
-            out.extend(p.lower() for p in re.split(r"[./]+", raw) if p and re.search(r"[-_]", p))
-        if len(pieces) > 1:  # RedisQueue.send -> redisqueue, send (each piece whole)
-            out.append("".join(p.lower() for p in pieces))
-            out.extend(p.lower() for p in pieces)
-        for piece in pieces:
-            segments = segment_identifier(piece)
-            if len(segments) > 1:
-                out.extend(segments)
+        out.extend(token_terms(match.group()))
     return out
+
+
+@lru_cache(maxsize=1 << 16)
+def token_terms(raw: str) -> tuple[str, ...]:
+    """words() of one token (RAW_TOKEN): the whole token lowercased, then its pieces and
+    segments. Cached: a query's words are mostly words seen before."""
+    whole = raw.lower()
+    out = [whole]
+    pieces = [p for p in re.split(r"[._\-/]+", raw) if p]
+    if re.search(r"[./]", raw) and re.search(r"[-_]", raw):  # @imqueue/pg-prisma -> pg-prisma
+        out.extend(p.lower() for p in re.split(r"[./]+", raw) if p and re.search(r"[-_]", p))
+    if len(pieces) > 1:  # RedisQueue.send -> redisqueue, send (each piece whole)
+        out.append("".join(p.lower() for p in pieces))
+        out.extend(p.lower() for p in pieces)
+    for piece in pieces:
+        segments = segment_identifier(piece)
+        if len(segments) > 1:
+            out.extend(segments)
+    return tuple(out)
+
+
+@lru_cache(maxsize=1 << 16)
+def token_compounds(raw: str) -> frozenset[str]:
+    """The terms of one token that are not its leaf segments: the whole identifier and its
+    joined or dotted pieces (watcherChekcDelay, nestjs.microservices), never typo-corrected."""
+    leaves = set(segment_identifier(raw))
+    return frozenset(w for w in token_terms(raw) if w not in leaves)
 
 
 def query_terms(query: str) -> list[str]:

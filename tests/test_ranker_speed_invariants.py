@@ -215,3 +215,23 @@ def test_explain_ranks_exactly_as_the_plain_search_and_names_every_hit(site_inde
         explained = site_index.search(query, limit=DEPTH, explain=True)
         assert [(h.path, h.score) for h in explained.results] == [(h.path, h.score) for h in plain.results]
         assert all(hit.explanation for hit in explained.results), query
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_lazily_ranked_rows_are_the_full_ranking_even_with_ties_at_the_head(seed: int) -> None:
+    """ranked_rows sorts a head first and the rest on demand; read to the end, with scores drawn
+    from a few values (ties straddle the head's edge), it gives exactly the full sort's rows."""
+    import numpy as np
+
+    from imqueue_mcp.ranker import dense
+
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 600))
+    scores = rng.choice(np.array([0.5, 1.0, 1.5, 2.0, 2.5]), size=size)
+    ids = rng.permutation(1000)[:size].astype(np.intp)
+    order = rng.permutation(1000).astype(np.intp)
+    coverage = rng.random(size)
+    full = dense.ranked(scores, ids, order)
+    expected = list(dense.rows_of(scores[full], ids[full], coverage[full]))
+    head = int(rng.integers(1, 80))
+    assert list(dense.ranked_rows(scores, ids, coverage, order, head=head)) == expected

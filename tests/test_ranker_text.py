@@ -36,11 +36,11 @@ from imqueue_mcp.ranker.text import (
     ],
 )
 def test_identifier_splits_into_lowercase_segments(identifier: str, segments: list[str]) -> None:
-    assert segment_identifier(identifier) == segments
+    assert list(segment_identifier(identifier)) == segments
 
 
 def test_segments_of_an_empty_string_are_none() -> None:
-    assert segment_identifier("") == []
+    assert segment_identifier("") == ()
 
 
 # --- words ---------------------------------------------------------------------------------
