@@ -55,6 +55,7 @@ GRIDS: dict[str, tuple[Value, ...]] = {
     "LONG_QUERY_TERMS": (2, 3, 4, 5),
     "COMMON_TERM_MIN": (50, 100, 200),
     "PER_PARENT_CAP": (1, 2, 3),
+    "PER_CLASS_CAP": (1, 2, 3),
     "PER_MEMBER_CAP": (1, 2, 3),
     "PER_PACKAGE_CAP": (2, 3, 4),
     "SHARED_RUN_MIN": (2, 3, 4),

@@ -85,6 +85,7 @@ class InvertedIndex:
         self.dense_tables: Any = None  # ranker.dense.Tables, made on first search
         self.package_masks: dict[str, Any] = {}  # package -> per-record membership (ranker.search)
         self.descriptions: dict[int, str] = {}  # record id -> its hit description (ranker.search)
+        self.subject_masks: dict[str, Any] = {}  # subject -> per-record membership (ranker.search)
         self.external = array("b", external)  # per record: an imqueue.com record
         self.factor = array("f")  # per record: tier x blog x deprecation multiplier
         self.factor.frombytes(factor)

@@ -71,7 +71,10 @@ TIER_WEIGHTS = {"page": 1.0, "answer": 1.0, "symbol": 1.0, "section": 0.8}
 DEPRECATED_DEMOTION = 0.5
 
 # Caps: results sharing a parent (a class, a page) or a member name (send on six classes).
-PER_PARENT_CAP = 2
+PER_PARENT_CAP = 2  # sections of one page
+# ...and a class with its members, its own cap: a page's sections are parts of one text, a
+# class's members are pages of their own, so the two are fitted apart.
+PER_CLASS_CAP = 2
 PER_MEMBER_CAP = 2
 # ...and one package's API symbols: "datadog tracing" should not be six datadog exports.
 PER_PACKAGE_CAP = 3  # (not under a package filter, which asks for one package)
@@ -101,6 +104,42 @@ SHARED_RUN_BOOST = 0.25
 QUESTION_WORDS = frozenset("how what why when where which who can does do is are should will".split())
 QUESTION_MIN_WORDS = 3  # ...starting a query of at least this many words ("how to" is not a question)
 ANSWER_BOOST = 0.3
+
+# Query shape -> page subject. A query that describes a symptom ("mcp server not working",
+# "... error", "... timeout", "... logs") lifts the records of pages about troubleshooting; a
+# query that asks to choose ("which queue should I use", "best X for Y", "A vs B") lifts the
+# records of comparison pages (the feeds' Compare kind, the comparison topic, or a title that
+# compares). The word lists are plain English, written from the words' meaning, not the labels.
+SYMPTOM_WORDS = frozenset(
+    "error errors fail fails failed failing failure broken crash crashes crashing hang hangs "
+    "hanging stuck timeout timeouts troubleshoot troubleshooting debug debugging logs".split()
+)
+SYMPTOM_PHRASES = (
+    "not working",
+    "doesn t work",
+    "does not work",
+    "won t",
+    "can t",
+    "cannot",
+    "not showing",
+    "not found",
+    "times out",
+    "timed out",
+    "doesn t appear",
+    "does not appear",
+    "nothing happens",
+)
+TROUBLESHOOTING_MARKS = ("troubleshoot", "debugging", "common errors", "known issues", "common problems")
+SYMPTOM_BOOST = 0.3
+CHOICE_WORDS = frozenset(
+    "best vs versus compare compared comparing comparison alternative alternatives choose "
+    "choosing better difference differences".split()
+)
+CHOICE_PHRASES = ("should i use", "should i pick", "should i choose")  # and "which ... should"
+COMPARISON_KIND = "compare"
+COMPARISON_TOPIC = "comparison"
+COMPARISON_MARKS = frozenset("vs versus compared alternatives comparison comparisons".split())  # title words
+CHOICE_BOOST = 0.15
 
 # An API symbol whose own name is a word of the query ("async-logger Logger transports"):
 # the query names it, so it is lifted (names of four characters or more).

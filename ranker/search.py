@@ -171,6 +171,61 @@ def is_question(query: str) -> bool:
     )
 
 
+# A query shape -> (the subject of the records it lifts, the rules.py boost that lifts them)
+SHAPES = {"symptom": ("troubleshooting", "SYMPTOM_BOOST"), "choice": ("comparison", "CHOICE_BOOST")}
+
+
+def query_shapes(query: str) -> list[str]:
+    """Which SHAPES the query has: it describes a symptom, or it asks to choose."""
+    tokens = phrase_key(query).split()
+    padded = f" {' '.join(tokens)} "
+    shapes = []
+    if any(t in rules.SYMPTOM_WORDS for t in tokens) or any(
+        f" {p} " in padded for p in rules.SYMPTOM_PHRASES
+    ):
+        shapes.append("symptom")
+    if (
+        any(t in rules.CHOICE_WORDS for t in tokens)
+        or any(f" {p} " in padded for p in rules.CHOICE_PHRASES)
+        or ("which" in tokens and "should" in tokens)
+    ):
+        shapes.append("choice")
+    return shapes
+
+
+def on_subject(doc: Document, subject: str) -> bool:
+    """Whether the record's page is about troubleshooting, or compares (see SHAPES)."""
+    if subject == "troubleshooting":
+        about = f"{doc.title} {doc.section} {doc.heading}".lower()
+        return any(mark in about for mark in rules.TROUBLESHOOTING_MARKS)
+    title_words = set(phrase_key(f"{doc.title} {doc.section}").split())
+    return (
+        doc.kind.lower() == rules.COMPARISON_KIND
+        or rules.COMPARISON_TOPIC in doc.topics
+        or not title_words.isdisjoint(rules.COMPARISON_MARKS)
+    )
+
+
+def subject_mask(index: InvertedIndex, subject: str) -> dense.Mask:
+    """Per record, on_subject; made on the first query of that shape, kept on the index."""
+    mask = index.subject_masks.get(subject)
+    if mask is None:
+        mask = dense.mask_of(on_subject(doc, subject) for doc in index.documents)
+        index.subject_masks[subject] = mask
+    return mask
+
+
+def shape_boosts(query: str) -> list[tuple[str, str, float]]:
+    """(subject, rule name, boost) for each shape of the query whose boost is on."""
+    out = []
+    for shape in query_shapes(query):
+        subject, rule = SHAPES[shape]
+        boost = float(getattr(rules, rule))
+        if boost:
+            out.append((subject, rule, boost))
+    return out
+
+
 def term_evidence(index: InvertedIndex, term: TermPlan) -> dict[int, tuple[float, Form]]:
     """Per record, the best form's weighted evidence for one term (forms never add up)."""
     best: dict[int, tuple[float, Form]] = {}
@@ -304,6 +359,11 @@ def search(
     factor = tables.factor[ids] * dense.boost_vector(index.size, boosts)[ids]
     if question:
         factor[tables.answer[ids]] *= 1 + rules.ANSWER_BOOST
+    shaped = shape_boosts(plan.query)
+    for subject, rule, boost in shaped:
+        factor[subject_mask(index, subject)[ids]] *= 1 + boost
+        if explain:
+            notes.append(f"{SHAPE_MEANING[rule]}: {subject} records x{1 + boost:g} ({rule})")
     final = scores[ids] * dense.coverage_factor(covered) * factor
     above = covered >= floor
     # Ties break on the URL, so the same query always gives the same order.
@@ -333,6 +393,7 @@ def search(
                 capped=capped,
                 boost=boosts.get(doc_id, NO_BOOST),
                 answer=question and doc_id in index.answers,
+                shaped=[(r, b) for subject, r, b in shaped if on_subject(doc, subject)],
             )
         hits.append(hit)
     if hits:
@@ -374,8 +435,11 @@ def cap(
             dropped_by_floor += 1
             continue
         reason = ""
-        if per_parent[key.parent] >= rules.PER_PARENT_CAP:
-            reason = f"per-parent cap ({rules.PER_PARENT_CAP} from {index.documents[doc_id].parent})"
+        parent_cap, cap_name = (
+            (rules.PER_CLASS_CAP, "per-class") if key.symbol else (rules.PER_PARENT_CAP, "per-parent")
+        )
+        if per_parent[key.parent] >= parent_cap:
+            reason = f"{cap_name} cap ({parent_cap} from {index.documents[doc_id].parent})"
         elif key.member and per_member[key.member] >= rules.PER_MEMBER_CAP:
             reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {index.documents[doc_id].member})"
         elif (
@@ -483,6 +547,10 @@ def first_sentence(text: str, limit: int = 220) -> str:
 
 
 NO_BOOST: Boost = (0.0, "")
+SHAPE_MEANING = {
+    "SYMPTOM_BOOST": "the query describes a symptom",
+    "CHOICE_BOOST": "the query asks to choose between options",
+}
 BOOST_MEANING = {
     "SYMBOL_NAME_BOOST": "a query word is this symbol's own name",
     "PHRASE_EXACT_BOOST": "the query equals a curated title or keyword phrase",
@@ -506,6 +574,7 @@ def explain_hit(
     capped: str,
     boost: Boost,
     answer: bool,
+    shaped: list[tuple[str, float]],
 ) -> list[str]:
     """One line per matched term (form, fields, idf, evidence), then the score's factors, each
     multiplier named by its rules.py constant. See EXPLAIN_LEGEND for the terms."""
@@ -527,6 +596,8 @@ def explain_hit(
         lines.append(
             f"ANSWER_BOOST x{1 + rules.ANSWER_BOOST:g}: an answer record, and the query is a question"
         )
+    for rule, value in shaped:
+        lines.append(f"{rule} x{1 + value:g}: {SHAPE_MEANING[rule]}, and this record's page answers it")
     if capped:
         lines.append(f"moved below uncapped results: {capped}")
     if doc.external:

@@ -382,9 +382,11 @@ def test_third_member_of_a_parent_moves_below_uncapped_results(monkeypatch: pyte
     last = response.results[3]
     assert last.path.startswith("/api/core/latest/core.broker.")
     assert last.score > score_of(response, "/guide/events/")  # it outscored the page, yet sits below
-    assert any("per-parent cap (2 from Broker)" in line for line in last.explanation)
+    assert any("per-class cap (2 from Broker)" in line for line in last.explanation)
 
-    monkeypatch.setattr(rules, "PER_PARENT_CAP", 10**6)
+    monkeypatch.setattr(rules, "PER_PARENT_CAP", 10**6)  # the sections' cap does not hold members
+    assert paths(parent_corpus().search("publish", limit=10))[2] == "/guide/events/"
+    monkeypatch.setattr(rules, "PER_CLASS_CAP", 10**6)
     assert ranked(parent_corpus(), "publish")[-1] == "/guide/events/"
 
 
@@ -745,7 +747,7 @@ def test_explain_lines_for_matches_demotions_and_caps() -> None:
     capped = [
         path
         for path, explanation in lines.items()
-        if any(line.startswith("moved below uncapped results: per-parent cap") for line in explanation)
+        if any(line.startswith("moved below uncapped results: per-class cap") for line in explanation)
     ]
     assert len(capped) == 1
     assert any(note.startswith("term 'retry': idf") for note in response.notes)

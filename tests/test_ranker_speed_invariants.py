@@ -31,9 +31,11 @@ from imqueue_mcp.ranker.search import (
     first_sentence,
     in_package,
     is_question,
+    on_subject,
     phrase_boosts,
     plan_query,
     saturate,
+    shape_boosts,
     term_evidence,
 )
 
@@ -81,6 +83,9 @@ def reference_search(
         factor = index.factor[doc_id] * (1 + boosts.get(doc_id, NO_BOOST)[0])
         if question and doc_id in index.answers:
             factor *= 1 + rules.ANSWER_BOOST
+        for subject, _rule, boost in shape_boosts(plan.query):
+            if on_subject(index.documents[doc_id], subject):
+                factor *= 1 + boost
         row = (raw * coverage**rules.COVERAGE_POWER * factor, doc_id, coverage)
         (above if coverage >= floor else below).append(row)
     above.sort(key=lambda c: (-c[0], index.url_order[c[1]]))
