@@ -130,7 +130,7 @@ SYMPTOM_PHRASES = (
     "nothing happens",
 )
 TROUBLESHOOTING_MARKS = ("troubleshoot", "debugging", "common errors", "known issues", "common problems")
-SYMPTOM_BOOST = 0.3
+SYMPTOM_BOOST = 0.6
 CHOICE_WORDS = frozenset(
     "best vs versus compare compared comparing comparison alternative alternatives choose "
     "choosing better difference differences".split()

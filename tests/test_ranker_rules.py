@@ -1130,7 +1130,7 @@ def test_a_symptom_query_lifts_the_troubleshooting_page_and_only_then(
     assert plain.results[0].score == plain.results[1].score  # twins: no symptom, no lift
     response = index.search("mcp server not working", explain=True)
     assert any(
-        "SYMPTOM_BOOST x1.3: the query describes a symptom" in n for n in response.results[0].explanation
+        "SYMPTOM_BOOST x1.6: the query describes a symptom" in n for n in response.results[0].explanation
     )
     assert any("(SYMPTOM_BOOST)" in note for note in response.notes)
 
