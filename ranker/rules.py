@@ -106,10 +106,9 @@ QUESTION_MIN_WORDS = 3  # ...starting a query of at least this many words ("how 
 ANSWER_BOOST = 0.3
 
 # Query shape -> page subject. A query that describes a symptom ("mcp server not working",
-# "... error", "... timeout", "... logs") lifts the records of pages about troubleshooting; a
-# query that asks to choose ("which queue should I use", "best X for Y", "A vs B") lifts the
-# records of comparison pages (the feeds' Compare kind, the comparison topic, or a title that
-# compares). The word lists are plain English, written from the words' meaning, not the labels.
+# "... error", "... timeout", "... logs") lifts the records of pages about troubleshooting. The
+# word lists are plain English, written from the words' meaning, not the labels. (A "choice"
+# shape lifting comparison pages was measured and dropped: see docs/ranking.md.)
 SYMPTOM_WORDS = frozenset(
     "error errors fail fails failed failing failure broken crash crashes crashing hang hangs "
     "hanging stuck timeout timeouts troubleshoot troubleshooting debug debugging logs".split()
@@ -131,15 +130,6 @@ SYMPTOM_PHRASES = (
 )
 TROUBLESHOOTING_MARKS = ("troubleshoot", "debugging", "common errors", "known issues", "common problems")
 SYMPTOM_BOOST = 0.6
-CHOICE_WORDS = frozenset(
-    "best vs versus compare compared comparing comparison alternative alternatives choose "
-    "choosing better difference differences".split()
-)
-CHOICE_PHRASES = ("should i use", "should i pick", "should i choose")  # and "which ... should"
-COMPARISON_KIND = "compare"
-COMPARISON_TOPIC = "comparison"
-COMPARISON_MARKS = frozenset("vs versus compared alternatives comparison comparisons".split())  # title words
-CHOICE_BOOST = 0.15
 
 # An API symbol whose own name is a word of the query ("async-logger Logger transports"):
 # the query names it, so it is lifted (names of four characters or more).

@@ -172,38 +172,24 @@ def is_question(query: str) -> bool:
 
 
 # A query shape -> (the subject of the records it lifts, the rules.py boost that lifts them)
-SHAPES = {"symptom": ("troubleshooting", "SYMPTOM_BOOST"), "choice": ("comparison", "CHOICE_BOOST")}
+SHAPES = {"symptom": ("troubleshooting", "SYMPTOM_BOOST")}
 
 
 def query_shapes(query: str) -> list[str]:
-    """Which SHAPES the query has: it describes a symptom, or it asks to choose."""
+    """Which SHAPES the query has: it describes a symptom."""
     tokens = phrase_key(query).split()
     padded = f" {' '.join(tokens)} "
-    shapes = []
     if any(t in rules.SYMPTOM_WORDS for t in tokens) or any(
         f" {p} " in padded for p in rules.SYMPTOM_PHRASES
     ):
-        shapes.append("symptom")
-    if (
-        any(t in rules.CHOICE_WORDS for t in tokens)
-        or any(f" {p} " in padded for p in rules.CHOICE_PHRASES)
-        or ("which" in tokens and "should" in tokens)
-    ):
-        shapes.append("choice")
-    return shapes
+        return ["symptom"]
+    return []
 
 
 def on_subject(doc: Document, subject: str) -> bool:
-    """Whether the record's page is about troubleshooting, or compares (see SHAPES)."""
-    if subject == "troubleshooting":
-        about = f"{doc.title} {doc.section} {doc.heading}".lower()
-        return any(mark in about for mark in rules.TROUBLESHOOTING_MARKS)
-    title_words = set(phrase_key(f"{doc.title} {doc.section}").split())
-    return (
-        doc.kind.lower() == rules.COMPARISON_KIND
-        or rules.COMPARISON_TOPIC in doc.topics
-        or not title_words.isdisjoint(rules.COMPARISON_MARKS)
-    )
+    """Whether the record's page is about the subject (see SHAPES): troubleshooting."""
+    about = f"{doc.title} {doc.section} {doc.heading}".lower()
+    return subject == "troubleshooting" and any(mark in about for mark in rules.TROUBLESHOOTING_MARKS)
 
 
 def subject_mask(index: InvertedIndex, subject: str) -> dense.Mask:
@@ -549,7 +535,6 @@ def first_sentence(text: str, limit: int = 220) -> str:
 NO_BOOST: Boost = (0.0, "")
 SHAPE_MEANING = {
     "SYMPTOM_BOOST": "the query describes a symptom",
-    "CHOICE_BOOST": "the query asks to choose between options",
 }
 BOOST_MEANING = {
     "SYMBOL_NAME_BOOST": "a query word is this symbol's own name",
