@@ -83,9 +83,9 @@ class InvertedIndex:
         # forms -> (record ids, saturated evidence) as numpy vectors; filled by ranker.search
         self.evidence_cache: dict[tuple[Form, ...], tuple[Any, Any]] = {}
         self.dense_tables: Any = None  # ranker.dense.Tables, made on first search
-        self.package_masks: dict[str, Any] = {}  # package -> per-record membership (ranker.search)
+        # (kind, name) -> per-record membership: a package's, a subject's (ranker.search)
+        self.record_masks: dict[tuple[str, str], Any] = {}
         self.descriptions: dict[int, str] = {}  # record id -> its hit description (ranker.search)
-        self.subject_masks: dict[str, Any] = {}  # subject -> per-record membership (ranker.search)
         self.external = array("b", external)  # per record: an imqueue.com record
         self.factor = array("f")  # per record: tier x blog x deprecation multiplier
         self.factor.frombytes(factor)

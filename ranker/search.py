@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from . import dense, rules
@@ -194,10 +194,14 @@ def on_subject(doc: Document, subject: str) -> bool:
 
 def subject_mask(index: InvertedIndex, subject: str) -> dense.Mask:
     """Per record, on_subject; made on the first query of that shape, kept on the index."""
-    mask = index.subject_masks.get(subject)
+    return record_mask(index, ("subject", subject), lambda doc: on_subject(doc, subject))
+
+
+def record_mask(index: InvertedIndex, key: tuple[str, str], keep: Callable[[Document], bool]) -> dense.Mask:
+    """A per-record membership vector, made once per index and key."""
+    mask = index.record_masks.get(key)
     if mask is None:
-        mask = dense.mask_of(on_subject(doc, subject) for doc in index.documents)
-        index.subject_masks[subject] = mask
+        mask = index.record_masks[key] = dense.mask_of(keep(doc) for doc in index.documents)
     return mask
 
 
@@ -282,11 +286,7 @@ def term_matches(index: InvertedIndex, plan: QueryPlan, doc_id: int) -> list[tup
 
 def package_mask(index: InvertedIndex, package: str) -> dense.Mask:
     """Which records belong to the package (in_package), per record; made once per package."""
-    mask = index.package_masks.get(package)
-    if mask is None:
-        mask = dense.mask_of(in_package(doc, package) for doc in index.documents)
-        index.package_masks[package] = mask
-    return mask
+    return record_mask(index, ("package", package), lambda doc: in_package(doc, package))
 
 
 def in_package(doc: Document, package: str) -> bool:
