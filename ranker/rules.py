@@ -12,7 +12,7 @@ How they fit together: docs/ranking.md.
 FIELD_WEIGHTS = {
     "title": 3.0,  # page title, symbol name, answer question, section heading
     "keywords": 3.0,  # curated keywords (w)
-    "curated": 1.2,  # llms.txt description
+    "curated": 0.6,  # llms.txt description
     "summary": 1.0,  # record summary (s)
     "package": 1.5,  # a symbol's package, so package-style queries work
     "topics": 0.8,  # blog topics
@@ -50,7 +50,7 @@ SATURATION = 2.0
 LENGTH_NORMALISATION = 0.5
 
 # Coverage: the share of the query's IDF mass a record matches, raised to this power.
-COVERAGE_POWER = 0.5
+COVERAGE_POWER = 0.375
 # Long queries (this many content words as written or more; an identifier such as
 # RedisQueue.send is one word) drop records under this coverage.
 LONG_QUERY_TERMS = 3
@@ -71,7 +71,7 @@ TIER_WEIGHTS = {"page": 1.0, "answer": 1.0, "symbol": 1.0, "section": 0.8}
 DEPRECATED_DEMOTION = 0.5
 
 # Caps: results sharing a parent (a class, a page) or a member name (send on six classes).
-PER_PARENT_CAP = 2  # sections of one page
+PER_PARENT_CAP = 1  # records of one page (the page, its sections, its answers)
 # ...and a class with its members, its own cap: a page's sections are parts of one text, a
 # class's members are pages of their own, so the two are fitted apart.
 PER_CLASS_CAP = 2
