@@ -806,7 +806,7 @@ def test_prose_section_loses_a_tie_to_a_page(monkeypatch: pytest.MonkeyPatch) ->
 def test_results_far_below_the_top_are_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     def corpus() -> Index:  # the others match only `imqueue`, in a summary: a few % of /retry/
         return index_of(
-            page("/retry/", "Retry", keywords="retry", text="imqueue"),
+            page("/retry/", "Retry", keywords="retry", summary="retry", text="imqueue"),
             page("/start/", "Getting started", summary="imqueue basics for new users of it"),
             page("/clients/", "Clients", summary="an imqueue client"),
             page("/deploy/", "Deploy", summary="imqueue on kubernetes"),
@@ -821,8 +821,8 @@ def test_results_far_below_the_top_are_dropped(monkeypatch: pytest.MonkeyPatch) 
 def test_matching_every_term_beats_one_term_matched_strongly(monkeypatch: pytest.MonkeyPatch) -> None:
     def corpus() -> Index:
         return index_of(
-            page("/both/", "Notes", text="queue timeout"),
-            page("/one/", "Timeout", keywords="timeout"),
+            page("/both/", "Notes", summary="queue timeout"),
+            page("/one/", "Timeout", keywords="timeout", summary="timeout"),
             page("/other/", "Broker"),
             page("/other2/", "Workers"),
         )
