@@ -39,7 +39,9 @@ FOLDS = 5
 # nothing ends the fit).
 PASSES = 1
 MIN_GAIN = 0.05  # objective points a value must add over the current one to be taken
-UNTUNED = frozenset({"BATCH_DEPTH"})  # the evaluation depth, not a ranking choice
+# The evaluation depth, and the code-example index's cap: search_docs never reads them, so no
+# gold label can fit them.
+UNTUNED = frozenset({"BATCH_DEPTH", "EXAMPLE_PARENT_CAP"})
 
 Value = bool | int | float
 Setting = dict[str, Value]  # flattened constant name -> value

@@ -48,8 +48,15 @@ class Index:
         return self.inverted.to_wire()
 
     def search(
-        self, query: str, limit: int = 6, package: str | None = None, explain: bool = False
+        self,
+        query: str,
+        limit: int = 6,
+        package: str | None = None,
+        explain: bool = False,
+        parent_cap: int | None = None,
     ) -> SearchResponse:
+        """parent_cap: records sharing a parent before the rest move down (default
+        rules.PER_PARENT_CAP; the code-example index passes rules.EXAMPLE_PARENT_CAP)."""
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
         return ranking.search(
@@ -59,4 +66,5 @@ class Index:
             package=package,
             explain=explain,
             sections=self.corpus.section_names,
+            parent_cap=parent_cap,
         )

@@ -303,6 +303,7 @@ def search(
     package: str | None = None,
     explain: bool = False,
     sections: list[str] | None = None,
+    parent_cap: int | None = None,
 ) -> SearchResponse:
     """The one search function: imq-search and the MCP server's search_docs both call it."""
     if not query or not query.strip():
@@ -354,7 +355,9 @@ def search(
     above = covered >= floor
     # Ties break on the URL, so the same query always gives the same order.
     candidates = dense.ranked_rows(final[above], ids[above], covered[above], tables.url_order)
-    ordered = cap(index, candidates, limit, notes, one_package=plan.package is not None)
+    ordered = cap(
+        index, candidates, limit, notes, one_package=plan.package is not None, parent_cap=parent_cap
+    )
     below = ~above
     if len(ordered) < limit and below.any():
         # Records under the coverage floor never outrank one above it; they only fill a deep list.
@@ -394,6 +397,7 @@ def cap(
     limit: int,
     notes: list[str],
     one_package: bool = False,
+    parent_cap: int | None = None,
 ) -> list[tuple[float, int, float, str]]:
     """Relative floor, then the caps, over one list: imqueue.org and imqueue.com records compete
     on score (nothing here weighs or reorders them by site). A capped record is
@@ -421,11 +425,13 @@ def cap(
             dropped_by_floor += 1
             continue
         reason = ""
-        parent_cap, cap_name = (
-            (rules.PER_CLASS_CAP, "per-class") if key.symbol else (rules.PER_PARENT_CAP, "per-parent")
+        held, cap_name = (
+            (rules.PER_CLASS_CAP, "per-class")
+            if key.symbol
+            else (rules.PER_PARENT_CAP if parent_cap is None else parent_cap, "per-parent")
         )
-        if per_parent[key.parent] >= parent_cap:
-            reason = f"{cap_name} cap ({parent_cap} from {index.documents[doc_id].parent})"
+        if per_parent[key.parent] >= held:
+            reason = f"{cap_name} cap ({held} from {index.documents[doc_id].parent})"
         elif key.member and per_member[key.member] >= rules.PER_MEMBER_CAP:
             reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {index.documents[doc_id].member})"
         elif (

@@ -1139,3 +1139,20 @@ def test_troubleshooting_pages_are_known_by_title_page_label_or_heading() -> Non
     assert on_subject(section("/api/#dbg", "Profiling and debugging"), "troubleshooting")
     assert not on_subject(page("/cli/", "CLI guide"), "troubleshooting")
     assert not on_subject(page("/cli/help/", "Troubleshooting"), "comparison")  # no other subject
+
+
+def test_a_caller_may_hold_two_records_of_one_page_together() -> None:
+    """The code-example index passes parent_cap=EXAMPLE_PARENT_CAP: a page's second block stays
+    beside its first instead of moving below every other page (the docs default is one)."""
+    index = index_of(
+        section("/guide/a/#one", "Retry once", text="retry the call"),
+        section("/guide/a/#two", "Retry twice", text="retry the call again"),
+        page("/guide/b/", "Notes", text="a call may retry after a pause, or fail for good, or wait"),
+    )
+    assert rules.PER_PARENT_CAP == 1
+    one = index.search("retry call", limit=3, explain=True)
+    assert paths(one)[1] == "/guide/b/"  # the page's second section moved below the other page
+    assert any("per-parent cap (1 from /guide/a/)" in line for line in one.results[2].explanation or [])
+    two = index.search("retry call", limit=3, parent_cap=rules.EXAMPLE_PARENT_CAP, explain=True)
+    assert [p.split("#")[0] for p in paths(two)] == ["/guide/a/", "/guide/a/", "/guide/b/"]
+    assert not any("per-parent cap" in line for hit in two.results for line in hit.explanation or [])

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from imqueue_mcp.build_index.examples import Example, example_corpus
-from imqueue_mcp.ranker import Index
+from imqueue_mcp.ranker import Index, rules
 from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
 from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
 from imqueue_mcp.server.docs.search import corpus_line
@@ -124,7 +124,7 @@ def best_examples(
     and on a miss the indexed terms nearest the query. A block the docs repeat on several pages
     (`npm i -g @imqueue/cli`) is given once, where it ranks best. find_examples and the KPI call this."""
     depth = len(ranked.examples) if package else limit * DUPLICATE_HEADROOM
-    response = ranked.index.search(query, limit=max(depth, 1))
+    response = ranked.index.search(query, limit=max(depth, 1), parent_cap=rules.EXAMPLE_PARENT_CAP)
     found: list[Example] = []
     shown: set[str] = set()
     for hit in response.results:
