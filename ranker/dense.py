@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     Ids = npt.NDArray[np.intp]
     Floats = npt.NDArray[np.float64]
     Mask = npt.NDArray[np.bool_]
+    Codes = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -123,10 +124,12 @@ def add_weighted(
     weight: float,
     idf: float | None,
     only_found: bool,
+    which: tuple[Codes, int] | None = None,
 ) -> None:
     """ranker.search.add_term over vectors: the term's weight x its saturated evidence to each
     record's score, and (for a covering term, idf given) its idf to the matched mass. With
-    only_found, only records a covering term already found get anything."""
+    only_found, only records a covering term already found get anything. `which` (codes, bit):
+    a covering term also sets its bit in each record's code (see coverage_of_codes)."""
     ids, evidence = row
     if only_found:
         keep = found[ids]
@@ -134,8 +137,32 @@ def add_weighted(
     scores[ids] += weight * evidence
     if idf is not None:
         matched_idf[ids] += idf
+        if which is not None:
+            which[0][ids] |= which[1]
     if not only_found:
         found[ids] = True
+
+
+MAX_CODED_TERMS = 12  # covering terms up to which coverage_of_codes counts subsets (4,096 bins)
+
+
+def coverage_of_codes(codes: Codes, idfs: Sequence[float], total: float) -> Floats:
+    """coverage ** COVERAGE_POWER per record, from which covering terms it matched (bit k: the
+    k-th covering term). The matched idf of a subset is summed in the order add_weighted added
+    it and divided as the vector division does, so each value equals coverage_factor's, found
+    by counting the few distinct subsets (linear) instead of sorting every record."""
+    import numpy as np
+
+    present = np.flatnonzero(np.bincount(codes, minlength=1))
+    table = np.zeros(int(present[-1]) + 1 if len(present) else 1, dtype=np.float64)
+    for code in present.tolist():
+        matched = 0.0
+        for bit, idf in enumerate(idfs):
+            if code >> bit & 1:
+                matched += idf
+        table[code] = math.pow(matched / total, rules.COVERAGE_POWER)
+    result: Floats = table[codes]
+    return result
 
 
 def coverage_factor(coverage: Floats) -> Floats:
@@ -198,6 +225,14 @@ def query_vectors(size: int) -> tuple[Floats, Floats, Mask]:
     import numpy as np
 
     return np.zeros(size, dtype=np.float64), np.zeros(size, dtype=np.float64), np.zeros(size, dtype=np.bool_)
+
+
+def code_vector(size: int) -> Codes:
+    """A query's zeroed per-record codes of matched covering terms (see coverage_of_codes)."""
+    import numpy as np
+
+    result: Codes = np.zeros(size, dtype=np.int64)
+    return result
 
 
 def found_ids(found: Mask) -> Ids:

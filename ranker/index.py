@@ -13,17 +13,16 @@ import math
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import rules
 from .corpus import Corpus, Document
 from .text import PLAIN_WORD, STOPWORDS, fold_lemma, inflection_roots, words
 
 
-@dataclass(frozen=True, slots=True)
-class Form:
-    """One way a query term reaches an indexed word."""
+class Form(NamedTuple):
+    """One way a query term reaches an indexed word. A named tuple: a term's forms key the
+    evidence cache on every query, and a tuple hashes in C."""
 
     word: str
     kind: str  # "as written" | "inflection" | "prefix" | "typo"

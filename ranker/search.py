@@ -247,19 +247,33 @@ def saturated_row(index: InvertedIndex, term: TermPlan) -> tuple[dense.Ids, dens
     return cached
 
 
-def score_records(index: InvertedIndex, plan: QueryPlan) -> tuple[dense.Floats, dense.Floats, dense.Mask]:
+@dataclasses.dataclass(frozen=True)
+class Scored:
+    """score_records' vectors: per record the summed evidence, the matched idf mass and whether
+    a covering term found it; with few covering terms, which of them matched (a bit each, in
+    plan order: `codes`) and their idfs, for dense.coverage_of_codes."""
+
+    scores: dense.Floats
+    matched_idf: dense.Floats
+    found: dense.Mask
+    codes: dense.Codes | None
+    covering_idfs: list[float]
+
+
+def score_records(index: InvertedIndex, plan: QueryPlan) -> Scored:
     """Sum the terms' weighted evidence per record (a vector over the corpus), with the idf mass
     each record matches and which records were found. Terms found in most records (imqueue) and
     template words only add to records that a discriminating term found, when there is one:
     alone they would list the whole corpus for nothing."""
     scores, matched_idf, found = dense.query_vectors(index.size)
     finders = [t for t in plan.terms if t.covers]
-    for term in finders:
-        add_term(index, term, scores, matched_idf, found)
+    codes = dense.code_vector(index.size) if len(finders) <= dense.MAX_CODED_TERMS else None
+    for bit, term in enumerate(finders):
+        add_term(index, term, scores, matched_idf, found, which=None if codes is None else (codes, 1 << bit))
     for term in plan.terms:
         if not term.covers:
             add_term(index, term, scores, matched_idf, found, only_found=True)
-    return scores, matched_idf, found
+    return Scored(scores, matched_idf, found, codes, [t.idf for t in finders])
 
 
 def add_term(
@@ -269,9 +283,11 @@ def add_term(
     matched_idf: dense.Floats,
     found: dense.Mask,
     only_found: bool = False,
+    which: tuple[dense.Codes, int] | None = None,
 ) -> None:
     idf = term.idf if term.covers else None
-    dense.add_weighted(scores, matched_idf, found, saturated_row(index, term), term.weight, idf, only_found)
+    row = saturated_row(index, term)
+    dense.add_weighted(scores, matched_idf, found, row, term.weight, idf, only_found, which)
 
 
 def term_matches(index: InvertedIndex, plan: QueryPlan, doc_id: int) -> list[tuple[TermPlan, float, Form]]:
@@ -332,7 +348,8 @@ def search(
         notes.append(f"long query ({length} content words, LONG_QUERY_TERMS): COVERAGE_FLOOR {floor:g}")
     if plan.package and explain:
         notes.append(f"package filter: {plan.package}")
-    scores, matched_idf, found = score_records(index, plan)
+    scored = score_records(index, plan)
+    scores, matched_idf, found = scored.scores, scored.matched_idf, scored.found
     boosts = phrase_boosts(index, plan.query)
     question = is_question(plan.query)
     if question and explain:
@@ -351,7 +368,12 @@ def search(
         factor[subject_mask(index, subject)[ids]] *= 1 + boost
         if explain:
             notes.append(f"{SHAPE_MEANING[rule]}: {subject} records x{1 + boost:g} ({rule})")
-    final = scores[ids] * dense.coverage_factor(covered) * factor
+    powered = (
+        dense.coverage_factor(covered)
+        if scored.codes is None
+        else dense.coverage_of_codes(scored.codes[ids], scored.covering_idfs, total)
+    )
+    final = scores[ids] * powered * factor
     above = covered >= floor
     # Ties break on the URL, so the same query always gives the same order.
     candidates = dense.ranked_rows(final[above], ids[above], covered[above], tables.url_order)
@@ -431,9 +453,9 @@ def cap(
             else (rules.PER_PARENT_CAP if parent_cap is None else parent_cap, "per-parent")
         )
         if per_parent[key.parent] >= held:
-            reason = f"{cap_name} cap ({held} from {index.documents[doc_id].parent})"
+            reason = f"{cap_name} cap ({held} from {key.parent.split(':', 1)[1]})"
         elif key.member and per_member[key.member] >= rules.PER_MEMBER_CAP:
-            reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {index.documents[doc_id].member})"
+            reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {key.member})"
         elif (
             not one_package
             and key.symbol_package is not None

@@ -240,3 +240,27 @@ def test_lazily_ranked_rows_are_the_full_ranking_even_with_ties_at_the_head(seed
     expected = list(dense.rows_of(scores[full], ids[full], coverage[full]))
     head = int(rng.integers(1, 80))
     assert list(dense.ranked_rows(scores, ids, coverage, order, head=head)) == expected
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_coverage_from_term_codes_equals_coverage_from_the_matched_idf_bit_for_bit(seed: int) -> None:
+    """dense.coverage_of_codes (count the subsets of covering terms a record matched) gives
+    exactly what dense.coverage_factor (sort the coverage values) gives from the summed idf."""
+    import numpy as np
+
+    from imqueue_mcp.ranker import dense
+
+    rng = np.random.default_rng(seed)
+    terms = int(rng.integers(1, dense.MAX_CODED_TERMS + 1))
+    idfs = [float(x) for x in rng.uniform(0.05, 9.0, size=terms)]
+    total = sum(idfs) + float(rng.uniform(0.0, 3.0))  # template words weigh in the total too
+    size = int(rng.integers(1, 800))
+    matched, codes = np.zeros(size), np.zeros(size, dtype=np.int64)
+    for bit, idf in enumerate(idfs):  # as score_records adds them: in plan order
+        ids = np.flatnonzero(rng.random(size) < 0.4)
+        matched[ids] += idf
+        codes[ids] |= 1 << bit
+    found = codes > 0
+    by_codes = dense.coverage_of_codes(codes[found], idfs, total)
+    by_sort = dense.coverage_factor(matched[found] / total)
+    assert by_codes.tolist() == by_sort.tolist()
