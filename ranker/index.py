@@ -13,6 +13,7 @@ import math
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from . import rules
@@ -282,8 +283,11 @@ def weighted_postings(documents: Sequence[Document]) -> dict[str, dict[int, floa
     return dict(sorted(postings.items()))
 
 
+@lru_cache(maxsize=1024)
 def phrase_key(text: str) -> str:
-    return " ".join(m.group().lower() for m in PLAIN_WORD.finditer(text))
+    """The text's plain words, lowercased, one space apart. Cached: a query's phrase boosts,
+    question test and shape test each ask for it."""
+    return " ".join(PLAIN_WORD.findall(text)).lower()
 
 
 def curated_phrases(documents: Sequence[Document]) -> dict[str, bytes]:
