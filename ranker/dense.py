@@ -48,9 +48,10 @@ class CapKeys:
     url: tuple[str, str]  # (site, path): an answer and its prose section share one URL
     external: bool
     parent: str  # site:parent (or site:path)
-    symbol: bool  # an API symbol: its parent is a class (or itself), capped by PER_CLASS_CAP
     member: str  # lower-cased member name, "" for none
-    symbol_package: str | None  # the package of an API symbol, None for any other record
+    # the package of an API symbol (whose parent is a class or itself: PER_CLASS_CAP), None for
+    # any other record
+    symbol_package: str | None
 
 
 def cap_keys_of(index: InvertedIndex, doc_id: int) -> CapKeys:
@@ -67,7 +68,6 @@ def cap_keys(doc: Document) -> CapKeys:
         url=(doc.site, doc.path),
         external=doc.external,
         parent=f"{doc.site}:{doc.parent or doc.path}",
-        symbol=doc.tier == "symbol",
         member=doc.member.lower(),
         symbol_package=doc.package if doc.tier == "symbol" else None,
     )

@@ -171,12 +171,8 @@ def is_question(query: str) -> bool:
     )
 
 
-# A query shape -> (the subject of the records it lifts, the rules.py boost that lifts them)
-SHAPES = {"symptom": ("troubleshooting", "SYMPTOM_BOOST")}
-
-
 def query_shapes(query: str) -> list[str]:
-    """Which SHAPES the query has: it describes a symptom."""
+    """The query's shapes: "symptom" when it describes one (rules.SYMPTOM_WORDS, SYMPTOM_PHRASES)."""
     tokens = phrase_key(query).split()
     padded = f" {' '.join(tokens)} "
     if any(t in rules.SYMPTOM_WORDS for t in tokens) or any(
@@ -187,7 +183,7 @@ def query_shapes(query: str) -> list[str]:
 
 
 def on_subject(doc: Document, subject: str) -> bool:
-    """Whether the record's page is about the subject (see SHAPES): troubleshooting."""
+    """Whether the record's page is about the subject; the one subject is troubleshooting."""
     about = f"{doc.title} {doc.section} {doc.heading}".lower()
     return subject == "troubleshooting" and any(mark in about for mark in rules.TROUBLESHOOTING_MARKS)
 
@@ -206,14 +202,11 @@ def record_mask(index: InvertedIndex, key: tuple[str, str], keep: Callable[[Docu
 
 
 def shape_boosts(query: str) -> list[tuple[str, str, float]]:
-    """(subject, rule name, boost) for each shape of the query whose boost is on."""
-    out = []
-    for shape in query_shapes(query):
-        subject, rule = SHAPES[shape]
-        boost = float(getattr(rules, rule))
-        if boost:
-            out.append((subject, rule, boost))
-    return out
+    """(subject, rule name, boost) for each shape of the query whose boost is on: a symptom
+    lifts troubleshooting records by SYMPTOM_BOOST."""
+    if rules.SYMPTOM_BOOST and "symptom" in query_shapes(query):
+        return [("troubleshooting", "SYMPTOM_BOOST", rules.SYMPTOM_BOOST)]
+    return []
 
 
 def term_evidence(index: InvertedIndex, term: TermPlan) -> dict[int, tuple[float, Form]]:
@@ -435,6 +428,8 @@ def cap(
     seen: set[tuple[str, str]] = set()
     dropped_by_floor = 0
     keys = dense.tables(index).caps
+    class_cap = (rules.PER_CLASS_CAP, "per-class")
+    page_cap = (rules.PER_PARENT_CAP if parent_cap is None else parent_cap, "per-parent")
     for score, doc_id, coverage in candidates:
         if len(kept) >= limit:
             break  # the answer is full of uncapped hits, ranked before anything capped
@@ -447,11 +442,7 @@ def cap(
             dropped_by_floor += 1
             continue
         reason = ""
-        held, cap_name = (
-            (rules.PER_CLASS_CAP, "per-class")
-            if key.symbol
-            else (rules.PER_PARENT_CAP if parent_cap is None else parent_cap, "per-parent")
-        )
+        held, cap_name = class_cap if key.symbol_package is not None else page_cap
         if per_parent[key.parent] >= held:
             reason = f"{cap_name} cap ({held} from {key.parent.split(':', 1)[1]})"
         elif key.member and per_member[key.member] >= rules.PER_MEMBER_CAP:
