@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what tests/test_framework_e2e.py needs outside pip (issue 4 §1): Redis from Debian
-# and the pinned @imqueue runtime and TypeScript from tests/framework/package-lock.json.
+# Installs what the framework tests need outside pip and outside .ci/install-imq.sh (which
+# builds the 3.x stack): Redis and the build tools from Debian, and the registry's @imqueue/rpc
+# 1.17.0 from tests/framework1/package-lock.json, for the one check that runs on 1.x (issue 18:
+# inspect_project's advice for a 1.x project compiles there).
 # Idempotent; run from the repository root as root; quiet on success. Node.js (node, npm)
 # must already be on PATH: the system Node 20 is used.
 set -euo pipefail
@@ -22,8 +24,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 command -v npm >/dev/null 2>&1 || { echo ".ci/install-framework.sh: npm is not on PATH; install Node.js first" >&2; exit 1; }
-stamp=tests/framework/node_modules/.installed-from-package-lock.json
-if ! cmp -s tests/framework/package-lock.json "$stamp"; then
-    quietly npm ci --prefix tests/framework --no-audit --no-fund
-    cp tests/framework/package-lock.json "$stamp"
+stamp=tests/framework1/node_modules/.installed-from-package-lock.json
+if ! cmp -s tests/framework1/package-lock.json "$stamp"; then
+    quietly npm ci --prefix tests/framework1 --no-audit --no-fund
+    cp tests/framework1/package-lock.json "$stamp"
 fi

