@@ -586,10 +586,14 @@ def generate_client(services: Services) -> Handler:
     where="local",
     description=(
         "Manage the local fleet of @imqueue services with imq ctl ACTION. status is read-only; start, "
-        "stop and restart change running processes (stop and restart drop in-flight work). The "
-        "services are the sub-folders of path; services limits the action to the named ones. update "
-        "runs git pull in each service before starting (-u), calm starts them one at a time, each "
-        "once the previous is ready (-c, --calm), verbose shows how long each command took (-v)."
+        "stop and restart change running processes (stop and restart drop in-flight work). start runs "
+        "`npm run dev` in each service: in imq's template that deletes the compiled files and runs "
+        "nodemon, which restarts the service on every file written into src/ (a client generated "
+        "there included); the result says what each service's dev script does. For a production "
+        "start run `npm run build && npm start` in the service instead. The services are the "
+        "sub-folders of path; services limits the action to the named ones. update runs git pull in "
+        "each service before starting (-u), calm starts them one at a time, each once the previous is "
+        "ready (-c, --calm), verbose shows how long each command took (-v)."
     ),
 )
 def fleet(services: Services) -> Handler:
