@@ -246,8 +246,8 @@ async def create_service(
     )
     if result.is_error:
         return result
-    where = Path(_planned_path(outcome) or runner.current_directory() / target)
-    report = _pin_report(flags, runner.current_directory(), where if apply else None, pin)
+    created = Path(_planned_path(outcome) or runner.current_directory() / target) if apply else None
+    report = _pin_report(flags, runner.current_directory(), created, pin)
     return dataclasses.replace(result, text=f"{result.text}\n\n{report}") if report else result
 
 
