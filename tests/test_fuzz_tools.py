@@ -311,7 +311,7 @@ def local(
 @pytest.fixture(scope="module")
 def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("fuzz-http")
-    server = HttpServer(origin_args(site_origins), server_environment(home, with_imq=False), home)
+    server = HttpServer(origin_args(site_origins), server_environment(home), home)
     connection = McpConnection(server.url + "/mcp", "auto")
     yield connection
     connection.close()
