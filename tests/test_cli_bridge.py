@@ -441,6 +441,41 @@ def test_cli_install_refuses_a_version_that_is_not_semver(runner: ImqRunner) -> 
     assert result.command == []
 
 
+# --------------------------------------------------------------------------- faults
+
+
+def processes_in(directory: Path) -> list[int]:
+    """Live processes whose working directory is `directory`."""
+    found = []
+    for cwd in Path("/proc").glob("[0-9]*/cwd"):
+        try:
+            if cwd.resolve(strict=True) == directory.resolve() and state_of(int(cwd.parent.name)) != "Z":
+                found.append(int(cwd.parent.name))
+        except OSError:
+            continue  # ended while we looked, or not ours to read
+    return found
+
+
+def state_of(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_a_real_imq_that_does_not_finish_is_stopped_at_the_timeout(
+    real_imq: None, cli_home: Path, work: Path
+) -> None:
+    """`imq log` without --no-follow tails the logs forever (the bridge never runs it so)."""
+    write_log(cli_home, "billing", "billing ready")
+    runner = ImqRunner(working_directory=str(work), timeout_seconds=3, kill_grace_seconds=0.5)
+
+    started = time.monotonic()
+    outcome = run(runner.run_imq(["log"], 60))
+
+    assert time.monotonic() - started < 15
+    assert not isinstance(outcome, BridgeResult) and outcome.timed_out
+    assert outcome.stdout == "billing ready"  # what it printed before it was stopped
+    assert processes_in(work) == []
+
+
 # --------------------------------------------------------------------------- faults (stand-ins)
 # SIGTERM ignored, a flood of output and a prompt with stdin closed, each stopped at the timeout
 # with everything it started: tests/test_faults_cli_bridge.py.
@@ -491,14 +526,16 @@ def test_a_cancelled_call_kills_imq_and_everything_it_started(
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
+        pids = [int(line) for line in pidfile.read_text().split()]
+        for _ in range(50):  # SIGKILL lands asynchronously; the loop reaps imq meanwhile
+            if not still_running(pids, group=pids[0]):
+                break
+            await asyncio.sleep(0.1)
 
     run(cancel_while_running())
 
     pids = [int(line) for line in pidfile.read_text().split()]
     assert len(pids) == 9
-    deadline = time.monotonic() + 5  # SIGKILL lands asynchronously
-    while still_running(pids, group=pids[0]) and time.monotonic() < deadline:
-        time.sleep(0.1)
     assert still_running(pids, group=pids[0]) == []
 
 
