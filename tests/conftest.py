@@ -193,11 +193,12 @@ def require_external(present: bool, what: str, install: str) -> None:
 # --- environment of a spawned server ---------------------------------------------------
 
 
-def server_environment(home: Path, *, with_imq: bool = True, **extra: str) -> dict[str, str]:
-    """PATH (with the imq stand-in unless with_imq=False), an isolated cache and imq home."""
+def server_environment(home: Path, **extra: str) -> dict[str, str]:
+    """PATH, an isolated cache, HOME and imq home for a spawned server.
+
+    No imq is on this PATH: a server that runs imq gets the real one from
+    imq_real.real_imq_environment, and the fault tests put the stand-in there themselves."""
     path_dirs = [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
-    if with_imq:
-        path_dirs.insert(0, str(IMQ_STANDIN_DIR))
     env = {
         "PATH": os.pathsep.join(path_dirs),
         "PYTHONPATH": str(REPO),

@@ -66,7 +66,7 @@ def real_imq_environment(home: Path, **extra: str) -> dict[str, str]:
     imq's own Node 22 comes first on PATH, so the `npm run dev` that `imq ctl start` spawns
     runs a service with it too; the imq stand-in is not on PATH.
     """
-    env = server_environment(home, with_imq=False, **extra)
+    env = server_environment(home, **extra)
     env["IMQUEUE_MCP_IMQ"] = str(IMQ)
     env["PATH"] = os.pathsep.join([str(NODE_BIN), str(Path(sys.executable).parent), env["PATH"]])
     return env

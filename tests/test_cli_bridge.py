@@ -1,7 +1,17 @@
-"""The imq CLI bridge, driven end to end against the stand-in imq in fixtures/imq.
+"""The imq CLI bridge's Python API (server/imq/bridge.py, runner.py), driven end to end.
 
-Every test runs the real stand-in executable through PATH (or hides it), with a private
-IMQ_CLI_HOME and working directory under tmp_path, so nothing touches the developer's ~/.imq.
+Ordinary cases run the real imq 5.2.2 that .ci/install-imq.sh built (tests/imq_real.py), with a
+temporary HOME, IMQ_CLI_HOME and working directory, and --dry-run or --no-install --no-use-git
+with the built template wherever imq would otherwise reach the network; they skip naming the
+install command when the build is missing (and fail in CI). They check what the bridge builds
+and returns - the argv, exit code, cleaned output, notes - against what real imq did. What the
+same tools do over MCP, and the story of a running service (fleet, client generation and logs on
+Redis at 6379), is tests/test_imq_real_bridge.py and tests/test_server_cli.py.
+
+Refusals run no imq at all. Only faults the real imq cannot be made to show run on stand-ins
+(docs/imq-standin.md): fixtures/hanging_imq (past the timeout, cancelled with children) and
+fixtures/imq/imq (output over the cap on a run that succeeds); cli_install runs an `npm` that
+only echoes, since the real one would install globally from the registry.
 """
 
 from __future__ import annotations
@@ -9,13 +19,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from imq_real import IMQ, NODE_BIN, TEMPLATE, require_real_imq
+from test_faults_cli_bridge import HANGING_IMQ, still_running
 
 from imqueue_mcp.server.imq.arguments import refuse_unsafe_flags
 from imqueue_mcp.server.imq.bridge import (
@@ -31,18 +42,9 @@ from imqueue_mcp.server.imq.bridge import (
 from imqueue_mcp.server.imq.generated_client import attach_generated_client
 from imqueue_mcp.server.imq.runner import OUTPUT_CAP_BYTES, BridgeResult, ImqRunner
 
-STAND_IN_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "imq"
-# The stand-in's `#!/usr/bin/env python3` finds this interpreter: it starts fast and exists
-# even on machines whose python3 is a slow shim.
-INTERPRETER_DIR = str(Path(sys.executable).parent)
-STAND_IN_KNOBS = (
-    "IMQ_STANDIN_SERVICES",
-    "IMQ_STANDIN_SLEEP",
-    "IMQ_STANDIN_CHILD_PIDFILE",
-    "IMQ_STANDIN_IGNORE_SIGTERM",
-    "IMQ_STANDIN_BIG",
-    "IMQUEUE_MCP_IMQ",
-)
+STAND_IN = Path(__file__).resolve().parents[1] / "fixtures" / "imq" / "imq"
+OFFLINE = ["--email=dev@example.com", "--no-use-git", "--no-install", "-t", str(TEMPLATE)]
+STOP_SECONDS = 20.0
 
 T = TypeVar("T")
 
@@ -53,12 +55,21 @@ def run(coroutine: Coroutine[Any, Any, T]) -> T:
 
 @pytest.fixture(autouse=True)
 def cli_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    home = tmp_path / "imq-home"
+    """A temporary HOME and IMQ_CLI_HOME; imq keeps its state in <IMQ_CLI_HOME>/.imq.
+
+    PATH: the real imq's folder and its Node first, then the usual PATH (npm for `npm run dev`)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("IMQ_CLI_HOME", str(home))
-    for knob in STAND_IN_KNOBS:
-        monkeypatch.delenv(knob, raising=False)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(STAND_IN_DIR), INTERPRETER_DIR, os.environ["PATH"]]))
+    monkeypatch.delenv("IMQUEUE_MCP_IMQ", raising=False)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(IMQ.parent), str(NODE_BIN), os.environ["PATH"]]))
     return home
+
+
+@pytest.fixture
+def real_imq() -> None:
+    require_real_imq()
 
 
 @pytest.fixture
@@ -79,31 +90,16 @@ def hide_imq(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(empty))
 
 
-def process_is_gone(pid: int) -> bool:
-    """True once pid has exited; an unreaped zombie counts as gone (it runs nothing)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
-
-
-def make_service_dirs(root: Path, *names: str) -> None:
-    for name in names:
-        (root / name).mkdir()
-        (root / name / "package.json").write_text(json.dumps({"name": name}))
-
-
 # --------------------------------------------------------------------------- status and help
 
 
-def test_cli_status_reports_version_and_where_imq_is(runner: ImqRunner) -> None:
+def test_cli_status_reports_the_version_and_where_imq_is_on_path(real_imq: None, runner: ImqRunner) -> None:
     result = run(cli_status(runner=runner))
 
-    assert not result.is_error
+    assert not result.is_error, result.text
     assert result.exit_code == 0
-    assert f"imq 5.2.2 is installed at {STAND_IN_DIR / 'imq'}" in result.text
-    assert result.command[1:] == ["--version"]
+    assert result.command == [str(IMQ), "--version"]
+    assert f"imq 5.2.2 is installed at {IMQ}" in result.text
 
 
 def test_cli_status_without_imq_says_not_installed_without_being_an_error(
@@ -120,46 +116,55 @@ def test_cli_status_without_imq_says_not_installed_without_being_an_error(
 
 
 def test_imq_path_from_environment_override_is_used_when_not_on_path(
-    monkeypatch: pytest.MonkeyPatch,
+    real_imq: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("PATH", INTERPRETER_DIR)
-    monkeypatch.setenv("IMQUEUE_MCP_IMQ", str(STAND_IN_DIR / "imq"))
+    hide_imq(monkeypatch, tmp_path)
+    monkeypatch.setenv("IMQUEUE_MCP_IMQ", str(IMQ))
 
     result = run(cli_status())
 
-    assert not result.is_error
-    assert result.command[0] == str(STAND_IN_DIR / "imq")
+    assert not result.is_error, result.text
+    assert result.command[0] == str(IMQ)
     assert "imq 5.2.2 is installed" in result.text
 
 
-def test_cli_help_of_a_command_lists_its_subcommands(runner: ImqRunner) -> None:
+def test_cli_help_of_a_command_lists_its_subcommands(real_imq: None, runner: ImqRunner) -> None:
     result = run(cli_help("service", runner=runner))
 
-    assert not result.is_error
+    assert not result.is_error, result.text
     assert result.command[1:] == ["service", "--help"]
-    assert "imq service create" in result.text
+    assert "imq service create [name] [path]" in result.text
 
 
-def test_cli_help_of_a_subcommand_lists_the_flags_to_pass(runner: ImqRunner) -> None:
-    result = run(cli_help("service create", runner=runner))
-
-    assert not result.is_error
-    assert "--email" in result.text and "--dry-run" in result.text
-
-
-def test_cli_help_of_unknown_command_is_an_error_from_imq(runner: ImqRunner) -> None:
+def test_cli_help_of_an_unknown_command_shows_imqs_own_list_of_commands(
+    real_imq: None, runner: ImqRunner
+) -> None:
+    """imq 5.2.2 answers `imq deploy --help` with its top-level help, exit code 0."""
     result = run(cli_help("deploy", runner=runner))
 
-    assert result.is_error
-    assert result.exit_code == 1
-    assert "Unknown command: deploy" in result.text
+    assert not result.is_error, result.text
+    assert result.command[1:] == ["deploy", "--help"]
+    assert "imq service" in result.stdout and "imq ctl <action>" in result.stdout
 
 
 # --------------------------------------------------------------------------- create_service
 
 
-# What real imq does with create_service's flags (dry run, apply, the email it requires) is in
-# test_imq_real_bridge.py; here only what the bridge refuses before imq runs.
+def test_create_service_is_a_dry_run_unless_applied(real_imq: None, runner: ImqRunner, work: Path) -> None:
+    dry = run(create_service("billing", "billing", flags=OFFLINE, runner=runner))
+
+    assert not dry.is_error, dry.text
+    assert dry.command[1:] == ["service", "create", "billing", "billing", *OFFLINE, "--dry-run"]
+    assert "Dry run - no changes made." in dry.stdout  # real imq's own words
+    assert "nothing was written" in dry.text
+    assert list(work.iterdir()) == []
+
+    applied = run(create_service("billing", "billing", flags=OFFLINE, apply=True, runner=runner))
+
+    assert not applied.is_error, applied.text
+    assert applied.command[1:] == ["service", "create", "billing", "billing", *OFFLINE]
+    assert f"Created service billing in {work / 'billing'}." in applied.text
+    assert json.loads((work / "billing" / "package.json").read_text())["name"] == "billing"
 
 
 def test_create_service_refuses_a_name_starting_with_dash_without_running_imq(
@@ -215,25 +220,8 @@ def test_flags_are_passed_through_as_imq_parses_them(flags: list[str]) -> None:
 
 
 # --------------------------------------------------------------------------- generate_client
-
-
-def test_generate_client_returns_the_written_file_and_what_to_import(
-    monkeypatch: pytest.MonkeyPatch, runner: ImqRunner, work: Path
-) -> None:
-    monkeypatch.setenv("IMQ_STANDIN_SERVICES", "UserService")
-
-    result = run(generate_client("UserService", "clients", runner=runner))
-
-    written = work / "clients" / "UserService.ts"
-    assert result.structured == {
-        "service": "UserService",
-        "path": str(written),
-        "namespace": "userService",
-        "client": "UserClient",
-        "content": written.read_text(encoding="utf-8"),
-    }
-    assert written.read_text(encoding="utf-8").rstrip() in result.text
-    assert "new userService.UserClient(options, 'UserService')" in result.text
+# A client generated from a running service (its file, namespace, class, the overwrite
+# refusal) is tests/test_imq_real_bridge.py: it needs Redis on 6379 and a started service.
 
 
 def test_a_successful_run_that_left_no_client_file_is_an_error_naming_the_path(work: Path) -> None:
@@ -246,63 +234,49 @@ def test_a_successful_run_that_left_no_client_file_is_an_error_naming_the_path(w
     assert f"{file} does not exist" in result.text and "generate_client again" in result.next_step
 
 
-def test_generate_client_of_a_stopped_service_says_it_must_be_running(runner: ImqRunner) -> None:
-    result = run(generate_client("UserService", runner=runner))
-
-    assert result.is_error
-    assert result.exit_code == 1
-    assert "did not answer describe()" in result.text
-    assert "must be running" in result.text
-
-
-def test_generate_client_over_an_existing_file_fails_fast_and_names_overwrite(
-    monkeypatch: pytest.MonkeyPatch, runner: ImqRunner, work: Path
-) -> None:
-    monkeypatch.setenv("IMQ_STANDIN_SERVICES", "UserService")
-    assert not run(generate_client("UserService", "clients", runner=runner)).is_error
-
-    started = time.monotonic()
-    prompted = run(generate_client("UserService", "clients", runner=runner))
-
-    assert time.monotonic() - started < 5
-    assert prompted.is_error
-    assert prompted.exit_code == 130
-    assert "Overwrite? [y/N]" in prompted.text
-    assert "overwrite=true" in prompted.text
-
-    replaced = run(generate_client("UserService", "clients", overwrite=True, runner=runner))
-    assert not replaced.is_error
-    assert replaced.command[-1] == "-o"
-
-
 # --------------------------------------------------------------------------- fleet
 
 
-def test_fleet_status_strips_colours_and_passes_the_working_directory_as_path(
-    runner: ImqRunner, work: Path
-) -> None:
-    make_service_dirs(work, "billing", "users")
+def make_services(root: Path, *names: str) -> None:
+    """Folders `imq ctl -s NAME` starts with `npm run dev`: here a sleep the stop must end."""
+    for name in names:
+        (root / name).mkdir()
+        package = {"name": name, "scripts": {"dev": "sleep 120"}}
+        (root / name / "package.json").write_text(json.dumps(package))
 
+
+def test_fleet_status_passes_the_working_directory_as_path_and_says_so(
+    real_imq: None, runner: ImqRunner, work: Path
+) -> None:
     result = run(fleet("status", runner=runner))
 
     assert not result.is_error, result.text
-    assert result.command[1:5] == ["ctl", "status", "-p", str(work.resolve())]
-    assert "\x1b" not in result.text
-    assert "billing" in result.stdout and "stopped" in result.stdout
+    assert result.command[1:] == ["ctl", "status", "-p", str(work.resolve())]
+    assert result.stdout == "No services are currently tracked as running."
     assert "server's working directory" in result.text
 
 
-def test_fleet_start_of_one_service_shows_it_running_in_status(runner: ImqRunner, work: Path) -> None:
-    make_service_dirs(work, "billing", "users")
-
+def test_fleet_start_of_one_named_service_runs_only_it_until_stop(
+    real_imq: None, runner: ImqRunner, work: Path
+) -> None:
+    make_services(work, "billing", "users")
     started = run(fleet("start", str(work), services=["billing"], verbose=True, runner=runner))
-    status = run(fleet("status", str(work), runner=runner))
+    try:
+        assert not started.is_error, started.text
+        assert started.command[1:] == ["ctl", "start", "-p", str(work), "-s", "billing", "-v"]
+        status = run(fleet("status", str(work), runner=runner))
+        pid = int(status.stdout.split("billing: running (pid ", 1)[1].split(")", 1)[0])
+        assert Path(f"/proc/{pid}").is_dir()
+        assert "users" not in status.stdout
+        assert "server's working directory" not in status.text
+    finally:
+        stopped = run(fleet("stop", str(work), runner=runner))
 
-    assert not started.is_error, started.text
-    assert started.command[-3:] == ["-s", "billing", "-v"]
-    states = {line.split()[0]: line.split()[1] for line in status.stdout.splitlines()[1:]}
-    assert states == {"billing": "running", "users": "stopped"}
-    assert "server's working directory" not in status.text
+    assert not stopped.is_error and "Stopped 1 service(s)." in stopped.stdout, stopped.text
+    deadline = time.monotonic() + STOP_SECONDS
+    while Path(f"/proc/{pid}").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not Path(f"/proc/{pid}").is_dir()
 
 
 def test_fleet_rejects_an_unknown_action_listing_the_allowed_ones(runner: ImqRunner) -> None:
@@ -323,29 +297,27 @@ def test_fleet_refuses_a_service_name_starting_with_dash(runner: ImqRunner) -> N
 # --------------------------------------------------------------------------- config
 
 
-def test_config_set_then_get_round_trips_through_cli_home(runner: ImqRunner, cli_home: Path) -> None:
+def test_config_get_set_get_round_trips_through_the_imq_home(
+    real_imq: None, runner: ImqRunner, cli_home: Path
+) -> None:
+    unset = run(config("get", "email", runner=runner))
     stored = run(config("set", "email", "dev@example.com", runner=runner))
     read = run(config("get", "email", runner=runner))
 
+    assert unset.is_error and unset.exit_code == 1
+    assert 'Option "email" is not set.' in unset.text
     assert not stored.is_error, stored.text
-    assert read.stdout == "dev@example.com"
-    assert json.loads((cli_home / "config.json").read_text()) == {"email": "dev@example.com"}
+    assert read.stdout == '"dev@example.com"'
+    assert json.loads((cli_home / ".imq" / "config.json").read_text()) == {"email": "dev@example.com"}
 
 
-def test_config_get_of_an_unset_option_is_an_error_from_imq(runner: ImqRunner) -> None:
-    result = run(config("get", "author", runner=runner))
-
-    assert result.is_error
-    assert "'author' is not set" in result.text
-
-
-def test_config_init_is_explained_and_not_run(runner: ImqRunner, cli_home: Path) -> None:
+def test_config_init_is_explained_and_not_run(real_imq: None, runner: ImqRunner, cli_home: Path) -> None:
     result = run(config("init", runner=runner))
 
     assert result.is_error
     assert result.command == []
     assert "action='set'" in result.text
-    assert not (cli_home / "config.json").exists()
+    assert not (cli_home / ".imq").exists()
 
 
 def test_config_refuses_a_value_starting_with_dash(runner: ImqRunner, cli_home: Path) -> None:
@@ -353,20 +325,23 @@ def test_config_refuses_a_value_starting_with_dash(runner: ImqRunner, cli_home: 
 
     assert result.is_error
     assert result.command == []
-    assert not (cli_home / "config.json").exists()
+    assert not (cli_home / ".imq").exists()
 
 
 # --------------------------------------------------------------------------- logs
 
 
 def write_log(cli_home: Path, service: str, *lines: str) -> Path:
-    (cli_home / "logs").mkdir(parents=True, exist_ok=True)
-    path = cli_home / "logs" / f"{service}.log"
+    """A log where `imq ctl start` writes one: <IMQ_CLI_HOME>/.imq/var/<service>.log."""
+    (cli_home / ".imq" / "var").mkdir(parents=True, exist_ok=True)
+    path = cli_home / ".imq" / "var" / f"{service}.log"
     path.write_text("".join(f"{line}\n" for line in lines))
     return path
 
 
-def test_logs_dump_prints_service_logs_without_following(runner: ImqRunner, cli_home: Path) -> None:
+def test_logs_dump_prints_service_logs_without_following(
+    real_imq: None, runner: ImqRunner, cli_home: Path
+) -> None:
     write_log(cli_home, "billing", "billing ready")
     write_log(cli_home, "users", "users ready")
 
@@ -374,13 +349,15 @@ def test_logs_dump_prints_service_logs_without_following(runner: ImqRunner, cli_
     plain = run(logs("dump", ["billing"], prefix=False, runner=runner))
 
     assert not prefixed.is_error, prefixed.text
-    assert "--no-follow" in prefixed.command
-    assert "[billing] billing ready" in prefixed.stdout and "[users] users ready" in prefixed.stdout
+    assert prefixed.command[1:] == ["log", "--no-follow"]
+    assert prefixed.stdout.splitlines() == ["[billing] billing ready", "[users] users ready"]
     assert plain.command[1:] == ["log", "billing", "--no-follow", "--no-prefix"]
     assert plain.stdout == "billing ready"
 
 
-def test_logs_clean_deletes_only_the_named_services_logs(runner: ImqRunner, cli_home: Path) -> None:
+def test_logs_clean_deletes_only_the_named_services_logs(
+    real_imq: None, runner: ImqRunner, cli_home: Path
+) -> None:
     billing = write_log(cli_home, "billing", "old line")
     users = write_log(cli_home, "users", "old line")
 
@@ -388,6 +365,7 @@ def test_logs_clean_deletes_only_the_named_services_logs(runner: ImqRunner, cli_
 
     assert not result.is_error, result.text
     assert result.command[1:] == ["log", "billing", "--clean"]
+    assert "Removed 1 log file(s) for billing." in result.stdout
     assert not billing.exists() and users.exists()
 
 
@@ -441,6 +419,7 @@ def test_cli_install_without_npm_says_npm_is_missing(monkeypatch: pytest.MonkeyP
 def test_cli_install_runs_npm_install_global_with_the_version(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """An echoing npm: the real one would install into the global prefix from the registry."""
     npm_dir = tmp_path / "npm-bin"
     npm_dir.mkdir()
     (npm_dir / "npm").write_text('#!/bin/sh\necho "npm stand-in: $*"\n')
@@ -462,78 +441,113 @@ def test_cli_install_refuses_a_version_that_is_not_semver(runner: ImqRunner) -> 
     assert result.command == []
 
 
-# --------------------------------------------------------------------------- timeouts and output cap
+# --------------------------------------------------------------------------- faults
 
 
-def test_slow_command_times_out_stops_its_process_group_and_names_the_flag(
+def processes_in(directory: Path) -> list[int]:
+    """Live processes whose working directory is `directory`."""
+    found = []
+    for cwd in Path("/proc").glob("[0-9]*/cwd"):
+        try:
+            if cwd.resolve(strict=True) == directory.resolve() and state_of(int(cwd.parent.name)) != "Z":
+                found.append(int(cwd.parent.name))
+        except OSError:
+            continue  # ended while we looked, or not ours to read
+    return found
+
+
+def state_of(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_a_real_imq_that_does_not_finish_is_stopped_at_the_timeout(
+    real_imq: None, cli_home: Path, work: Path
+) -> None:
+    """`imq log` without --no-follow tails the logs forever (the bridge never runs it so)."""
+    write_log(cli_home, "billing", "billing ready")
+    runner = ImqRunner(working_directory=str(work), timeout_seconds=3, kill_grace_seconds=0.5)
+
+    started = time.monotonic()
+    outcome = run(runner.run_imq(["log"], 60))
+
+    assert time.monotonic() - started < 15
+    assert not isinstance(outcome, BridgeResult) and outcome.timed_out
+    assert outcome.stdout == "billing ready"  # what it printed before it was stopped
+    assert processes_in(work) == []
+
+
+# --------------------------------------------------------------------------- faults (stand-ins)
+# SIGTERM ignored, a flood of output and a prompt with stdin closed, each stopped at the timeout
+# with everything it started: tests/test_faults_cli_bridge.py.
+
+
+def hanging_runner(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, work: Path, mode: str, timeout: float = 1
+) -> tuple[ImqRunner, Path]:
+    """A runner of fixtures/hanging_imq in `mode`, and the file where it lists its pids."""
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("IMQ_HANG", mode)
+    monkeypatch.setenv("IMQ_HANG_PIDFILE", str(pidfile))
+    runner = ImqRunner(
+        imq_path=str(HANGING_IMQ),
+        working_directory=str(work),
+        timeout_seconds=timeout,
+        kill_grace_seconds=0.5,
+    )
+    return runner, pidfile
+
+
+def test_a_create_that_waits_for_input_times_out_and_names_the_flag_to_pass(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, work: Path
 ) -> None:
-    pidfile = tmp_path / "pids"
-    monkeypatch.setenv("IMQ_STANDIN_SLEEP", "30")
-    monkeypatch.setenv("IMQ_STANDIN_CHILD_PIDFILE", str(pidfile))
-    runner = ImqRunner(working_directory=str(work), timeout_seconds=1)
+    runner, _ = hanging_runner(monkeypatch, tmp_path, work, "prompt")
 
     started = time.monotonic()
     result = run(create_service("billing", apply=True, runner=runner))
 
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 10
     assert result.is_error and result.timed_out
     assert "Timed out after 1 s" in result.text
     assert "waiting for input" in result.text and "--email=" in result.text
-    imq_pid, child_pid = map(int, pidfile.read_text().split())
-    assert process_is_gone(imq_pid) and process_is_gone(child_pid)
 
 
-def test_timeout_escalates_to_sigkill_when_imq_ignores_sigterm(
+def test_a_cancelled_call_kills_imq_and_everything_it_started(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, work: Path
 ) -> None:
-    pidfile = tmp_path / "pids"
-    monkeypatch.setenv("IMQ_STANDIN_SLEEP", "30")
-    monkeypatch.setenv("IMQ_STANDIN_CHILD_PIDFILE", str(pidfile))
-    monkeypatch.setenv("IMQ_STANDIN_IGNORE_SIGTERM", "1")
-    runner = ImqRunner(working_directory=str(work), timeout_seconds=1, kill_grace_seconds=0.5)
-
-    started = time.monotonic()
-    result = run(cli_help(runner=runner))
-
-    assert time.monotonic() - started < 5
-    assert result.timed_out
-    imq_pid, child_pid = map(int, pidfile.read_text().split())
-    assert process_is_gone(imq_pid) and process_is_gone(child_pid)
-
-
-def test_cancelled_call_kills_imq_and_its_children(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, runner: ImqRunner
-) -> None:
-    pidfile = tmp_path / "pids"
-    monkeypatch.setenv("IMQ_STANDIN_SLEEP", "30")
-    monkeypatch.setenv("IMQ_STANDIN_CHILD_PIDFILE", str(pidfile))
+    # the cancellation, not the timeout, must stop it
+    runner, pidfile = hanging_runner(monkeypatch, tmp_path, work, "tree", timeout=60)
 
     async def cancel_while_running() -> None:
         call = asyncio.ensure_future(fleet("status", runner=runner))
-        for _ in range(100):  # until the stand-in has started its child, at most 5 s
-            if pidfile.exists() and len(pidfile.read_text().split()) == 2:
+        for _ in range(200):  # until the tree is up (9 processes), at most 10 s
+            if pidfile.exists() and len(pidfile.read_text().split()) == 9:
                 break
             await asyncio.sleep(0.05)
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
-        await asyncio.sleep(0.2)  # SIGKILL lands asynchronously
+        pids = [int(line) for line in pidfile.read_text().split()]
+        for _ in range(50):  # SIGKILL lands asynchronously; the loop reaps imq meanwhile
+            if not still_running(pids, group=pids[0]):
+                break
+            await asyncio.sleep(0.1)
 
     run(cancel_while_running())
 
-    imq_pid, child_pid = map(int, pidfile.read_text().split())
-    assert process_is_gone(imq_pid) and process_is_gone(child_pid)
+    pids = [int(line) for line in pidfile.read_text().split()]
+    assert len(pids) == 9
+    assert still_running(pids, group=pids[0]) == []
 
 
 def test_output_over_the_cap_keeps_the_tail_and_says_how_much_was_cut(
-    monkeypatch: pytest.MonkeyPatch, runner: ImqRunner
+    monkeypatch: pytest.MonkeyPatch, work: Path
 ) -> None:
     monkeypatch.setenv("IMQ_STANDIN_BIG", "20000")
+    runner = ImqRunner(imq_path=str(STAND_IN), working_directory=str(work))
 
     result = run(cli_status(runner=runner))
 
-    assert not result.is_error
+    assert not result.is_error, result.text[-2000:]
     assert "bytes of earlier output cut" in result.text
     assert "noise line 0019999" in result.text
     assert "noise line 0000000" not in result.text

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from imq_real import real_imq_environment, require_real_imq
 
 from conftest import (
     REPO,
@@ -31,7 +32,6 @@ from conftest import (
     McpConnection,
     origin_args,
     require_external,
-    server_environment,
 )
 
 pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
@@ -195,11 +195,12 @@ def test_every_excuse_has_a_reason_and_no_required_scenario_is_excused_whole() -
 @pytest.fixture(scope="module")
 def stdio_server(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """How to start `python -m server` over stdio: command, args, env, cwd."""
+    require_real_imq()  # cli_status and cli_help run it
     home = tmp_path_factory.mktemp("stdio")
     return {
         "command": sys.executable,
         "args": ["-m", "imqueue_mcp.server", *origin_args(site_origins)],
-        "env": server_environment(home),
+        "env": real_imq_environment(home),
         "cwd": str(home),
     }
 

@@ -3,9 +3,20 @@
 Arguments are drawn from each tool's own published input schema (tools/list), then bent:
 values of the wrong type, missing required fields, unknown extra fields, strings with
 control characters, huge strings, unicode edge cases and '-'-prefixed values (which imq
-would read as options). The fourteen local tools run over stdio with the imq stand-in (and
-an npm stand-in, so cli_install never reaches a registry) on PATH; the seven hosted tools
-run over Streamable HTTP. Every call is bounded in time.
+would read as options). The local tools run over stdio on the real imq 5.2.2 that
+.ci/install-imq.sh built (tests/imq_real.py), with a temporary HOME and imq home; the hosted
+tools run over Streamable HTTP. Every call is bounded in time.
+
+Nothing reaches beyond loopback: imq's dry runs and its config, ctl, log and help commands are
+local; a create with apply: true would clone templates, run git and npm, or look up Node
+versions on nodejs.org for a fuzzed flag such as -D, so those cases run with the fixed flags
+OFFLINE (the built template, --no-use-git, --no-install) in place of the drawn ones - the flags
+themselves are fuzzed in the dry runs, where the bridge checks them the same way. `npm` on the
+server's PATH only echoes, so cli_install and the `npm run dev` of `fleet start` never reach a
+registry or start anything. imq's client generator talks to Redis on localhost:6379 only; when
+a Redis is there (another test's), a call for a service that does not answer takes imq's own
+30 s wait, so generate_client gets a longer bound. A `redis` address argument is drawn on
+loopback only.
 
 The property, per call: an answer comes back (no hang, no lost connection), and a failure
 is either an isError result or a -32602 error, whose message is readable: non-empty, no
@@ -31,6 +42,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from imq_real import TEMPLATE, real_imq_environment, require_real_imq
 from mcp.shared.exceptions import MCPError
 
 from conftest import (
@@ -50,6 +62,9 @@ CASES = {"short": 25, "long": 2000}.get(PROFILE)
 if CASES is None:
     raise pytest.UsageError(f"IMQUEUE_MCP_FUZZ={PROFILE!r}: use short or long")
 CALL_SECONDS = 30.0  # far above any honest answer here; the bridge's own timeouts are longer
+# imq client generate waits 30 s for a service that does not answer, when Redis is on 6379
+TOOL_CALL_SECONDS = {"generate_client": 60.0}
+OFFLINE = ["--email=fuzz@example.com", "--no-use-git", "--no-install", "-t", str(TEMPLATE)]
 HTTP_STRING_CAP = 200_000  # the hosted endpoint refuses bodies over 1 MB with 413, by design
 UNREADABLE = ("Traceback", 'File "', "Internal error", "internal error")
 
@@ -129,8 +144,13 @@ def wrong_types(cap: int) -> st.SearchStrategy[Any]:
 
 
 def safe_path(value: str) -> str:
-    """A path value kept inside the server's scratch folder: the stand-in imq really writes there."""
+    """A path value kept inside the server's scratch folder: the real imq writes there."""
     return value.replace("..", "__").lstrip("/") or "x"
+
+
+def loopback_address(value: str) -> str:
+    """A broker address whose host is loopback, whatever its (fuzzed) port part."""
+    return "127.0.0.1:" + value
 
 
 def values_for(
@@ -146,6 +166,8 @@ def values_for(
         typed = st.one_of([values_for(option, defs, cap, name) for option in schema["anyOf"]])
     elif kind == "string" and name == "path":
         typed = strings(cap).map(safe_path)
+    elif kind == "string" and name == "redis":
+        typed = st.one_of(st.integers(-5, 70_000).map(str), strings(200)).map(loopback_address)
     elif kind == "string" and name == "url":  # past the host lock now and then, into the fetch
         typed = st.one_of(strings(cap), strings(200).map(lambda tail: "https://imqueue.org/" + tail))
     elif kind == "string":
@@ -160,8 +182,8 @@ def values_for(
         typed = arguments_for(schema, defs, cap)
     else:
         typed = wrong_types(cap)
-    if name == "path":
-        return typed  # wrong types, yes; but no path outside the scratch folder
+    if name in ("path", "redis"):
+        return typed  # wrong types, yes; but no path outside the scratch folder, no broker off loopback
     return st.one_of(typed, typed, typed, wrong_types(cap))
 
 
@@ -240,10 +262,11 @@ def readable(message: str) -> bool:
 
 def outcome_of(connection: McpConnection, tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
     """('ok' | 'isError' | 'invalidParams', message), or a failure kind: hang, crash, unreadable, code."""
+    bound = TOOL_CALL_SECONDS.get(tool, CALL_SECONDS)
     try:
-        result = connection.call(tool, arguments, timeout=CALL_SECONDS)
+        result = connection.call(tool, arguments, timeout=bound)
     except concurrent.futures.TimeoutError:
-        return "hang", f"no answer within {CALL_SECONDS:g} s"
+        return "hang", f"no answer within {bound:g} s"
     except MCPError as error:
         if error.error.code != -32602:
             return "code", f"JSON-RPC {error.error.code}: {error.error.message}"
@@ -283,7 +306,8 @@ def tree(root: Path | None) -> set[str]:
 
 
 def npm_standin(folder: Path) -> Path:
-    """An `npm` that only echoes: cli_install must never reach a registry from a test."""
+    """An `npm` that only echoes: neither cli_install's `npm install -g` nor the `npm run dev`
+    of `imq ctl start` may reach a registry or start a service from a test."""
     folder.mkdir(parents=True, exist_ok=True)
     npm = folder / "npm"
     npm.write_text('#!/bin/sh\necho "npm stand-in: $*"\n')
@@ -300,8 +324,9 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def local(
     site_origins: dict[str, str], scratch: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[McpConnection]:
+    require_real_imq()
     home = tmp_path_factory.mktemp("fuzz-home")
-    env = server_environment(home)
+    env = real_imq_environment(home)
     env["PATH"] = os.pathsep.join([str(npm_standin(home / "npm-bin")), env["PATH"]])
     connection = stdio_connection(origin_args(site_origins), env, scratch, "legacy")
     yield connection
@@ -311,11 +336,18 @@ def local(
 @pytest.fixture(scope="module")
 def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("fuzz-http")
-    server = HttpServer(origin_args(site_origins), server_environment(home, with_imq=False), home)
+    server = HttpServer(origin_args(site_origins), server_environment(home), home)
     connection = McpConnection(server.url + "/mcp", "auto")
     yield connection
     connection.close()
     server.close()
+
+
+def offline_when_applied(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A create with apply: true runs imq's whole pipeline: with OFFLINE flags it stays local."""
+    if tool == "create_service" and arguments.get("apply") is True:
+        return {**arguments, "flags": OFFLINE}
+    return arguments
 
 
 def schemas(connection: McpConnection) -> dict[str, dict[str, Any]]:
@@ -332,7 +364,7 @@ def test_every_local_tool_answers_any_arguments_readably_over_stdio(
     @FUZZ_SETTINGS
     @given(arguments=strategy)
     def fuzz(arguments: dict[str, Any]) -> None:
-        check(local, "stdio", tool, arguments, scratch)
+        check(local, "stdio", tool, offline_when_applied(tool, arguments), scratch)
 
     fuzz()
     assert {found.name for found in local.tools()} == LOCAL_TOOLS  # still serving

@@ -41,7 +41,8 @@ pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=
 
 EMAIL = ["-e", "dev@example.com"]
 OFFLINE = ["--no-use-git", "--no-install"]  # no git repository, no npm install
-SERVICE = "Probe"  # class and queue name of the scaffolded service
+SERVICE = "ProbeService"  # class and queue name of the scaffolded service; its generated client
+# is ProbeClient, whose default queue ("Probe") is not the service's: the answer must say so
 READY_SECONDS = 90.0
 
 
@@ -370,15 +371,26 @@ def test_generate_client_writes_the_client_of_the_running_service(bridge: Bridge
     assert not result.is_error, text_of(result)
     written = bridge.work / "clients" / f"{SERVICE}.ts"
     source = written.read_text()
-    assert "export namespace probe" in source and "class ProbeClient extends IMQClient" in source
+    assert "export namespace probeService" in source and "class ProbeClient extends IMQClient" in source
     assert f"Successfully created. Path: {written}" in text_of(result)  # real imq's own words
-    assert result.structured_content["namespace"] == "probe"
+    generated = result.structured_content
+    assert (generated["service"], generated["path"]) == (SERVICE, str(written))
+    assert (generated["namespace"], generated["client"]) == ("probeService", "ProbeClient")
+    assert generated["content"] == source and source.rstrip() in text_of(result)
+    assert f"new probeService.ProbeClient(options, '{SERVICE}')" in text_of(result)
 
+    started = time.monotonic()
     again = call(bridge, "generate_client", {"service": SERVICE, "path": "clients"})
-    assert again.is_error and "overwrite" in next_step(again)  # imq asks; stdin is closed
+    assert time.monotonic() - started < 20  # imq's prompt meets a closed stdin: no wait for a timeout
+    assert again.is_error and "already exists. Overwrite it?" in text_of(again)  # imq's prompt, then SIGINT
+    assert "overwrite" in next_step(again)
     replaced = call(bridge, "generate_client", {"service": SERVICE, "path": "clients", "overwrite": True})
     assert not replaced.is_error, text_of(replaced)
-    assert "Successfully created." in text_of(replaced) and "export namespace probe" in written.read_text()
+    assert replaced.structured_content["content"] == written.read_text()
+    assert (
+        "Successfully created." in text_of(replaced)
+        and "export namespace probeService" in written.read_text()
+    )
 
 
 def test_logs_dump_prints_what_the_service_wrote_and_clean_deletes_it(

@@ -133,7 +133,7 @@ def hosted_audit(
 ) -> Iterator[tuple[Audit, HttpServer, int]]:
     home = tmp_path_factory.mktemp("posture-http")
     audit = audit_in(home)
-    env = audit.environment(server_environment(home, with_imq=False))
+    env = audit.environment(server_environment(home))
     server = HttpServer([*origin_args(site_origins), "--snapshot", str(snapshot)], env, home)
     ready = audit.size()
     yield audit, server, ready

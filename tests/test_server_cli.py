@@ -45,11 +45,11 @@ class Bridge:
     imq_home: Path  # IMQ_CLI_HOME
 
 
-def isolated_environment(home: Path, *, with_imq: bool = True, **extra: str) -> dict[str, str]:
-    """PATH holds the imq stand-in (unless with_imq=False) and this Python, nothing else."""
-    env = server_environment(home, with_imq=True, **extra)
+def isolated_environment(home: Path, *, standin: bool = False, **extra: str) -> dict[str, str]:
+    """PATH holds this Python and nothing else, or the imq stand-in too when standin=True."""
+    env = server_environment(home, **extra)
     dirs = [str(Path(sys.executable).parent)]
-    env["PATH"] = os.pathsep.join([str(IMQ_STANDIN_DIR), *dirs] if with_imq else dirs)
+    env["PATH"] = os.pathsep.join([str(IMQ_STANDIN_DIR), *dirs] if standin else dirs)
     return env
 
 
@@ -57,7 +57,8 @@ def isolated_environment(home: Path, *, with_imq: bool = True, **extra: str) -> 
 def hanging(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hanging]:
     """A server whose (stand-in) imq sleeps before doing anything; its call is collected last."""
     slow_home = tmp_path_factory.mktemp("slow")
-    slow = stdio_connection([], isolated_environment(slow_home, IMQ_STANDIN_SLEEP="120"), slow_home, "legacy")
+    env = isolated_environment(slow_home, standin=True, IMQ_STANDIN_SLEEP="120")
+    slow = stdio_connection([], env, slow_home, "legacy")
     started = time.monotonic()
     call = slow.submit(lambda client: client.call_tool("cli_help", {"command": "ctl"}))
     yield Hanging(call, started)
@@ -160,7 +161,7 @@ def test_an_action_outside_the_enum_is_refused_by_the_schema(bridge: Bridge) -> 
 
 
 def test_cli_install_without_npm_says_what_to_install(tmp_path: Path) -> None:
-    bare = stdio_connection([], isolated_environment(tmp_path, with_imq=False), tmp_path, "legacy")
+    bare = stdio_connection([], isolated_environment(tmp_path), tmp_path, "legacy")
     try:
         result = bare.call("cli_install")
         assert result.is_error and "npm" in text_of(result)
@@ -169,7 +170,7 @@ def test_cli_install_without_npm_says_what_to_install(tmp_path: Path) -> None:
 
 
 def test_without_imq_the_tools_return_an_install_hint(tmp_path: Path) -> None:
-    absent = stdio_connection([], isolated_environment(tmp_path, with_imq=False), tmp_path, "legacy")
+    absent = stdio_connection([], isolated_environment(tmp_path), tmp_path, "legacy")
     try:
         status = absent.call("cli_status")
         assert not status.is_error and "cli_install" in text_of(status)

@@ -78,7 +78,7 @@ def assert_guided(
 @pytest.fixture(scope="module")
 def local(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("guided-local")
-    env = isolated_environment(home, with_imq=False, IMQUEUE_MCP_IMQ=str(IMQ))
+    env = isolated_environment(home, IMQUEUE_MCP_IMQ=str(IMQ))
     env["PATH"] = os.pathsep.join([str(NODE_BIN), env["PATH"]])  # imq's own node; no npm anywhere
     connection = stdio_connection(origin_args(site_origins), env, home, "legacy")
     yield connection
@@ -131,7 +131,7 @@ def test_output_schemas_accept_both_the_result_and_the_error(local: McpConnectio
 
 
 def test_without_imq_every_imq_tool_suggests_cli_install_or_the_scaffolds(tmp_path: Path) -> None:
-    absent = stdio_connection([], isolated_environment(tmp_path, with_imq=False), tmp_path, "legacy")
+    absent = stdio_connection([], isolated_environment(tmp_path), tmp_path, "legacy")
     try:
         for tool, arguments in IMQ_TOOLS:
             assert_guided(absent, tool, arguments, "imq_not_installed", "cli_install")

@@ -126,7 +126,7 @@ def test_long_cli_runs_report_progress_only_to_a_caller_with_a_token(tmp_path: P
 def test_an_imq_run_longer_than_a_tick_reports_running_between_start_and_finish(tmp_path: Path) -> None:
     """A slow imq cannot be made from the real one: the stand-in sleeps 1.5 s (one tick is 1 s)."""
     heard = Heard()
-    env = isolated_environment(tmp_path, IMQ_STANDIN_SLEEP="1.5")
+    env = isolated_environment(tmp_path, standin=True, IMQ_STANDIN_SLEEP="1.5")
     (tmp_path / "fleet").mkdir()
     connection = stdio_connection([], env, tmp_path, "legacy", **listening(heard))
     try:

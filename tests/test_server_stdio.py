@@ -56,7 +56,7 @@ def local(
     request: pytest.FixtureRequest, site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("home")
-    env = server_environment(home, with_imq=False)  # no test here runs imq
+    env = server_environment(home)  # no test here runs imq
     connection = stdio_connection(origin_args(site_origins), env, home, request.param)
     assert connection.client.protocol_version == MODES[request.param]
     yield connection

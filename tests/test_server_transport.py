@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from imq_real import real_imq_environment, require_real_imq
 
 from conftest import (
     LOCAL_TOOLS,
@@ -90,8 +91,9 @@ def initialize(raw: RawStdio) -> dict[str, Any]:
 
 
 def test_every_stdout_line_is_json_rpc_and_malformed_lines_get_errors(tmp_path: Path) -> None:
+    require_real_imq()  # cli_status runs it: imq's own output must not reach stdout either
     dead = f"http://127.0.0.1:{free_port()}"  # a failing refresh makes the server log: to stderr only
-    env = server_environment(tmp_path)
+    env = real_imq_environment(tmp_path)
     raw = RawStdio(origin_args({"imqueue.org": dead, "imqueue.com": dead}), env, tmp_path)
     try:
         raw.send("this is not json")
