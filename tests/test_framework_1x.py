@@ -81,7 +81,7 @@ def project(workspace: Path, tmp_path: Path) -> Path:
     """scaffold_service's class and tsconfig (3.x settings) in a project that runs @imqueue 1.x."""
     home = tmp_path / "mcp-home"
     home.mkdir()
-    connection = stdio_connection([], server_environment(home, with_imq=False), home, "legacy")
+    connection = stdio_connection([], server_environment(home), home, "legacy")
     try:
         result = connection.call("scaffold_service", {"name": "notes", "methods": METHODS})
     finally:
@@ -102,7 +102,7 @@ def project(workspace: Path, tmp_path: Path) -> Path:
 def inspect_project(project: Path) -> dict[str, Any]:
     home = project.parent / "inspect-home"
     home.mkdir(exist_ok=True)
-    connection = stdio_connection([], server_environment(home, with_imq=False), home, "legacy")
+    connection = stdio_connection([], server_environment(home), home, "legacy")
     try:
         result = connection.call("inspect_project", {"path": str(project)})
     finally:

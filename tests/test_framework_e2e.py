@@ -310,7 +310,7 @@ def test_generate_client_on_another_broker_returns_the_client_the_framework_gene
     the same generator through the project's installed @imqueue/rpc 3.7.2, and says so."""
     home = workspace / "generate-home"
     home.mkdir()
-    env = server_environment(home, with_imq=False, TMPDIR=str(workspace / "tmp"))
+    env = server_environment(home, TMPDIR=str(workspace / "tmp"))
     env["PATH"] = os.pathsep.join([str(NODE_BIN), env["PATH"]])
     connection = stdio_connection([], env, compiled_service, "legacy")
     try:
