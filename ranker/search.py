@@ -22,7 +22,7 @@ from . import dense, rules
 from .confidence import Confidence, confidence_of
 from .corpus import Document
 from .index import Form, InvertedIndex, document_fields, field_weight, phrase_key, record_multiplier
-from .text import RAW_TOKEN, STOPWORDS, query_terms, token_compounds, words
+from .text import RAW_TOKEN, STOPWORDS, query_terms, token_compounds, token_terms, words
 
 PACKAGE_PREFIX = re.compile(r"(?:^|\s)pkg:(\S+)")
 
@@ -151,11 +151,21 @@ def mark_coverage(index: InvertedIndex, plans: list[TermPlan]) -> list[TermPlan]
 
 
 def compound_terms(query: str) -> set[str]:
-    """Whole identifiers of the query (watcherChekcDelay, nestjs.microservices): never typo-corrected."""
+    """The query's terms that are never typo-corrected: whole identifiers (watcherChekcDelay,
+    nestjs.microservices), and every term of a code-like token (ERESOLVE, ECONNREFUSED, TS1241,
+    ERR_STREAM): one written in capitals only, or with a digit or an underscore, names an error
+    code or a constant, which a dictionary word one edit away never means."""
     out: set[str] = set()
     for match in RAW_TOKEN.finditer(query):
-        out.update(token_compounds(match.group()))
+        raw = match.group()
+        out.update(token_terms(raw) if is_code_token(raw) else token_compounds(raw))
     return out
+
+
+def is_code_token(raw: str) -> bool:
+    letters = [char for char in raw if char.isalpha()]
+    shouting = len(letters) >= 2 and all(char.isupper() for char in letters)
+    return shouting or "_" in raw or any(char.isdigit() for char in raw)
 
 
 def content_words(query: str) -> int:

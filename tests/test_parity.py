@@ -85,6 +85,13 @@ def test_a_question_touching_no_pair_has_neither_advisory_nor_records(server: Mc
     assert "Advisory:" not in text
 
 
+def test_a_tail_hit_on_one_side_of_a_pair_brings_no_advisory(server: McpConnection) -> None:
+    # datadog's IMQClientPlugin ranks in the tail of this answer; tracing is not its subject.
+    data, text = search(server, "IMQClient constructor", limit=6)
+    assert "@imqueue/datadog" in {hit["package"] for hit in data["results"]}
+    assert "advisory" not in data and "Advisory:" not in text
+
+
 def test_the_published_schema_refuses_an_advisory_record_with_unknown_fields(server: McpConnection) -> None:
     data, _ = search(server, "datadog tracing")
     schema = search_schema(server)
@@ -202,6 +209,23 @@ def test_only_a_deprecated_hit_gets_the_deprecation_prefix() -> None:
     assert hit_description(literal_hit("symbol", "property", "")) == "Does x."
     flagged = hit_description(literal_hit("symbol", "property", "", deprecated=True))
     assert flagged == f"{DEPRECATED_PREFIX} Does x."
+
+
+def test_advisory_speaks_only_of_packages_the_answer_is_about() -> None:
+    from imqueue_mcp.server.docs.search import advisory_packages
+
+    def hit(package: str | None, confidence: str, url: str = "https://imqueue.org/guide/") -> dict[str, Any]:
+        return {"package": package, "confidence": confidence, "url": url}
+
+    tail = [hit("@imqueue/rpc", "high"), hit(None, "medium"), hit("@imqueue/datadog", "medium")]
+    assert advisory_packages("IMQClient constructor", tail) == ["@imqueue/rpc"]
+    # the best hit, a high-confidence one, or one about a package the query names counts
+    assert "@imqueue/datadog" in advisory_packages("datadog", tail)
+    assert "@imqueue/datadog" in advisory_packages("dd-trace setup", tail)  # a retired name
+    best = [hit(None, "low", "https://imqueue.org/api/opentelemetry/latest/opentelemetry.x/")]
+    assert advisory_packages("tracing", best) == ["@imqueue/opentelemetry"]
+    strong = [hit("@imqueue/rpc", "high"), hit("@imqueue/pg-prisma", "high")]
+    assert advisory_packages("soft delete", strong) == ["@imqueue/rpc", "@imqueue/pg-prisma"]
 
 
 def test_advisory_records_follow_retired_names_and_cover_both_pairs() -> None:

@@ -636,6 +636,26 @@ def test_identifier_compound_is_not_typo_corrected(monkeypatch: pytest.MonkeyPat
     assert typo_corpus().search("ConnectionPoll").corrected == "connectionpool"
 
 
+def error_code_corpus() -> Index:
+    return index_of(
+        page("/guide/resolve/", "Resolve", summary="how names resolve"),
+        page("/guide/refused/", "Refused", summary="connection refused means nothing listens"),
+        page("/guide/connection/", "Connection", summary="open a connection"),
+        page("/other/", "Broker"),
+    )
+
+
+@pytest.mark.parametrize("written", ["ERESOLVE", "ECONNREFUSD", "TS1241", "conection_pool", "CONECTION"])
+def test_error_codes_are_never_typo_corrected(written: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ERESOLVE is an npm error code, not a misspelt "resolve"; TS1241 a TypeScript error.
+    assert error_code_corpus().search(f"npm {written}").corrected is None
+
+    monkeypatch.setattr(search_module, "is_code_token", lambda raw: False)  # what the rule excludes
+    corrected = error_code_corpus().search(f"npm {written}").corrected
+    if written in ("ERESOLVE", "CONECTION"):  # the others are not one word a dictionary has
+        assert corrected is not None
+
+
 def test_short_word_is_not_typo_corrected() -> None:
     index = index_of(page("/cars/", "Cars"), page("/other/", "Broker"))
     response = index.search("cqrs")  # four letters: too often a real word of its own

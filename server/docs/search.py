@@ -3,7 +3,7 @@
 Ranking is the ranker's alone: this module calls `ranker.Index.search` (the same function
 `imq-search` calls; through answer_cache, which reuses an answer while its index answers) and
 restates no rule. It adds what an agent needs around the ranking: the exclusive-pair advisory
-when the results or the question touch one side of a pair (as a sentence and as `advisories`
+when a result concerns one side of a pair (advisory_packages; as a sentence and as `advisories`
 records), the miss guidance and the corrected query spelled out, a "Weak match" line when even
 the best hit is low (ranker.confidence), and which corpus answered (live, or a snapshot and its
 date). The result itself is the ranker's one shape (ranker.response_dict), the same dict
@@ -16,12 +16,18 @@ import re
 from typing import Any
 
 from imqueue_mcp.ranker import response_dict
-from imqueue_mcp.server.catalogue.packages import exclusive_pair_advisories, exclusive_pair_advisory
+from imqueue_mcp.server.catalogue.packages import (
+    EXCLUSIVE_PAIRS,
+    SCOPE,
+    exclusive_pair_advisories,
+    exclusive_pair_advisory,
+)
 from imqueue_mcp.server.docs.answer_cache import AnswerCache
 from imqueue_mcp.server.docs.corpus import CorpusKeeper
 from imqueue_mcp.server.docs.sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
+API_PREFIX = "https://imqueue.org/api/"
 _answers = AnswerCache()  # one server process, one corpus answering at a time
 
 
@@ -38,15 +44,47 @@ async def search_docs(
             size = sizes.tokens_of(result["url"], corpus.index.corpus.documents, id(corpus))
             if size is not None:
                 result["tokens"], result["tokensBasis"] = size
-    named = [hit.package for hit in response.results if hit.package]
-    named += [package] if package else []
-    named += _WORD.findall(query)
+    named = advisory_packages(query, data["results"])
     advisory = exclusive_pair_advisory(named)
     if advisory:
         data["advisory"] = advisory
         data["advisories"] = exclusive_pair_advisories(named)
     data["corpus"] = corpus.describe()
     return data
+
+
+def advisory_packages(query: str, results: list[dict[str, Any]]) -> list[str]:
+    """The packages an exclusive-pair advisory may speak about: those a result concerns.
+
+    A result concerns a package when it is that package's API page or symbol. Only a result
+    the answer is about counts: the best one, a high-confidence one, or one about a package the
+    query itself names. A medium tail hit (datadog's IMQClientPlugin under a question about
+    IMQClient's constructor) does not make tracing the subject."""
+    asked = {_canonical(word) for word in _WORD.findall(query)}
+    named: list[str] = []
+    for rank, result in enumerate(results):
+        concerned = result.get("package") or api_page_package(str(result.get("url", "")))
+        if concerned is None:
+            continue
+        if rank == 0 or result.get("confidence") == "high" or _canonical(concerned) in asked:
+            named.append(concerned)
+    return named
+
+
+def _canonical(name: str) -> str:
+    """A package or query word as a scoped name, retired names followed (pair aliases)."""
+    scoped = name.lower() if name.lower().startswith(SCOPE) else SCOPE + name.lower()
+    for pair in EXCLUSIVE_PAIRS:
+        scoped = pair.aliases.get(scoped, scoped)
+    return scoped
+
+
+def api_page_package(url: str) -> str | None:
+    """'@imqueue/datadog' for https://imqueue.org/api/datadog/latest/...; None for other pages."""
+    if not url.startswith(API_PREFIX):
+        return None
+    name = url[len(API_PREFIX) :].split("/", 1)[0].split("#", 1)[0]
+    return SCOPE + name if name and name != "faq" and "." not in name else None
 
 
 def render_search_text(data: dict[str, Any]) -> str:

@@ -35,7 +35,8 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import CallToolResult, ClientCapabilities, RootsCapability, TextContent
 from pydantic import BaseModel, Field
 
-from imqueue_mcp.server.catalogue.packages import SCOPE, CatalogueError, normalize_package
+from imqueue_mcp.server.catalogue.packages import CatalogueError, normalize_package
+from imqueue_mcp.server.docs.search import api_page_package
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp.results import error_result, structured_result
 from imqueue_mcp.server.mcp.services import Services
@@ -48,7 +49,6 @@ logger = logging.getLogger(__name__)
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
 
 ROOTS_TIMEOUT_SECONDS = 5.0
-API_PREFIX = "https://imqueue.org/api/"
 SCAFFOLD_PACKAGES = ("@imqueue/rpc",)
 
 READER = project.ProjectReader()  # one server process, one cache of the projects it has read
@@ -342,10 +342,8 @@ def concerned_packages(name: str, arguments: dict[str, Any], data: dict[str, Any
 
 def _api_package(url: str) -> set[str]:
     """{'@imqueue/rpc'} for https://imqueue.org/api/rpc/latest/...; empty for any other page."""
-    if not url.startswith(API_PREFIX):
-        return set()
-    name = url[len(API_PREFIX) :].split("/", 1)[0].split("#", 1)[0]
-    return {SCOPE + name} if name and name != "faq" and "." not in name else set()
+    package = api_page_package(url)
+    return {package} if package else set()
 
 
 async def noted(name: str, arguments: dict[str, Any], result: Any, services: Services) -> Any:
