@@ -11,6 +11,7 @@ import pytest
 from imqueue_mcp.server.project.reader import (
     URL_DECORATORS,
     URL_DOC_BLOCKS,
+    URL_ESM,
     URL_EXCLUSIVE,
     URL_MIGRATION,
     URL_PREREQUISITES,
@@ -198,9 +199,13 @@ def test_each_fixture_project_reports_exactly_its_findings(tmp_path: Path, name:
 def test_findings_cite_the_page_that_states_each_rule(tmp_path: Path) -> None:
     legacy = inspect(read_project(write_project("rpc_one", tmp_path / "a")), STATUS)
     urls = {finding["id"]: finding["url"] for finding in legacy["findings"]}
-    assert urls == {"other-major": URL_MIGRATION, "remove-comments": URL_DOC_BLOCKS}
+    assert urls == {
+        "other-major": URL_MIGRATION,
+        "remove-comments": URL_DOC_BLOCKS,
+        "legacy-decorators-off": URL_MIGRATION,
+    }
     pair = inspect(read_project(write_project("both_tracers", tmp_path / "b")), STATUS)
-    assert [finding["url"] for finding in pair["findings"]] == [URL_EXCLUSIVE]
+    assert [finding["url"] for finding in pair["findings"]] == [URL_EXCLUSIVE, URL_ESM]
     assert "@imqueue/opentelemetry" in pair["findings"][0]["message"]
     assert "@imqueue/datadog" in pair["findings"][0]["message"]
 
@@ -237,7 +242,7 @@ def test_no_lib_and_a_target_before_esnext_lacks_the_decorator_metadata_types(tm
 
 def test_without_status_facts_versions_are_not_judged(tmp_path: Path) -> None:
     report = inspect(read_project(write_project("rpc_one", tmp_path)), None)
-    assert findings_of(report) == {("remove-comments", None)}
+    assert findings_of(report) == {("remove-comments", None), ("legacy-decorators-off", None)}
     assert report["packages"][0]["documented"] is None
 
 
@@ -292,3 +297,142 @@ def test_reader_follows_a_changed_extends_target(tmp_path: Path) -> None:
     assert findings_now() == set()
     (tmp_path / "base.json").write_text('{"compilerOptions": {"removeComments": true}}')
     assert findings_now() == {("remove-comments", None)}
+
+
+# --- advice follows the installed major; duplicate copies ------------------------------
+
+
+def write_tree(root: Path, files: dict[str, Any]) -> Path:
+    """A project tree on disk: relative path -> JSON data (or text)."""
+    for relative, content in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content if isinstance(content, str) else json.dumps(content, indent=2), "utf-8")
+    return root
+
+
+def installed_tree(
+    root: Path, rpc: str, core: str, compiler_options: dict[str, Any], **manifest: Any
+) -> Path:
+    return write_tree(
+        root,
+        {
+            "package.json": {
+                "name": "svc",
+                **manifest,
+                "dependencies": {"@imqueue/rpc": f"^{rpc}", "@imqueue/core": f"^{core}"},
+            },
+            "node_modules/@imqueue/rpc/package.json": {"name": "@imqueue/rpc", "version": rpc},
+            "node_modules/@imqueue/core/package.json": {"name": "@imqueue/core", "version": core},
+            "tsconfig.json": {"compilerOptions": {"removeComments": False, **compiler_options}},
+        },
+    )
+
+
+LEGACY_OPTIONS: dict[str, Any] = {
+    "target": "es2017",
+    "module": "commonjs",
+    "experimentalDecorators": True,
+    "emitDecoratorMetadata": True,
+}
+STANDARD_OPTIONS: dict[str, Any] = {
+    "target": "es2024",
+    "lib": ["es2024", "esnext.decorators"],
+    "module": "nodenext",
+}
+
+
+def advice(report: dict[str, Any]) -> str:
+    return " ".join(finding["message"] for finding in report["findings"])
+
+
+def test_rpc_1x_installed_keeps_its_legacy_decorators_and_is_never_told_to_remove_them(
+    tmp_path: Path,
+) -> None:
+    report = inspect(read_project(installed_tree(tmp_path, "1.17.0", "2.0.26", LEGACY_OPTIONS)), STATUS)
+    assert report["framework"] == {"major": 1, "decorators": "legacy"}
+    assert findings_of(report) == {("other-major", "@imqueue/rpc"), ("other-major", "@imqueue/core")}
+    assert "remove" not in advice(report) and "esnext.decorators" not in advice(report)
+
+
+def test_rpc_1x_with_the_3x_tsconfig_is_told_to_turn_legacy_decorators_back_on(tmp_path: Path) -> None:
+    # What an agent got from following 3.x advice on 1.17.0: 13 x TS1241.
+    report = inspect(read_project(installed_tree(tmp_path, "1.17.0", "2.0.26", STANDARD_OPTIONS)), STATUS)
+    (finding,) = [finding for finding in report["findings"] if finding["id"] == "legacy-decorators-off"]
+    assert "@imqueue/rpc 1.17.0" in finding["message"]
+    assert "experimentalDecorators: true and emitDecoratorMetadata: true" in finding["message"]
+    assert finding["url"] == URL_MIGRATION
+    assert "legacy-decorators" not in {finding["id"] for finding in report["findings"]}
+
+
+def test_rpc_3x_installed_is_told_to_drop_legacy_decorators_and_use_esm(tmp_path: Path) -> None:
+    report = inspect(read_project(installed_tree(tmp_path, "3.7.2", "3.4.2", LEGACY_OPTIONS)), STATUS)
+    assert report["framework"] == {"major": 3, "decorators": "standard"}
+    assert findings_of(report) == {("legacy-decorators", None), ("decorators-lib", None), ("esm", None)}
+    clean = inspect(
+        read_project(installed_tree(tmp_path / "clean", "3.7.2", "3.4.2", STANDARD_OPTIONS, type="module")),
+        STATUS,
+    )
+    assert findings_of(clean) == set()
+
+
+@pytest.mark.parametrize(("rpc", "core"), [("1.17.0", "2.0.26"), ("3.7.2", "3.4.2")])
+def test_following_the_decorator_advice_leaves_no_decorator_finding(
+    tmp_path: Path, rpc: str, core: str
+) -> None:
+    """Whatever tsconfig the project starts from, the advice converges: it never flips back."""
+    starts: list[dict[str, Any]] = [{}, LEGACY_OPTIONS, STANDARD_OPTIONS]
+    for number, options in enumerate(starts):
+        root = installed_tree(tmp_path / str(number), rpc, core, options, type="module")
+        first = {finding["id"] for finding in inspect(read_project(root), STATUS)["findings"]}
+        fixed = dict(options)
+        if "legacy-decorators-off" in first:
+            fixed.update(experimentalDecorators=True, emitDecoratorMetadata=True)
+        if "legacy-decorators" in first:
+            fixed.pop("experimentalDecorators", None)
+            fixed.pop("emitDecoratorMetadata", None)
+        if "decorators-lib" in first:
+            fixed["lib"] = ["es2024", "esnext.decorators"]
+        root = installed_tree(tmp_path / f"{number}-fixed", rpc, core, fixed, type="module")
+        after = {finding["id"] for finding in inspect(read_project(root), STATUS)["findings"]}
+        assert not after & {"legacy-decorators-off", "legacy-decorators", "decorators-lib"}, (options, after)
+
+
+def test_a_second_core_under_rpc_is_reported_with_the_override_that_removes_it(tmp_path: Path) -> None:
+    root = installed_tree(tmp_path, "3.7.2", "3.4.2", STANDARD_OPTIONS, type="module")
+    write_tree(
+        root,
+        {"node_modules/@imqueue/rpc/node_modules/@imqueue/core/package.json": {"version": "2.0.26"}},
+    )
+    report = inspect(read_project(root), STATUS)
+    assert findings_of(report) == {("duplicate-package", "@imqueue/core")}
+    (finding,) = report["findings"]
+    assert "3.4.2 at node_modules/@imqueue/core" in finding["message"]
+    assert "2.0.26 at node_modules/@imqueue/rpc/node_modules/@imqueue/core" in finding["message"]
+    assert '"overrides": {"@imqueue/core": "$@imqueue/core"}' in finding["message"]
+    assert "npm dedupe" in finding["message"]
+    assert [copy["version"] for copy in report["copies"]["@imqueue/core"]] == ["3.4.2", "2.0.26"]
+
+
+def test_an_undeclared_duplicate_is_pinned_to_the_top_level_version(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            "package.json": {"name": "svc", "type": "module", "dependencies": {"@imqueue/rpc": "^3.7.2"}},
+            "node_modules/@imqueue/rpc/package.json": {"version": "3.7.2"},
+            "node_modules/@imqueue/core/package.json": {"version": "3.4.2"},
+            "node_modules/@scoped/tool/node_modules/@imqueue/core/package.json": {"version": "3.1.0"},
+        },
+    )
+    (finding,) = inspect(read_project(root), STATUS)["findings"]
+    assert finding["id"] == "duplicate-package"
+    assert '"overrides": {"@imqueue/core": "3.4.2"}' in finding["message"]
+
+
+def test_one_version_in_two_places_is_not_a_duplicate(tmp_path: Path) -> None:
+    root = installed_tree(tmp_path, "3.7.2", "3.4.2", STANDARD_OPTIONS, type="module")
+    write_tree(
+        root, {"node_modules/@imqueue/rpc/node_modules/@imqueue/core/package.json": {"version": "3.4.2"}}
+    )
+    report = inspect(read_project(root), STATUS)
+    assert report["findings"] == [] and report["copies"] == {}

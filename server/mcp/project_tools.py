@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from mcp.shared.exceptions import MCPDeprecationWarning
@@ -161,12 +161,25 @@ class InspectedPackage(BaseModel):
 
 class ProjectFinding(BaseModel):
     id: str = Field(
-        description="exclusive-pair, other-major, node-floor, remove-comments, legacy-decorators or "
-        "decorators-lib"
+        description="exclusive-pair, other-major, node-floor, remove-comments, legacy-decorators, "
+        "decorators-lib, esm (3.x), legacy-decorators-off (1.x and 2.x) or duplicate-package"
     )
     message: str
     url: str = Field(description="The docs page that states the requirement")
     package: str | None = None
+
+
+class FrameworkInUse(BaseModel):
+    major: int | None = Field(description="The @imqueue major the code compiles against: rpc's, else core's")
+    decorators: Literal["legacy", "standard"] | None = Field(
+        description="What that major compiles with, and so what the TypeScript advice follows: 'legacy' "
+        "(before 3.x: experimentalDecorators on, CommonJS), 'standard' (3.x: TC39 decorators, ES modules)"
+    )
+
+
+class InstalledCopy(BaseModel):
+    path: str
+    version: str
 
 
 class NodeRequirement(BaseModel):
@@ -190,6 +203,10 @@ class ProjectReport(BaseModel):
     lockfile: str | None = None
     tsconfig: str | None = None
     packages: list[InspectedPackage] = Field(default_factory=list)
+    framework: FrameworkInUse | None = None
+    copies: dict[str, list[InstalledCopy]] | None = Field(
+        None, description="@imqueue packages installed more than once at different versions, each copy"
+    )
     node: NodeRequirement | None = None
     redis: RedisRequirement | None = None
     findings: list[ProjectFinding] = Field(
@@ -208,8 +225,10 @@ DESCRIPTION = (
     "Inspect the user's Node.js project: which @imqueue packages it uses and at which versions "
     "(package.json ranges, package-lock.json, node_modules), beside the versions the docs describe, "
     "and what the docs require of it: exactly one package of each exclusive pair, the Node.js floor "
-    "(engines.node), the tsconfig.json settings (standard decorators, removeComments: false) and "
-    "Redis. Each finding carries the docs URL that states the rule. path: the project folder; omit "
+    "(engines.node), the tsconfig.json settings and Redis. The decorator and module advice follows "
+    "the major installed (1.x: legacy decorators; 3.x: standard ones, ES modules), so following it "
+    "never breaks the build; duplicate @imqueue copies in node_modules are reported with the fix. "
+    "Each finding carries the docs URL that states the rule. path: the project folder; omit "
     "it to use the client's roots, else the server's working directory. Reads files only."
 )
 
@@ -287,6 +306,14 @@ def render_report_text(data: dict[str, Any]) -> str:
             lines.append(f"| {package['name']} | " + " | ".join(cells) + " |")
     else:
         lines.append("The project declares no @imqueue package.")
+    framework = data.get("framework") or {}
+    if framework.get("decorators"):
+        lines += [
+            "",
+            f"Runs @imqueue {framework['major']}.x, which compiles with {framework['decorators']} decorators"
+            + (" as ES modules" if framework["decorators"] == "standard" else "")
+            + ": the TypeScript advice below is for that major.",
+        ]
     lines.append("")
     findings = data["findings"]
     if findings:

@@ -10,7 +10,11 @@ Pure logic over the user's files: no MCP, no network. The local server passes in
                                  records the problem instead
     parse_jsonc(text)            JSON with // and /* */ comments and trailing commas
     inspect(project, status)     the project beside the documented versions, and the findings:
-                                 each an id, a message and the doc URL that states the rule
+                                 each an id, a message and the doc URL that states the rule.
+                                 The TypeScript advice follows the major the project runs
+                                 (framework_major): 1.x and 2.x compile with legacy decorators,
+                                 3.x with standard ones as ES modules; advice for the other
+                                 major would break the build of the project inspected
     major_mismatches(...)        the packages the project uses at another major than documented
     version_note(...)            those as the one line other tools' results carry
 
@@ -41,12 +45,18 @@ URL_DECORATORS = "https://imqueue.org/api/#standard-decorators-and-tsconfig"
 URL_DOC_BLOCKS = "https://imqueue.org/api/#the-importance-of-doc-blocks"
 URL_MIGRATION = "https://imqueue.org/api/#migration-from-2-x-to-3-x"
 URL_STATUS = "https://imqueue.org/status/"
+URL_ESM = "https://imqueue.org/api/#es-modules-and-node"
+URL_OVERRIDES = "https://docs.npmjs.com/cli/v10/configuring-npm/package-json#overrides"
 
 # The framework spine, whose major changes the migration guide covers.
 SPINE = frozenset({"@imqueue/core", "@imqueue/rpc"})
 # Standard decorators' metadata types: in `lib`, either entry brings them.
 DECORATOR_LIBS = frozenset({"esnext.decorators", "esnext", "esnext.full"})
 REDIS_FLOOR = "6.2 or newer (3.2 only if safeDelivery stays off)"
+# From this major on @imqueue compiles with standard (TC39) decorators as native ES modules;
+# below it (rpc 1.x on core 1.x/2.x) with legacy experimentalDecorators, as CommonJS.
+STANDARD_DECORATORS_MAJOR = 3
+MAX_NESTED_FOLDERS = 5000  # node_modules folders looked into for nested @imqueue copies
 
 
 class ProjectError(ValueError):
@@ -134,6 +144,9 @@ class Project:
     engines_node: str | None = None
     tsconfig: Path | None = None
     compiler_options: dict[str, Any] = field(default_factory=dict)
+    module_type: str | None = None  # package.json "type"
+    # every copy of each @imqueue package in node_modules, nested ones too: name -> [(folder, version)]
+    copies: dict[str, list[tuple[Path, str]]] = field(default_factory=dict)
     lockfile: Path | None = None
     problems: list[str] = field(default_factory=list)  # files that could not be read, and why
     sources: list[Path] = field(default_factory=list)  # every file and folder consulted
@@ -215,6 +228,10 @@ def read_project(root: Path) -> Project:
     engines = manifest.get("engines")
     if isinstance(engines, dict) and isinstance(engines.get("node"), str):
         project.engines_node = engines["node"]
+    if isinstance(manifest.get("type"), str):
+        project.module_type = manifest["type"]
+    project.copies = installed_copies(root)
+    project.sources.append(root / "node_modules")
     _read_tsconfig(root, project)
     return project
 
@@ -271,6 +288,38 @@ def _installed_versions(root: Path, wanted: set[str], sources: list[Path]) -> di
         if isinstance(manifest, dict) and isinstance(manifest.get("version"), str):
             versions[name] = manifest["version"]
     return versions
+
+
+def installed_copies(root: Path) -> dict[str, list[tuple[Path, str]]]:
+    """Every @imqueue package folder under node_modules with its version, nested copies too
+    (node_modules/@imqueue/rpc/node_modules/@imqueue/core): two copies of core at different
+    versions mean rpc runs on another core than the project."""
+    top = root / "node_modules"
+    holders = [top]
+    try:
+        entries = sorted(top.iterdir()) if top.is_dir() else []
+    except OSError:
+        entries = []
+    for entry in entries[:MAX_NESTED_FOLDERS]:
+        packages = [entry]
+        if entry.name.startswith("@"):
+            try:
+                packages = sorted(entry.iterdir())[:MAX_NESTED_FOLDERS]
+            except OSError:
+                packages = []
+        holders += [package / "node_modules" for package in packages]
+    copies: dict[str, list[tuple[Path, str]]] = {}
+    for holder in holders:
+        scope = holder / "@imqueue"
+        try:
+            folders = sorted(scope.iterdir()) if scope.is_dir() else []
+        except OSError:
+            continue
+        for folder in folders:
+            manifest, _ = _read_json(folder / "package.json")
+            if isinstance(manifest, dict) and isinstance(manifest.get("version"), str):
+                copies.setdefault(SCOPE + folder.name, []).append((folder, manifest["version"]))
+    return copies
 
 
 def _read_tsconfig(root: Path, project: Project) -> None:
@@ -425,6 +474,7 @@ def inspect(project: Project, status: Mapping[str, Any] | None) -> dict[str, Any
         *_version_findings(project, status),
         *_node_findings(project, status),
         *_typescript_findings(project),
+        *_duplicate_findings(project),
     ]
     framework = status.get("framework") if isinstance(status, Mapping) else None
     redis = str(framework.get("redis")) if isinstance(framework, Mapping) and framework.get("redis") else None
@@ -434,6 +484,15 @@ def inspect(project: Project, status: Mapping[str, Any] | None) -> dict[str, Any
         "lockfile": str(project.lockfile) if project.lockfile else None,
         "tsconfig": str(project.tsconfig) if project.tsconfig else None,
         "packages": packages,
+        "framework": {
+            "major": framework_major(project),
+            "decorators": decorator_style(framework_major(project)),
+        },
+        "copies": {
+            name: [{"path": str(folder), "version": version} for folder, version in copies]
+            for name, copies in sorted(project.copies.items())
+            if len({version for _, version in copies}) > 1
+        },
         "node": {"declared": project.engines_node, "floor": _node_floor_text(status)},
         "redis": {
             "required": redis or REDIS_FLOOR,
@@ -519,6 +578,28 @@ def _node_findings(project: Project, status: Mapping[str, Any] | None) -> list[F
     ]
 
 
+def framework_major(project: Project) -> int | None:
+    """The @imqueue major the project's code compiles against: rpc's, else core's."""
+    for name in ("@imqueue/rpc", "@imqueue/core"):
+        used = project.uses(name)
+        if used is not None and used.major is not None:
+            return used.major
+    return None
+
+
+def decorator_style(major: int | None) -> str | None:
+    """'standard' (3.x on), 'legacy' (before 3.x), or None when the major is unknown."""
+    if major is None:
+        return None
+    return "standard" if major >= STANDARD_DECORATORS_MAJOR else "legacy"
+
+
+def _framework_phrase(project: Project, major: int) -> str:
+    used = project.uses("@imqueue/rpc") or project.uses("@imqueue/core")
+    version = used.version if used is not None else None
+    return f"{used.name} {version}" if used is not None and version else f"@imqueue {major}.x"
+
+
 def _typescript_findings(project: Project) -> list[Finding]:
     if project.tsconfig is None or not project.packages:
         return []
@@ -533,6 +614,44 @@ def _typescript_findings(project: Project) -> list[Finding]:
                 URL_DOC_BLOCKS,
             )
         )
+    major = framework_major(project)
+    style = decorator_style(major)
+    if style == "legacy" and major is not None:
+        findings += _legacy_findings(project, options, major)
+    elif style == "standard" and major is not None:
+        findings += _standard_findings(project, options, major)
+    return findings
+
+
+def _legacy_findings(project: Project, options: Mapping[str, Any], major: int) -> list[Finding]:
+    """Before 3.x the decorators are the legacy ones: turning them off breaks the build (TS1241)."""
+    framework = _framework_phrase(project, major)
+    missing = [
+        name
+        for option, name in (
+            ("experimentaldecorators", "experimentalDecorators"),
+            ("emitdecoratormetadata", "emitDecoratorMetadata"),
+        )
+        if options.get(option) is not True
+    ]
+    if not missing:
+        return []
+    return [
+        Finding(
+            "legacy-decorators-off",
+            f"{framework} is what this project runs, and it uses legacy decorators: set "
+            + " and ".join(f"{name}: true" for name in missing)
+            + " in tsconfig.json (without them its decorators fail to compile, e.g. TS1241). "
+            "The standard-decorator settings the docs show are for @imqueue 3.x: change the "
+            "tsconfig only together with the upgrade, as the migration guide describes.",
+            URL_MIGRATION,
+        )
+    ]
+
+
+def _standard_findings(project: Project, options: Mapping[str, Any], major: int) -> list[Finding]:
+    framework = _framework_phrase(project, major)
+    findings = []
     for option, name in (
         ("experimentaldecorators", "experimentalDecorators"),
         ("emitdecoratormetadata", "emitDecoratorMetadata"),
@@ -541,7 +660,7 @@ def _typescript_findings(project: Project) -> list[Finding]:
             findings.append(
                 Finding(
                     "legacy-decorators",
-                    f"tsconfig.json sets {name}: true; @imqueue 3.x uses standard (TC39) decorators: "
+                    f"tsconfig.json sets {name}: true; {framework} uses standard (TC39) decorators: "
                     "remove it.",
                     URL_DECORATORS,
                 )
@@ -556,8 +675,49 @@ def _typescript_findings(project: Project) -> list[Finding]:
             Finding(
                 "decorators-lib",
                 'tsconfig.json\'s lib lacks "esnext.decorators", the standard-decorators metadata types '
-                '@imqueue 3.x needs: add it (e.g. "lib": ["es2024", "esnext.decorators"]).',
+                f'{framework} needs: add it (e.g. "lib": ["es2024", "esnext.decorators"]).',
                 URL_DECORATORS,
+            )
+        )
+    if project.module_type != "module":
+        findings.append(
+            Finding(
+                "esm",
+                f'{framework} ships native ES modules, and package.json has no "type": "module": set it, '
+                'with "module": "nodenext" and "moduleResolution": "nodenext" in tsconfig.json, and end '
+                "relative imports in .js.",
+                URL_ESM,
+            )
+        )
+    return findings
+
+
+def _duplicate_findings(project: Project) -> list[Finding]:
+    """An @imqueue package installed twice at different versions (core under rpc, most often)."""
+    findings = []
+    for name, copies in sorted(project.copies.items()):
+        versions = sorted({version for _, version in copies})
+        if len(versions) < 2:
+            continue
+        where = ", ".join(
+            f"{version} at {folder.relative_to(project.root).as_posix()}" for folder, version in copies
+        )
+        top = next(
+            (version for folder, version in copies if folder.parent.parent.parent == project.root), None
+        )
+        declared = project.uses(name) is not None
+        pin = f"${name}" if declared else (top or versions[-1])
+        findings.append(
+            Finding(
+                "duplicate-package",
+                f"node_modules holds {len(copies)} copies of {name} ({where}): the packages that load "
+                f"the nested one run on another {name} than the project (separate queues, options and "
+                f'class checks). Make npm install one: add "overrides": {{"{name}": "{pin}"}} to '
+                "package.json"
+                + ("" if declared else f' (or declare {name} as a dependency and use "${name}")')
+                + ", then run npm install; when the ranges overlap, npm dedupe alone does it.",
+                URL_OVERRIDES,
+                name,
             )
         )
     return findings
