@@ -157,7 +157,8 @@ def test_omitting_methods_yields_a_starter_with_one_exposed_method() -> None:
 def test_bootstrap_constructs_and_starts_the_service_with_js_import() -> None:
     bootstrap = file_content(scaffold_service("user"), "src/index.ts")
     assert "import { UserService } from './UserService.js';" in bootstrap
-    assert "const service = new UserService();" in bootstrap
+    assert "import { serviceOptions } from './config.js';" in bootstrap
+    assert "const service = new UserService(serviceOptions);" in bootstrap
     assert "await service.start();" in bootstrap
 
 
@@ -249,8 +250,16 @@ def test_client_facts_follow_the_generator() -> None:
 
 def test_client_result_has_exactly_the_spec_shape() -> None:
     result = scaffold_client("user")
-    assert set(result) == {"service", "client", "namespace", "generateCommand", "output", "example"}
-    assert result["example"]["language"] == "typescript"
+    assert set(result) == {
+        "service",
+        "client",
+        "namespace",
+        "generateCommand",
+        "output",
+        "example",
+        "files",
+    }
+    assert result["example"]["language"] == "typescript" and result["example"]["path"] == "src/caller.ts"
 
 
 def test_client_example_starts_calls_and_destroys_in_finally() -> None:
@@ -258,11 +267,11 @@ def test_client_example_starts_calls_and_destroys_in_finally() -> None:
     assert "import { userService } from './clients/UserService.js';" in example
     # The generated client's default queue is 'User' (its class name minus 'Client'), and the
     # service listens on 'UserService': checked on the real runtime by test_framework_e2e.
-    assert "const client = new userService.UserClient({}, 'UserService');" in example
+    assert "const client = new userService.UserClient(clientOptions, 'UserService');" in example
     assert "await client.start();" in example
     assert "await client.getUser('example')" in example
     assert "} finally {\n    await client.destroy();\n}" in example
-    assert example.index("await client.start();") < example.index("try {")
+    assert example.index("await client.start();") < example.rindex("try {")
 
 
 def test_client_markdown_says_generated_from_running_service_and_illustrative() -> None:
@@ -272,7 +281,8 @@ def test_client_markdown_says_generated_from_running_service_and_illustrative() 
     assert result["example"]["content"].rstrip() in markdown
     assert "running service" in markdown
     assert "never drift" in markdown
-    assert "illustrative" in markdown
+    assert "runs as written" in markdown and "IMQ_REDIS" in markdown
+    assert all(file["content"].rstrip() in markdown for file in result["files"])
     assert "generate_client" in markdown
 
 

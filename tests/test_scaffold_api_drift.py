@@ -65,9 +65,10 @@ def framework_names(sources: Iterable[str], user_methods: set[str]) -> Framework
     packages: dict[str, str] = {}  # imported symbol -> its package
     for code in codes:
         for imported, package in _IMPORT.findall(code):
-            for symbol in (part.strip() for part in imported.split(",")):
-                if symbol:
-                    packages[symbol] = package
+            for part in imported.split(","):
+                symbol, _, alias = (word.strip() for word in part.partition(" as "))
+                if symbol:  # `X as y` imports X, named y in the file
+                    packages[alias or symbol] = package
                     names.imported.add((package, symbol))
     bases = {child: parent for code in codes for child, parent in _EXTENDS.findall(code)}
     for code in codes:

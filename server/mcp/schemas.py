@@ -265,14 +265,20 @@ class SourceFile(BaseModel):
 
 class ServiceScaffold(BaseModel):
     service: str = Field(description="The service class name, which is also its queue name")
-    install: str
-    files: list[SourceFile]
+    install: str = Field(
+        description="npm install with the versions package.json pins, for an existing project"
+    )
+    files: list[SourceFile] = Field(
+        description="src/<Service>.ts, src/types.ts (complex types only), src/config.ts (the broker from "
+        "IMQ_REDIS, host:port), src/index.ts, package.json (ESM, pinned, build/start), tsconfig.json"
+    )
     types: list[str] = Field(description="Types that need @classType()/@property() declarations")
     cliAlternative: str
     versionNote: str | None = Field(None, description=VERSION_NOTE)
 
 
 class ClientExample(BaseModel):
+    path: str = Field(description="Where the caller goes in its project: src/caller.ts, beside src/clients/")
     language: str
     content: str
 
@@ -283,7 +289,14 @@ class ClientScaffold(BaseModel):
     namespace: str
     generateCommand: str
     output: str
-    example: ClientExample
+    example: ClientExample = Field(
+        description="A caller that runs as written once the client is generated: it reads the broker "
+        "from IMQ_REDIS (host:port, default localhost:6379), starts the client, calls, destroys it"
+    )
+    files: list[SourceFile] = Field(
+        description="The caller project's package.json (ESM, @imqueue/rpc 3.x pinned, build and start) "
+        "and tsconfig.json"
+    )
     versionNote: str | None = Field(None, description=VERSION_NOTE)
 
 

@@ -8,9 +8,13 @@ data cannot disagree.
 Map of this module, top to bottom:
 
     SCAFFOLD_*_DESCRIPTION        the two tools' descriptions
-    scaffold_service              -> {service, install, files[], types[], cliAlternative}
+    scaffold_service              -> {service, install, files[], types[], cliAlternative}; the
+                                  files are the service, its types, the broker config, the
+                                  bootstrap, package.json (manifest.py) and tsconfig.json
     render_service_markdown       that dict as markdown
-    scaffold_client               -> {service, client, namespace, generateCommand, output, example}
+    scaffold_client               -> {service, client, namespace, generateCommand, output, example,
+                                  files[]}: the example is the caller's src/caller.ts, files its
+                                  package.json and tsconfig.json
     render_client_markdown        that dict as markdown
 
 Facts the generated code relies on (from the @imqueue 3.x reference): services are
@@ -18,7 +22,9 @@ native ES modules with standard (TC39) decorators; an exposed method's JSDoc blo
 the only runtime type source, so ``removeComments`` must stay false; complex types are
 classes carrying ``@classType()``; ``imq client generate <Class>`` writes
 ``<dir>/<Class>.ts`` whose only export is a namespace named after the service with a
-lower-case first letter, holding ``<Base>Client``.
+lower-case first letter, holding ``<Base>Client``. Both sides read the broker from
+``IMQ_REDIS`` (host:port) as the docs' tutorial does, so a service and its caller meet on any
+Redis without an edit.
 """
 
 from __future__ import annotations
@@ -28,6 +34,13 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from imqueue_mcp.server.scaffold.manifest import (
+    IMQ_REDIS_DEFAULT,
+    IMQ_REDIS_ENV,
+    broker_options_source,
+    install_command,
+    package_json_source,
+)
 from imqueue_mcp.server.scaffold.types import (
     CLIENT_SUFFIX,
     Method,
@@ -52,19 +65,20 @@ __all__ = [
 ]
 
 SCAFFOLD_SERVICE_DESCRIPTION = (
-    "READ-ONLY: returns the source of an @imqueue service as text and writes nothing to disk. "
-    "You get an IMQService subclass with @expose()d, JSDoc-typed methods, a bootstrap that "
-    "start()s it, a tsconfig that keeps comments (JSDoc is the runtime type source), and "
-    "@classType() stubs for every non-primitive type. Omit methods for a starter template. "
+    "READ-ONLY: returns the source of an @imqueue service as text and writes nothing to disk: an "
+    "IMQService subclass with @expose()d, JSDoc-typed methods, a bootstrap that start()s it on the "
+    "Redis IMQ_REDIS names (host:port, default localhost:6379), a package.json (ESM, rpc 3.x "
+    "pinned, build/start), a tsconfig keeping comments (JSDoc is the runtime type source), and "
+    "@classType() stubs for non-primitive types. Omit methods for a starter. "
     "To create a real, provider-wired project on disk, use create_service (imq service create)."
 )
 
 SCAFFOLD_CLIENT_DESCRIPTION = (
-    "READ-ONLY: returns the imq client generate command and an illustrative usage snippet for an "
-    "@imqueue service's typed client, and writes nothing. Real clients are generated from the "
-    "running service, so their types never drift; this tool names the output file, the exported "
-    "namespace and the client class. To actually generate the client, use generate_client "
-    "(the service must be running)."
+    "READ-ONLY: returns the imq client generate command, a caller (src/caller.ts, broker from "
+    "IMQ_REDIS) and its package.json for an @imqueue service's typed client, and writes nothing. "
+    "Real clients are generated from the running service, so their types never drift; this tool "
+    "names the output file, the exported namespace and the client class. To actually generate the "
+    "client, use generate_client (the service must be running)."
 )
 
 
@@ -99,11 +113,14 @@ def scaffold_service(
     files = [_file(f"src/{service}.ts", "typescript", service_source(service, parsed, types))]
     if types:
         files.append(_file("src/types.ts", "typescript", types_source(types)))
+    files.append(_file("src/config.ts", "typescript", SERVICE_CONFIG_SOURCE))
     files.append(_file("src/index.ts", "typescript", bootstrap_source(service)))
+    manifest = package_json_source(kebab_case(service), f"The {service} @imqueue service", "index")
+    files.append(_file("package.json", "json", manifest))
     files.append(_file("tsconfig.json", "jsonc", TSCONFIG_SOURCE))
     return {
         "service": service,
-        "install": "npm install @imqueue/rpc && npm install --save-dev typescript @types/node",
+        "install": install_command(),
         "files": files,
         "types": types,
         "cliAlternative": (
@@ -207,14 +224,20 @@ def types_source(types: Sequence[str]) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
+SERVICE_CONFIG_SOURCE = broker_options_source(
+    "serviceOptions", "IMQServiceOptions", "DEFAULT_IMQ_SERVICE_OPTIONS"
+)
+
+
 def bootstrap_source(service: str) -> str:
     return "\n".join(
         [
+            "import { serviceOptions } from './config.js';",
             f"import {{ {service} }} from './{service}.js';",
             "",
-            "// Connects to Redis on localhost:6379 unless options say otherwise, then serves",
-            f"// calls arriving on the '{service}' queue until SIGTERM or SIGINT.",
-            f"const service = new {service}();",
+            f"// Connects to the Redis that {IMQ_REDIS_ENV} names ({IMQ_REDIS_DEFAULT} when unset; see",
+            f"// config.ts), then serves calls arriving on the '{service}' queue until SIGTERM or SIGINT.",
+            f"const service = new {service}(serviceOptions);",
             "",
             "await service.start();",
             "",
@@ -267,7 +290,9 @@ def render_service_markdown(data: Mapping[str, Any]) -> str:
     parts += [
         "## Next steps",
         '- Keep `"removeComments": false`: the JSDoc blocks are what clients are typed from.\n'
-        f"- Start Redis, build, and run `node dist/index.js`; the service listens on the `{service}` queue.\n"
+        f"- `npm install`, `npm run build`, then `npm start` (`node dist/index.js`): the service listens on "
+        f"the `{service}` queue of the Redis in `{IMQ_REDIS_ENV}` (host:port; `{IMQ_REDIS_DEFAULT}` when "
+        "unset).\n"
         "- Get a typed client from the running service with scaffold_client (command) or "
         "generate_client (runs it).",
         "## Full project",
@@ -286,12 +311,13 @@ def fenced(content: str, language: str) -> str:
 # --- scaffold_client -----------------------------------------------------------------
 
 CLIENT_DIRECTORY = "./src/clients"
+CALLER_FILE = "src/caller.ts"
 
 
 def scaffold_client(
     service: str, methods: Iterable[Method | Mapping[str, Any]] | None = None
 ) -> dict[str, Any]:
-    """Name everything ``imq client generate`` will produce for ``service``.
+    """Name everything ``imq client generate`` will produce for ``service``, and a caller.
 
     The client itself is not fabricated: it is generated from the running service,
     so a copy written here could only drift from it.
@@ -300,6 +326,7 @@ def scaffold_client(
     parsed = coerce_methods(methods)
     namespace = service_class[0].lower() + service_class[1:]
     client_class = service_base_name(service_class) + CLIENT_SUFFIX
+    caller = f"{kebab_case(service_class)}-caller"
     return {
         "service": service_class,
         "client": client_class,
@@ -307,9 +334,18 @@ def scaffold_client(
         "generateCommand": f"imq client generate {service_class} {CLIENT_DIRECTORY}",
         "output": f"{CLIENT_DIRECTORY}/{service_class}.ts",
         "example": {
+            "path": CALLER_FILE,
             "language": "typescript",
             "content": client_example(service_class, namespace, client_class, parsed),
         },
+        "files": [
+            _file(
+                "package.json",
+                "json",
+                package_json_source(caller, f"Calls {service_class} over @imqueue", "caller"),
+            ),
+            _file("tsconfig.json", "jsonc", TSCONFIG_SOURCE),
+        ],
     }
 
 
@@ -318,13 +354,20 @@ def client_example(service: str, namespace: str, client_class: str, methods: Seq
         "// Each exposed method is a typed member of the client; describe() lists them.",
         "console.log(await client.describe());",
     ]
+    options = broker_options_source(
+        "clientOptions", "IMQClientOptions", "DEFAULT_IMQ_CLIENT_OPTIONS", export=False
+    )
+    imports, _, body = options.partition("\n\n")
     return "\n".join(
         [
+            imports,
             f"import {{ {namespace} }} from './clients/{service}.js';",
+            "",
+            body.rstrip("\n"),
             "",
             "// Name the service's queue: by default a client calls its own class name minus 'Client'",
             f"// ('{client_class.removesuffix(CLIENT_SUFFIX)}'), where no service listens.",
-            f"const client = new {namespace}.{client_class}({{}}, '{service}');",
+            f"const client = new {namespace}.{client_class}(clientOptions, '{service}');",
             "",
             "await client.start();",
             "",
@@ -379,9 +422,19 @@ def render_client_markdown(data: Mapping[str, Any]) -> str:
                 f"`{data['namespace']}.{data['client']}`, beside the service's complex types.\n"
                 "- Add `-o` to overwrite an existing client without a prompt. The generate_client tool "
                 "runs the command for you.",
-                "## Use it (illustrative)",
-                "An example, not generated code: method names and arguments come from the generated file.",
+                f"## Call it: {data['example']['path']}",
+                "A caller that runs as written once the client is generated beside it (placeholder "
+                "arguments: put real values in). It reaches the service over the Redis in "
+                f"`{IMQ_REDIS_ENV}` (host:port; `{IMQ_REDIS_DEFAULT}` when unset), as the service does.",
                 fenced(data["example"]["content"], data["example"]["language"]),
+                "## The caller's project",
+                "ESM with the documented majors pinned: `npm install`, generate the client, then "
+                "`npm run build && npm start`.",
+                *(
+                    part
+                    for file in data["files"]
+                    for part in (f"### {file['path']}", fenced(file["content"], file["language"]))
+                ),
             ]
         )
         + "\n"
