@@ -309,9 +309,15 @@ def wait_for_log(
         if line.encode() in log.read_bytes():
             return
         time.sleep(0.1)
-    tail = log.read_text(errors="replace")[-1500:]
     stop_group(process)
-    raise JourneyFailed(f"the service did not log {line!r} (exit {process.poll()}): {tail.strip()}")
+    raise JourneyFailed(f"the service did not log {line!r} (exit {process.poll()}): {last_error(log)}")
+
+
+def last_error(log: Path) -> str:
+    """The log's last line naming an error, else its last line: what a person would quote."""
+    lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    named = [line for line in lines if re.search(r"\w*Error\b|error", line)]
+    return (named or lines or ["(no output)"])[-1][:300]
 
 
 # --- inspect_project's advice, read as an agent would ------------------------------------

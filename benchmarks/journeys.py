@@ -49,6 +49,7 @@ from imqueue_mcp.server.project.reader import parse_jsonc
 from .bench_server import environment, free_port, origin_args, site_origins
 from .journey_kit import (
     REPO,
+    Edit,
     Journey,
     JourneyFailed,
     Project,
@@ -275,7 +276,7 @@ async def make_client(
     if variable is None:
         journey.hand_fix("the caller example reads no broker address: ran it with IMQ_REDIS set anyway")
     script = "start" if "start" in client.scripts() else None
-    outcome = run_caller(client, stage, script)
+    outcome = run_caller(client, stage, script, variable or "IMQ_REDIS")
     answers = {name: mark for name, mark in MARKS.items() if any(m["name"] == name for m in methods)}
     unanswered = [name for name, mark in answers.items() if mark not in outcome]
     if unanswered:
@@ -290,8 +291,8 @@ async def make_client(
     return {name: "answered" for name in answers}
 
 
-def run_caller(client: Project, stage: Stage, script: str | None) -> str:
-    env = {"IMQ_REDIS": stage.broker}
+def run_caller(client: Project, stage: Stage, script: str | None, variable: str) -> str:
+    env = {variable: stage.broker}
     try:
         if script is not None:
             ran = client.npm(script, timeout=ANSWER_SECONDS, **env)
@@ -452,6 +453,37 @@ async def journey_repair(stage: Stage, journey: Journey) -> None:
     manifest.pop("overrides", None)
     project.save_manifest(manifest)
     install_step(project, journey)
+    left = await follow_inspect_project(stage, project, journey)
+    try:
+        build_step(project, journey)
+        start_service(stage, project, journey, variable)
+    except JourneyFailed as failure:
+        if not left:
+            raise
+        # The advice that said what to change is all applied, and the project still fails: acting
+        # on a finding that only names a problem is knowledge the tool did not give.
+        tsconfig = parse_jsonc(project.read("tsconfig.json"))
+        manifest = project.manifest() or {}
+        for finding in left:
+            journey.hand_fix(
+                f"after the advice it still fails ({str(failure)[:90]}); {finding['id']} names a problem "
+                f"and no change: {str(finding['message'])[:120]}"
+            )
+            for edit in minimal_fix(finding):
+                apply_edit(tsconfig if edit.file == "tsconfig.json" else manifest, edit)
+        project.write("tsconfig.json", json.dumps(tsconfig, indent=2) + "\n")
+        project.save_manifest(manifest)
+        install_step(project, journey)
+        await follow_inspect_project(stage, project, journey)
+        build_step(project, journey)
+        start_service(stage, project, journey, variable)
+    stop_service(stage)
+    journey.passed = True
+
+
+async def follow_inspect_project(stage: Stage, project: Project, journey: Journey) -> list[dict[str, Any]]:
+    """inspect_project, then every change its findings spell out, until none spells one out;
+    returns the findings left (those that name a problem and no change)."""
     for round_number in range(1, REPAIR_ROUNDS + 1):
         journey.step(f"inspect_project, round {round_number}")
         answer = await stage.tools.call("inspect_project", {"path": str(project.root)})
@@ -459,47 +491,29 @@ async def journey_repair(stage: Stage, journey: Journey) -> None:
             raise JourneyFailed(f"inspect_project failed: {answer.text[:300]}")
         findings = list(answer.data.get("findings") or [])
         journey.notes.append(
-            f"round {round_number}: " + (", ".join(f["id"] for f in findings) or "no findings")
+            f"inspect_project round {round_number}: "
+            + (", ".join(str(f["id"]) for f in findings) or "no findings")
         )
-        if not findings:
-            break
+        edits = [(finding, advice_edits(str(finding["message"]))) for finding in findings]
+        if not any(found for _, found in edits):
+            return findings
         journey.step(f"follow the advice, round {round_number}")
-        follow_advice(project, findings, journey)
-    else:
-        raise JourneyFailed(f"findings left after {REPAIR_ROUNDS} rounds of advice")
-    build_step(project, journey)
-    start_service(stage, project, journey, variable)
-    stop_service(stage)
-    journey.passed = True
+        tsconfig = parse_jsonc(project.read("tsconfig.json"))
+        manifest = project.manifest() or {}
+        reinstall = False
+        for _, found in edits:
+            for edit in found or []:
+                apply_edit(tsconfig if edit.file == "tsconfig.json" else manifest, edit)
+                reinstall = reinstall or edit.reinstall
+        project.write("tsconfig.json", json.dumps(tsconfig, indent=2) + "\n")
+        project.save_manifest(manifest)
+        if reinstall:
+            install_step(project, journey)
+    raise JourneyFailed(f"inspect_project still asked for changes after {REPAIR_ROUNDS} rounds")
 
 
-def follow_advice(project: Project, findings: list[dict[str, Any]], journey: Journey) -> None:
-    tsconfig = parse_jsonc(project.read("tsconfig.json"))
-    manifest = project.manifest() or {}
-    reinstall = False
-    for finding in findings:
-        edits = advice_edits(str(finding["message"]))
-        if edits is None:
-            journey.hand_fix(f"{finding['id']} names a problem and no change: {finding['message'][:140]}")
-            edits = minimal_fix(finding)
-        for edit in edits:
-            apply_edit(tsconfig if edit.file == "tsconfig.json" else manifest, edit)
-            reinstall = (
-                reinstall
-                or edit.reinstall
-                or edit.file == "package.json"
-                and edit.path[0] in ("dependencies", "overrides")
-            )
-    project.write("tsconfig.json", json.dumps(tsconfig, indent=2) + "\n")
-    project.save_manifest(manifest)
-    if reinstall:
-        install_step(project, journey)
-
-
-def minimal_fix(finding: dict[str, Any]) -> list[Any]:
+def minimal_fix(finding: dict[str, Any]) -> list[Edit]:
     """What the script knows to do for a finding whose words ask for nothing."""
-    from .journey_kit import Edit
-
     if finding["id"] == "other-major" and finding.get("package"):
         documented = re.search(r"describe (\d+\.\d+\.\d+)", str(finding["message"]))
         if documented:
