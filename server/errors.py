@@ -36,6 +36,8 @@ class ErrorCode(StrEnum):
     INTERACTIVE_ONLY = "interactive_only"
     IMQ_FAILED = "imq_failed"
     IMQ_TIMED_OUT = "imq_timed_out"
+    BROKER_UNREACHABLE = "broker_unreachable"
+    SERVICE_NOT_ANSWERING = "service_not_answering"
     INTERNAL_ERROR = "internal_error"
 
 
@@ -57,6 +59,8 @@ MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.INTERACTIVE_ONLY: "the imq command only works on a terminal, so it was not run",
     ErrorCode.IMQ_FAILED: "imq (or npm) ran and failed",
     ErrorCode.IMQ_TIMED_OUT: "imq (or npm) ran past its time limit and was stopped",
+    ErrorCode.BROKER_UNREACHABLE: "no Redis answers at the broker address (nothing listens, or not Redis)",
+    ErrorCode.SERVICE_NOT_ANSWERING: "the broker answers, but no service of that name answered describe",
     ErrorCode.INTERNAL_ERROR: "the server failed unexpectedly",
 }
 
@@ -88,6 +92,14 @@ ACTIONS: dict[ErrorCode, str] = {
     ErrorCode.IMQ_FAILED: "Read imq's output in the message, check the flags with cli_help, and retry.",
     ErrorCode.IMQ_TIMED_OUT: (
         "If imq was waiting for input, pass that value as a flag (cli_help lists them); otherwise retry."
+    ),
+    ErrorCode.BROKER_UNREACHABLE: (
+        "Start Redis at that address, or pass redis='host:port' where the service's Redis runs "
+        "(its IMQ_REDIS)."
+    ),
+    ErrorCode.SERVICE_NOT_ANSWERING: (
+        "Start the service on that broker (fleet(action='start'), or npm start with the same IMQ_REDIS) "
+        "and pass its class name, which is its queue name; then call again."
     ),
     ErrorCode.INTERNAL_ERROR: "Retry once; if it fails again, report it to the imqueue-mcp maintainers.",
 }

@@ -18,10 +18,12 @@ so a client that sent a progressToken hears how they are going.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 import shutil
 import signal
+from pathlib import Path
 
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq.arguments import (
@@ -31,6 +33,17 @@ from imqueue_mcp.server.imq.arguments import (
     refuse_unsafe_flags,
     refused,
 )
+from imqueue_mcp.server.imq.broker import (
+    NO_ANSWER_EXIT,
+    NO_RPC_EXIT,
+    BrokerAddress,
+    broker_address,
+    find_rpc_project,
+    generator_argv,
+    installed_rpc_version,
+    probe_broker,
+)
+from imqueue_mcp.server.imq.fleet_start import describe_start
 from imqueue_mcp.server.imq.generated_client import attach_generated_client
 from imqueue_mcp.server.imq.runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
 
@@ -41,6 +54,7 @@ DRY_RUN_TIMEOUT_SECONDS = 30.0
 CONFIG_TIMEOUT_SECONDS = 30.0
 LOGS_TIMEOUT_SECONDS = 30.0
 CLIENT_TIMEOUT_SECONDS = 90.0  # introspects a running service over its queue
+DESCRIBE_TIMEOUT_SECONDS = 30.0  # how long a service may take to answer describe (imq's default)
 APPLY_TIMEOUT_SECONDS = 120.0
 FLEET_TIMEOUT_SECONDS = 120.0
 INSTALL_TIMEOUT_SECONDS = 180.0  # npm downloads the CLI and its dependencies
@@ -258,43 +272,186 @@ async def generate_client(
     service: str,
     path: str | None = None,
     overwrite: bool = False,
+    redis: str | None = None,
     *,
     runner: ImqRunner | None = None,
 ) -> BridgeResult:
-    """`imq client generate <Service> [path] [-o]`; the service must be running to answer."""
+    """The typed client of a running service, from the broker at `redis` (host:port; else
+    IMQ_REDIS, else localhost:6379): `imq client generate <Service> [path] [-o]` where imq reaches
+    it (localhost:6379 only), else the same generator through the project's own @imqueue/rpc."""
     runner = runner or ImqRunner()
     refusal = refuse_option_like("service name", service) or (
         refuse_option_like("path", path) if path is not None else None
     )
     if refusal:
         return refusal
-    args = ["client", "generate", service, *([path] if path else []), *(["-o"] if overwrite else [])]
-    outcome = await runner.run_imq(args, CLIENT_TIMEOUT_SECONDS, long=True)
-    directory = path or "."  # imq 5.2.2 writes <path>/<Service>.ts, path defaulting to "."
+    try:
+        address = broker_address(redis)
+    except ValueError as error:
+        return refused(f"{error} Nothing was run.")
+    directory = runner.current_directory() / path if path else runner.current_directory()
     overwrite_hint = (
         "the client file already exists and imq asks before overwriting it; call generate_client "
         "again with overwrite=true to replace it (adds -o)."
     )
+    if address.is_imq_default and runner.find_imq() is not None:
+        args = ["client", "generate", service, *([path] if path else []), *(["-o"] if overwrite else [])]
+        outcome = await runner.run_imq(args, CLIENT_TIMEOUT_SECONDS, long=True)
+        how = (
+            f"Generated the {service} client from the running service on {address}: {directory / service}.ts."
+        )
+    else:
+        if address.is_imq_default and find_rpc_project(directory) is None:
+            return runner.missing_imq()  # imq's own broker, no imq, and no project rpc to use instead
+        # Before node runs: with no Redis there, the generator would retry until its timeout.
+        unreachable = await probe_broker(address)
+        if unreachable is not None:
+            return _no_broker(address, unreachable)
+        if not overwrite and (directory / f"{service}.ts").exists():
+            return refused(
+                f"{directory / service}.ts exists: call generate_client again with overwrite=true to "
+                "replace it. Nothing was run."
+            )
+        prepared = _prepare_generator(runner, directory, address)
+        if isinstance(prepared, BridgeResult):
+            return prepared
+        node, project, version = prepared
+        seconds = _describe_seconds(runner)
+        argv = generator_argv(node, service, directory, address, seconds)
+        outcome = await runner.run_program(argv, CLIENT_TIMEOUT_SECONDS, long=True, cwd=project)
+        if isinstance(outcome, RunOutcome):  # the transcript names the script, not its 30 lines
+            outcome = dataclasses.replace(outcome, argv=[*argv[:3], "<IMQClient.create script>", *argv[4:]])
+        why = (
+            "imq client generate only reaches localhost:6379"
+            if not address.is_imq_default
+            else "imq is not installed"
+        )
+        how = (
+            f"Generated the {service} client from the running service on {address} through the project's "
+            f"own @imqueue/rpc {version or ''} in {project} (IMQClient.create, as imq client generate "
+            f"runs it; {why}): {directory / service}.ts."
+        )
     result = word_outcome(
         outcome,
-        success_note=f"Generated the {service} client from the running service: {directory}/{service}.ts.",
-        failure_hint=_client_failure_hint(outcome, service, overwrite_hint),
+        success_note=how,
+        failure_hint=_client_failure_hint(outcome, service, overwrite_hint, address),
         prompt_hint=(
-            f"if {overwrite_hint} Otherwise {service} did not answer: it must be running and reachable."
+            f"if {overwrite_hint} Otherwise {service} did not answer on {address}: it must be running there."
         ),
     )
     if result.is_error:
+        return await _classify_client_failure(result, outcome, service, address)
+    return attach_generated_client(result, directory / f"{service}.ts", service)
+
+
+def _no_broker(address: BrokerAddress, why: str) -> BridgeResult:
+    source = {"argument": "the redis argument", "IMQ_REDIS": "IMQ_REDIS", "default": "the default"}
+    return BridgeResult(
+        text=(
+            f"No broker at {address} ({source[address.origin]}): {why}. A client is generated by asking "
+            "the running service to describe itself over its Redis, so nothing can answer there."
+        ),
+        is_error=True,
+        exit_code=None,
+        command=[],
+        error_code=ErrorCode.BROKER_UNREACHABLE,
+        next_step=(
+            f"Start Redis at {address}, or pass redis='host:port' where the service's Redis runs (the "
+            "IMQ_REDIS it was started with); fleet(action='status') lists the running services."
+        ),
+    )
+
+
+def _prepare_generator(
+    runner: ImqRunner, directory: Path, address: BrokerAddress
+) -> tuple[str, Path, str | None] | BridgeResult:
+    """node, the project with @imqueue/rpc installed, and rpc's version; or why not."""
+    reason = (
+        f"imq client generate only reaches localhost:6379, not {address}"
+        if not address.is_imq_default
+        else "imq is not installed"
+    )
+    project = find_rpc_project(directory) or find_rpc_project(runner.current_directory())
+    if project is None:
+        return refused(
+            f"{reason}, so the client is generated through the project's own @imqueue/rpc, and no "
+            f"node_modules/@imqueue/rpc was found in {directory} or above it. Run npm install in the "
+            "project that will use the client and pass path inside it (e.g. its src/clients). "
+            "Nothing was run."
+        )
+    node = shutil.which("node")
+    if node is None:
+        return refused(
+            f"{reason}, so the client is generated with node through the project's own @imqueue/rpc, "
+            "and node is not on this server's PATH. Install Node.js 22.12 or newer. Nothing was run."
+        )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return refused(f"The output folder {directory} cannot be created: {error.strerror or error}.")
+    return node, project, installed_rpc_version(project)
+
+
+def _describe_seconds(runner: ImqRunner) -> float:
+    """How long the generator waits for describe: imq's 30 s, inside the run's own time limit."""
+    limit = runner.timeout_seconds if runner.timeout_seconds is not None else CLIENT_TIMEOUT_SECONDS
+    return max(1.0, min(DESCRIBE_TIMEOUT_SECONDS, limit - 3.0))
+
+
+_NO_ANSWER = re.compile(r"did not (?:respond|answer)|timed-out|Is it running\?", re.IGNORECASE)
+
+
+async def _classify_client_failure(
+    result: BridgeResult, outcome: RunOutcome | BridgeResult, service: str, address: BrokerAddress
+) -> BridgeResult:
+    """Why generation failed: no broker at the address (PING unanswered: imq runs before it is
+    asked), no service answering describe on a live one, or something else (left as it is)."""
+    if not isinstance(outcome, RunOutcome) or outcome.exit_code in (130, -signal.SIGINT, NO_RPC_EXIT):
         return result
-    return attach_generated_client(result, runner.current_directory() / directory / f"{service}.ts", service)
+    unreachable = await probe_broker(address)
+    if unreachable is not None:
+        down = _no_broker(address, unreachable)
+        return dataclasses.replace(
+            result,
+            text=f"{result.text}\n\n{down.text}",
+            error_code=ErrorCode.BROKER_UNREACHABLE,
+            next_step=down.next_step,
+        )
+    silent = (
+        outcome.timed_out
+        or outcome.exit_code == NO_ANSWER_EXIT
+        or bool(_NO_ANSWER.search(imq_error_line(outcome)))
+    )
+    if not silent:
+        return result
+    return dataclasses.replace(
+        result,
+        text=f"{result.text}\n\nNo service {service} on the broker at {address}: the broker is up, "
+        f"but nothing answered describe on the '{service}' queue.",
+        error_code=ErrorCode.SERVICE_NOT_ANSWERING,
+        next_step=(
+            f"Start {service} on the broker at {address} (fleet(action='start'), or npm start with "
+            f"IMQ_REDIS={address}), check the name is its class name (its queue name), then call again. "
+            "If the service runs on another Redis, pass that as redis='host:port'."
+        ),
+    )
 
 
-def _client_failure_hint(outcome: RunOutcome | BridgeResult, service: str, overwrite_hint: str) -> str:
+def _client_failure_hint(
+    outcome: RunOutcome | BridgeResult, service: str, overwrite_hint: str, address: BrokerAddress
+) -> str:
     if isinstance(outcome, RunOutcome) and outcome.exit_code in (130, -signal.SIGINT):
         return f"imq stopped at a prompt (stdin is closed here): {overwrite_hint}"
+    if isinstance(outcome, RunOutcome) and outcome.exit_code == NO_RPC_EXIT:
+        return (
+            "The project's @imqueue/rpc could not be loaded (see above): run npm install in it, with "
+            "Node.js 22.12 or newer for @imqueue 3.x."
+        )
     return (
-        f"imq builds the client by asking the running service to describe itself, so {service} must be "
-        "running and reachable over the same Redis (start it, for example with fleet(action='start'), "
-        "and pass its class name, which is its queue name). scaffold_client shows the command offline."
+        f"The client is built by asking the running service to describe itself over the broker at "
+        f"{address}, so {service} must be running there (start it, for example with "
+        "fleet(action='start'), and pass its class name, which is its queue name). scaffold_client "
+        "shows the command offline."
     )
 
 
@@ -371,10 +528,12 @@ async def fleet(
         else f"No path was given, so imq ctl used the server's working directory: {root}."
     )
     note = f"{where} imq ctl treats each sub-directory with a package.json as a service."
+    if action in ("start", "restart"):
+        note = f"{note}\n\n{describe_start(root, services)}"
     return word_outcome(
         outcome,
         success_note=note,
-        failure_hint=f"{note} Check the path and service names (fleet(action='status') lists them).",
+        failure_hint=f"{note}\n\nCheck the path and service names (fleet(action='status') lists them).",
     )
 
 

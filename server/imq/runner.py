@@ -246,9 +246,10 @@ class ImqRunner:
         return await self.run_program([imq, *args], timeout_seconds, long=long)
 
     async def run_program(
-        self, argv: list[str], timeout_seconds: float, *, long: bool = False
+        self, argv: list[str], timeout_seconds: float, *, long: bool = False, cwd: Path | None = None
     ) -> RunOutcome | BridgeResult:
-        """Runs argv; a long run reports its progress to a client that asked (progress.py)."""
+        """Runs argv (in `cwd`, else the working directory); a long run reports its progress to a
+        client that asked (progress.py)."""
         timeout = self.timeout_seconds if self.timeout_seconds is not None else timeout_seconds
         try:
             process = await asyncio.create_subprocess_exec(
@@ -257,7 +258,7 @@ class ImqRunner:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,  # its own process group, so a timeout can stop children too
-                cwd=self.working_directory,
+                cwd=cwd if cwd is not None else self.working_directory,
                 env=_child_environment(),
             )
         except OSError as error:

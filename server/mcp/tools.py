@@ -548,11 +548,15 @@ def create_service(services: Services) -> Handler:
     hints=WRITES_OVER_NETWORK,
     where="local",
     description=(
-        "Generate the typed client of a running @imqueue service with imq client generate SERVICE "
-        "[PATH]. The service must be running and reachable through Redis. Writes PATH/SERVICE.ts "
-        "(default: the working directory); an existing file is replaced only with overwrite: true. "
-        "Returns the file's path and content and the namespace and client class to import. To see "
-        "the command, file and class names without running anything, use scaffold_client."
+        "Generate the typed client of a running @imqueue service from its Redis broker: redis "
+        "'host:port' (default: the IMQ_REDIS environment variable, else localhost:6379). On "
+        "localhost:6379 it runs imq client generate SERVICE [PATH]; imq reaches no other broker, so "
+        "for any other address it runs the same generator (IMQClient.create) through the project's "
+        "own installed @imqueue/rpc, and says so. Writes PATH/SERVICE.ts (default: the working "
+        "directory); an existing file is replaced only with overwrite: true. Returns the file's path "
+        "and content and the namespace and client class to import. Its errors tell broker_unreachable "
+        "(no Redis at the address) from service_not_answering (Redis up, the service did not answer). "
+        "To see the command and names without running anything, use scaffold_client."
     ),
 )
 def generate_client(services: Services) -> Handler:
@@ -562,8 +566,16 @@ def generate_client(services: Services) -> Handler:
             str | None, Field(description="Output directory (imq default: the working directory)")
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace an existing client file")] = False,
+        redis: Annotated[
+            str | None,
+            Field(
+                max_length=300,
+                description="The broker the service runs on, host:port as its IMQ_REDIS; default: "
+                "this server's IMQ_REDIS, else localhost:6379",
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, GeneratedClient]:
-        return bridged(await bridge.generate_client(service, path=path, overwrite=overwrite))
+        return bridged(await bridge.generate_client(service, path=path, overwrite=overwrite, redis=redis))
 
     return generate_client
 
@@ -574,10 +586,14 @@ def generate_client(services: Services) -> Handler:
     where="local",
     description=(
         "Manage the local fleet of @imqueue services with imq ctl ACTION. status is read-only; start, "
-        "stop and restart change running processes (stop and restart drop in-flight work). The "
-        "services are the sub-folders of path; services limits the action to the named ones. update "
-        "runs git pull in each service before starting (-u), calm starts them one at a time, each "
-        "once the previous is ready (-c, --calm), verbose shows how long each command took (-v)."
+        "stop and restart change running processes (stop and restart drop in-flight work). start runs "
+        "`npm run dev` in each service: in imq's template that deletes the compiled files and runs "
+        "nodemon, which restarts the service on every file written into src/ (a client generated "
+        "there included); the result says what each service's dev script does. For a production "
+        "start run `npm run build && npm start` in the service instead. The services are the "
+        "sub-folders of path; services limits the action to the named ones. update runs git pull in "
+        "each service before starting (-u), calm starts them one at a time, each once the previous is "
+        "ready (-c, --calm), verbose shows how long each command took (-v)."
     ),
 )
 def fleet(services: Services) -> Handler:

@@ -47,7 +47,8 @@ def package_json_source(name: str, description: str, entry: str) -> str:
         "private": True,
         "type": "module",
         "main": f"dist/{entry}.js",
-        "scripts": {"build": "tsc", "start": f"node dist/{entry}.js"},
+        # dev is what `imq ctl start` (the fleet tool) runs: compile once and start, no watcher
+        "scripts": {"build": "tsc", "start": f"node dist/{entry}.js", "dev": f"tsc && node dist/{entry}.js"},
         "engines": {"node": NODE_ENGINE},
         "dependencies": dict(DOCUMENTED_RANGES),
         "devDependencies": dict(TOOLCHAIN_RANGES),
