@@ -465,9 +465,10 @@ async def journey_repair(stage: Stage, journey: Journey) -> None:
         tsconfig = parse_jsonc(project.read("tsconfig.json"))
         manifest = project.manifest() or {}
         for finding in left:
+            error = str(failure).rsplit("): ", 1)[-1][:160]
             journey.hand_fix(
-                f"after the advice it still fails ({str(failure)[:90]}); {finding['id']} names a problem "
-                f"and no change: {str(finding['message'])[:120]}"
+                f"{finding['id']} names a problem and no change ({str(finding['message'])[:100]}), and "
+                f"with the rest of the advice applied the project fails: {error}"
             )
             for edit in minimal_fix(finding):
                 apply_edit(tsconfig if edit.file == "tsconfig.json" else manifest, edit)
