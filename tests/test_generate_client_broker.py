@@ -2,9 +2,9 @@
 the project's own @imqueue/rpc where imq cannot reach the broker (imq knows localhost:6379 only).
 
 Real parts throughout: a redis-server started here on a free port, node, and an installed
-@imqueue runtime (tests/framework/node_modules, which .ci/install-framework.sh installs; or the
-node_modules folder $IMQUEUE_MCP_RPC_RUNTIME names). The bridge is called in process; the tool's
-schema is checked through the real server in test_tool_metadata.
+@imqueue runtime: the node_modules folder $IMQUEUE_MCP_RPC_RUNTIME names, else the 3.x service
+runtime .ci/install-imq.sh builds (with its Node 22), else tests/framework/node_modules. The
+bridge is called in process; the tool's schema is checked through the real server.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from imq_real import NODE_BIN, SERVICE_RUNTIME
 
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq import bridge
@@ -140,13 +141,23 @@ def test_the_broker_answering_is_told_apart_by_a_ping(redis_port: int) -> None:
 def rpc_runtime() -> tuple[Path, int]:
     """An installed node_modules with @imqueue/rpc, and rpc's major; skips (fails in CI) without."""
     override = os.environ.get("IMQUEUE_MCP_RPC_RUNTIME")
-    folder = Path(override) if override else REPO / "tests" / "framework" / "node_modules"
-    manifest = folder / "@imqueue" / "rpc" / "package.json"
-    require_external(
-        manifest.is_file(), f"@imqueue/rpc installed in {folder}", "bash .ci/install-framework.sh"
+    candidates = (
+        [Path(override)] if override else [SERVICE_RUNTIME, REPO / "tests" / "framework" / "node_modules"]
     )
+    folder = next(
+        (c for c in candidates if (c / "@imqueue" / "rpc" / "package.json").is_file()), candidates[0]
+    )
+    manifest = folder / "@imqueue" / "rpc" / "package.json"
+    require_external(manifest.is_file(), f"@imqueue/rpc installed in {folder}", "bash .ci/install-imq.sh")
     version = json.loads(manifest.read_text("utf-8"))["version"]
     return folder, int(version.split(".")[0])
+
+
+@pytest.fixture(autouse=True)
+def imq_node_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Node 22 .ci/install-imq.sh brings, when it is there: @imqueue 3.x needs 22.12+."""
+    if NODE_BIN.is_dir():
+        monkeypatch.setenv("PATH", os.pathsep.join([str(NODE_BIN), os.environ["PATH"]]))
 
 
 def node_major() -> int:

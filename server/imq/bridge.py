@@ -46,6 +46,7 @@ from imqueue_mcp.server.imq.broker import (
 from imqueue_mcp.server.imq.fleet_start import describe_start
 from imqueue_mcp.server.imq.generated_client import attach_generated_client
 from imqueue_mcp.server.imq.runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
+from imqueue_mcp.server.imq.template_pins import apply_pins, describe_unpinned, read_manifest, template_folder
 
 # --------------------------------------------------------------------------- timeouts
 
@@ -199,10 +200,14 @@ async def create_service(
     path: str | None = None,
     flags: list[str] | None = None,
     apply: bool = False,
+    pin: bool = False,
     *,
     runner: ImqRunner | None = None,
 ) -> BridgeResult:
-    """`imq service create <name> [path] [flags...]`, a `--dry-run` unless apply is true."""
+    """`imq service create <name> [path] [flags...]`, a `--dry-run` unless apply is true.
+
+    The result names the template's unpinned dependencies (template_pins) and the fix; with
+    apply and pin, the created package.json gets the pins."""
     runner = runner or ImqRunner()
     flags = list(flags or [])
     refusal = (
@@ -230,7 +235,7 @@ async def create_service(
             "Dry run: nothing was written. To create the project, call create_service again with "
             "apply=true and the same flags; pass every value imq would otherwise ask for as a flag."
         )
-    return word_outcome(
+    result = word_outcome(
         outcome,
         success_note=success,
         failure_hint=_create_failure_hint(outcome),
@@ -239,6 +244,41 @@ async def create_service(
             "cli_help('service create') lists them."
         ),
     )
+    if result.is_error:
+        return result
+    created = Path(_planned_path(outcome) or runner.current_directory() / target) if apply else None
+    report = _pin_report(flags, runner.current_directory(), created, pin)
+    return dataclasses.replace(result, text=f"{result.text}\n\n{report}") if report else result
+
+
+def _pin_report(flags: list[str], cwd: Path, created: Path | None, pin: bool) -> str:
+    """The template's (or the created project's) unpinned dependencies, the fix, and the pins
+    applied when asked; empty when everything is pinned."""
+    if created is not None:
+        manifest_path = (created if created.is_absolute() else cwd / created) / "package.json"
+        manifest = read_manifest(manifest_path)
+        if manifest is None:
+            return f"{manifest_path} could not be read, so its dependencies were not checked."
+        if not pin:
+            return describe_unpinned(manifest, str(manifest_path))
+        try:
+            applied = apply_pins(manifest_path)
+        except (OSError, ValueError) as error:
+            return (
+                f"{describe_unpinned(manifest, str(manifest_path))}\nThe pins could not be written: {error}."
+            )
+        return describe_unpinned(manifest, str(manifest_path), applied=applied)
+    template = template_folder(flags, cwd)
+    manifest = read_manifest(template / "package.json") if template is not None else None
+    if manifest is None:
+        return (
+            "The template is not on this machine yet (imq fetches it when it creates the project), so "
+            "its dependencies were checked only once the project exists: call with apply=true."
+        )
+    report = describe_unpinned(manifest, f"The template {template}")
+    if report and pin:
+        report += "\npin=true applies these pins to the created package.json once apply=true writes it."
+    return report
 
 
 _PLANNED_PATH = re.compile(r"^\s*path: (?P<path>.+)$", re.MULTILINE)
