@@ -56,9 +56,18 @@ class Journey:
     seconds: float = 0.0
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    step_seconds: list[float] = field(default_factory=list)
+    _step_started: float = 0.0
 
     def step(self, name: str) -> None:
+        self.close_step()
         self.steps.append(name)
+        self._step_started = time.perf_counter()
+
+    def close_step(self) -> None:
+        """The running step's seconds, once; the next step or the journey's end closes it."""
+        if len(self.step_seconds) < len(self.steps):
+            self.step_seconds.append(round(time.perf_counter() - self._step_started, 2))
 
     def hand_fix(self, reason: str) -> None:
         """The step needed knowledge no tool gave: recorded, then the caller applies the fix."""
@@ -70,6 +79,7 @@ class Journey:
             "title": self.title,
             "steps": len(self.steps),
             "step_names": self.steps,
+            "step_seconds": self.step_seconds,
             "hand_fixes": [{"step": fix.step, "reason": fix.reason} for fix in self.hand_fixes],
             "hand_fix_count": len(self.hand_fixes),
             "passed": self.passed,

@@ -689,6 +689,7 @@ async def run(selected: list[str], workspace: Path) -> list[Journey]:
                         await asyncio.wait_for(body(stage, journey), 300)
                     except (JourneyFailed, subprocess.TimeoutExpired, TimeoutError) as error:
                         journey.error = str(error) or type(error).__name__
+                    journey.close_step()
                     journey.seconds = time.perf_counter() - started
                     journeys.append(journey)
             finally:
@@ -709,6 +710,11 @@ def table(journeys: list[Journey], host: dict[str, Any]) -> str:
         result = "pass" if journey.passed else "FAIL"
         counts = f"{len(journey.steps):>5} {len(journey.hand_fixes):>10}"
         lines.append(f"{label:<58} {counts} {result:>6} {journey.seconds:>8.1f}")
+        if journey.step_seconds:
+            slowest = max(range(len(journey.step_seconds)), key=journey.step_seconds.__getitem__)
+            lines.append(
+                f"      slowest step: {journey.steps[slowest]} ({journey.step_seconds[slowest]:.1f} s)"
+            )
         for fix in journey.hand_fixes:
             lines.append(f"      hand fix at '{fix.step}': {fix.reason}")
         if journey.error:
