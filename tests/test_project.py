@@ -369,6 +369,8 @@ def test_rpc_3x_installed_is_told_to_drop_legacy_decorators_and_use_esm(tmp_path
     report = inspect(read_project(installed_tree(tmp_path, "3.7.2", "3.4.2", LEGACY_OPTIONS)), STATUS)
     assert report["framework"] == {"major": 3, "decorators": "standard"}
     assert findings_of(report) == {("legacy-decorators", None), ("decorators-lib", None), ("esm", None)}
+    (esm,) = [finding for finding in report["findings"] if finding["id"] == "esm"]
+    assert 'no "type": "module"' in esm["message"] and "compiles to 'commonjs' modules" in esm["message"]
     clean = inspect(
         read_project(installed_tree(tmp_path / "clean", "3.7.2", "3.4.2", STANDARD_OPTIONS, type="module")),
         STATUS,

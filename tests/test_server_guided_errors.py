@@ -16,7 +16,7 @@ import test_server_http
 from imq_real import IMQ, NODE_BIN, require_real_imq
 from test_server_cli import isolated_environment
 
-from conftest import McpConnection, origin_args, server_environment, stdio_connection
+from conftest import McpConnection, free_port, origin_args, server_environment, stdio_connection
 
 # The hosted server and a client of each protocol revision, as test_server_http sets them up.
 hosted_client = test_server_http.hosted_client
@@ -38,7 +38,13 @@ LOCAL_CASES: list[Case] = [
     ("cli_status", {"verbose": True}, "invalid_arguments", "inputSchema"),
     ("cli_help", {"command": "--all"}, "argument_refused", "nothing was run"),
     ("create_service", {"name": "-rf"}, "argument_refused", "nothing was run"),
-    ("generate_client", {"service": "NotRunning"}, "imq_failed", "running"),
+    # nothing listens on a free port: told apart from a service that does not answer on a live broker
+    (
+        "generate_client",
+        {"service": "NotRunning", "redis": f"127.0.0.1:{free_port()}"},
+        "broker_unreachable",
+        "Redis",
+    ),
     ("cli_install", {"version": "any version"}, "argument_refused", "nothing was run"),
     ("cli_install", {}, "npm_not_installed", "Node.js"),
     ("fleet", {"action": "restart", "services": ["a,b"]}, "argument_refused", "nothing was run"),

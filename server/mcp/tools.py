@@ -523,7 +523,10 @@ def cli_help(services: Services) -> Handler:
         "real project. Put imq's flags in flags as imq takes them, short or long, the value inline or "
         "as the next item, e.g. ['-e', 'you@example.com', '-a', 'Your Name', '--no-use-git', "
         "'--no-install']; imq needs the author's email even for a dry run (see cli_help 'service "
-        "create'). For service code without a project, use scaffold_service."
+        "create'). The result names the dependencies the template leaves unpinned (imq's default "
+        "pins none, so npm install fails with ERESOLVE) and the fix; pin: true (with apply) writes "
+        "known-good ranges into the created package.json. For service code without a project, use "
+        "scaffold_service."
     ),
 )
 def create_service(services: Services) -> Handler:
@@ -537,8 +540,15 @@ def create_service(services: Services) -> Handler:
         apply: Annotated[
             bool, Field(description="false (default): dry run, writes nothing. true: really create")
         ] = False,
+        pin: Annotated[
+            bool,
+            Field(
+                description="With apply: write known-good ranges (typescript ^5.9.3, @types/node "
+                "^22.12.0) and the @imqueue/core override into the created package.json"
+            ),
+        ] = False,
     ) -> CallToolResult:
-        return bridged(await bridge.create_service(name, path=path, flags=flags, apply=apply))
+        return bridged(await bridge.create_service(name, path=path, flags=flags, apply=apply, pin=pin))
 
     return create_service
 

@@ -56,6 +56,9 @@ REDIS_FLOOR = "6.2 or newer (3.2 only if safeDelivery stays off)"
 # From this major on @imqueue compiles with standard (TC39) decorators as native ES modules;
 # below it (rpc 1.x on core 1.x/2.x) with legacy experimentalDecorators, as CommonJS.
 STANDARD_DECORATORS_MAJOR = 3
+COMMONJS_MODULES = frozenset(
+    {"commonjs", "umd", "amd", "system", "none"}
+)  # tsconfig "module"s that are not ESM
 MAX_NESTED_FOLDERS = 5000  # node_modules folders looked into for nested @imqueue copies
 
 
@@ -679,13 +682,20 @@ def _standard_findings(project: Project, options: Mapping[str, Any], major: int)
                 URL_DECORATORS,
             )
         )
+    module = str(options.get("module", "")).lower()
+    wrong = []
     if project.module_type != "module":
+        wrong.append('package.json has no "type": "module"')
+    if module in COMMONJS_MODULES:
+        wrong.append(f"tsconfig.json compiles to {options.get('module')!r} modules")
+    if wrong:
         findings.append(
             Finding(
                 "esm",
-                f'{framework} ships native ES modules, and package.json has no "type": "module": set it, '
-                'with "module": "nodenext" and "moduleResolution": "nodenext" in tsconfig.json, and end '
-                "relative imports in .js.",
+                f"{framework} ships native ES modules, and "
+                + " and ".join(wrong)
+                + ': set "type": "module" in package.json, "module": "nodenext" and "moduleResolution": '
+                '"nodenext" in tsconfig.json, and end relative imports in .js.',
                 URL_ESM,
             )
         )

@@ -421,7 +421,10 @@ def render_client_markdown(data: Mapping[str, Any]) -> str:
                 f"- The module's only export is the namespace `{data['namespace']}`; the client class is "
                 f"`{data['namespace']}.{data['client']}`, beside the service's complex types.\n"
                 "- Add `-o` to overwrite an existing client without a prompt. The generate_client tool "
-                "runs the command for you.",
+                "runs the command for you.\n"
+                f"- imq reaches Redis on {IMQ_REDIS_DEFAULT} only. For a service on another broker, call "
+                "generate_client with redis='host:port' (its IMQ_REDIS): it generates through your "
+                "project's own @imqueue/rpc.",
                 f"## Call it: {data['example']['path']}",
                 "A caller that runs as written once the client is generated beside it (placeholder "
                 "arguments: put real values in). It reaches the service over the Redis in "
