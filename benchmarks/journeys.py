@@ -39,7 +39,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -101,7 +101,6 @@ class Stage:
     service: Project | None = None
     service_process: subprocess.Popen[bytes] | None = None
     client: Project | None = None
-    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
 
 # --- steps shared by the journeys ------------------------------------------------------------
@@ -382,7 +381,6 @@ async def journey_service(stage: Stage, journey: Journey) -> None:
     install_step(project, journey)
     build_step(project, journey)
     start_service(stage, project, journey, variable)
-    stage.processes.clear()
     answered = await make_client(stage, METHODS, journey, scaffold)
     journey.notes.append("answered: " + ", ".join(sorted(answered)))
     journey.passed = True
