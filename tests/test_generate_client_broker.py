@@ -25,7 +25,7 @@ from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq import bridge
 from imqueue_mcp.server.imq.broker import IMQ_BROKER, broker_address, probe_broker
 from imqueue_mcp.server.imq.runner import ImqRunner
-from imqueue_mcp.server.scaffold.templates import scaffold_service
+from imqueue_mcp.server.scaffold.templates import scaffold_client, scaffold_service
 
 from conftest import REPO, free_port, require_external
 
@@ -257,6 +257,20 @@ def test_a_scaffolded_service_on_a_non_default_redis_gets_its_client_through_the
         assert (
             "public async getUser(id: string" in (project / "src" / "clients" / "UserService.ts").read_text()
         )
+
+        # scaffold_client's caller, as written, beside the generated client: builds, calls, exits.
+        caller = scaffold_client("user", methods)
+        for file in [*caller["files"], caller["example"]]:
+            target = project / file["path"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(file["content"])
+        subprocess.run([node, str(tsc), "-p", str(project)], check=True, capture_output=True, timeout=120)
+        called = subprocess.run(
+            [node, "dist/caller.js"], cwd=project, env=environment, capture_output=True, text=True, timeout=60
+        )
+        # the scaffold's method body throws until implemented: the call reached the service
+        assert called.returncode == 1, called.stdout + called.stderr
+        assert "UserService.getUser() is not implemented yet" in called.stderr, called.stdout + called.stderr
     finally:
         service.terminate()
         service.wait(10)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -310,3 +311,50 @@ def test_comment_terminator_in_a_description_cannot_end_the_doc_block() -> None:
     source = file_content(result, "src/UserService.ts")
     assert "Stops at *\\/ here" in source
     assert source.count("*/") == source.count("/**")
+
+
+# --- package.json and the broker ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: scaffold_service("user")["files"], lambda: scaffold_client("user")["files"]]
+)
+def test_each_scaffold_carries_a_package_json_that_installs_what_the_docs_describe(make: Any) -> None:
+    (manifest,) = [json.loads(file["content"]) for file in make() if file["path"] == "package.json"]
+    assert manifest["type"] == "module" and manifest["engines"] == {"node": ">=22.12"}
+    assert manifest["dependencies"] == {"@imqueue/rpc": "^3.7.2", "@imqueue/core": "^3.4.2"}
+    assert manifest["devDependencies"] == {"@types/node": "^22.12.0", "typescript": "^5.9.3"}
+    assert (
+        manifest["scripts"]["build"] == "tsc" and manifest["scripts"]["start"] == f"node {manifest['main']}"
+    )
+    assert "*" not in json.dumps(manifest)
+
+
+def test_the_install_line_pins_the_same_versions_as_package_json() -> None:
+    result = scaffold_service("user")
+    (manifest,) = [json.loads(file["content"]) for file in result["files"] if file["path"] == "package.json"]
+    for section in ("dependencies", "devDependencies"):
+        for name, spec in manifest[section].items():
+            assert f"{name}@{spec}" in result["install"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        lambda: file_content(scaffold_service("user"), "src/config.ts"),
+        lambda: scaffold_client("user")["example"]["content"],
+    ],
+    ids=["service", "caller"],
+)
+def test_service_and_caller_read_the_broker_from_imq_redis_as_the_tutorial_does(source: Any) -> None:
+    code = source()
+    assert "process.env['IMQ_REDIS'] || `${opts.host}:${opts.port}`" in code
+    assert ".split(',')" in code and "instance.trim().split(':')" in code
+    assert "return { host, port: Number(port) };" in code and "cluster:" in code
+    assert "process.loadEnvFile();" in code  # a .env file, as the tutorial reads it
+
+
+def test_the_bootstrap_starts_the_service_with_the_broker_options() -> None:
+    bootstrap = file_content(scaffold_service("user"), "src/index.ts")
+    assert "new UserService(serviceOptions)" in bootstrap and "IMQ_REDIS" in bootstrap
+    assert "export const serviceOptions" in file_content(scaffold_service("user"), "src/config.ts")

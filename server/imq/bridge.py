@@ -341,7 +341,7 @@ async def generate_client(
             f"Generated the {service} client from the running service on {address}: {directory / service}.ts."
         )
     else:
-        if address.is_imq_default and find_rpc_project(directory) is None:
+        if address.is_imq_default and _rpc_project(runner, directory) is None:
             return runner.missing_imq()  # imq's own broker, no imq, and no project rpc to use instead
         # Before node runs: with no Redis there, the generator would retry until its timeout.
         unreachable = await probe_broker(address)
@@ -368,7 +368,8 @@ async def generate_client(
         )
         how = (
             f"Generated the {service} client from the running service on {address} through the project's "
-            f"own @imqueue/rpc {version or ''} in {project} (IMQClient.create, as imq client generate "
+            f"own @imqueue/rpc{f' {version}' if version else ''} in {project} (IMQClient.create, as imq "
+            "client generate "
             f"runs it; {why}): {directory / service}.ts."
         )
     result = word_outcome(
@@ -411,7 +412,7 @@ def _prepare_generator(
         if not address.is_imq_default
         else "imq is not installed"
     )
-    project = find_rpc_project(directory) or find_rpc_project(runner.current_directory())
+    project = _rpc_project(runner, directory)
     if project is None:
         return refused(
             f"{reason}, so the client is generated through the project's own @imqueue/rpc, and no "
@@ -430,6 +431,11 @@ def _prepare_generator(
     except OSError as error:
         return refused(f"The output folder {directory} cannot be created: {error.strerror or error}.")
     return node, project, installed_rpc_version(project)
+
+
+def _rpc_project(runner: ImqRunner, directory: Path) -> Path | None:
+    """The project to generate through: the output folder's, else the working directory's."""
+    return find_rpc_project(directory) or find_rpc_project(runner.current_directory())
 
 
 def _describe_seconds(runner: ImqRunner) -> float:

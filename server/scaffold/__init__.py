@@ -2,4 +2,5 @@
 
 types.py      service names, the Param/Method input models, TypeScript type analysis
 templates.py  the service and client templates, as structured data and markdown
+manifest.py   their package.json (ESM, the documented majors pinned) and the IMQ_REDIS broker config
 """
