@@ -5,6 +5,9 @@
     bench_server.py `python -m benchmarks.bench_server`: cold start, stdio round trips, hosted
                     throughput, each beside a bare SDK server
     soak.py         `python -m benchmarks.soak`: a long run of many clients; errors and RSS
+    journeys.py     `python -m benchmarks.journeys`: scripted agent journeys on the real stack,
+                    counting the hand fixes each needs (journey_kit.py: its parts)
+    stack.py        where .ci/install-imq.sh built @imqueue 3.x and imq; a Redis; process groups
     baseline.py     the rank-bm25 baseline: corpus -> BM25Okapi -> results in the kpi format
     scoring.py      runs the shared kpi scripts on results files and reads their figures back
     paths.py, machine.py, processes.py   where ../shared is, what machine ran, stopping children

