@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import cv, example_kpi, nested, restraint, scoring
+from . import cv, example_kpi, nested, restraint, scoring, unanswerable
 from .baseline import Bm25Baseline, baseline_documents
 from .machine import machine
 from .paths import REPO, kpi_dir, shared_dir, site_dir
@@ -93,7 +93,8 @@ def write_results(path: Path, queries: list[str], line_for: Ranker) -> float:
 Ranker = Callable[[str], dict[str, Any]]  # query -> one results line
 
 
-def build_sides(shared: Path) -> tuple[dict[str, Ranker], dict[str, float]]:
+def build_sides(shared: Path) -> tuple[dict[str, Ranker], dict[str, float], Any]:
+    """Both rankers over the mirror, their build times, and our snapshot (built once a run)."""
     from imqueue_mcp.build_index import build
     from imqueue_mcp.build_index.search_cli import batch_line
 
@@ -105,13 +106,13 @@ def build_sides(shared: Path) -> tuple[dict[str, Ranker], dict[str, float]]:
     baseline = Bm25Baseline(baseline_documents(snapshot.corpus.documents))
     bm25_seconds = time.perf_counter() - start
     sides: dict[str, Ranker] = {"ours": lambda query: batch_line(index, query), "bm25": baseline.batch_line}
-    return sides, {"ours": ours_seconds, "bm25": bm25_seconds}
+    return sides, {"ours": ours_seconds, "bm25": bm25_seconds}, snapshot
 
 
 Figures = dict[str, dict[str, Any]]  # side -> figure name -> value
 
 
-def measure(shared: Path, out: Path, skip_artificial: bool) -> tuple[Figures, dict[str, Any]]:
+def measure(shared: Path, out: Path, skip_artificial: bool) -> tuple[Figures, dict[str, Any], Any]:
     kpi = kpi_dir(shared)
     out.mkdir(parents=True, exist_ok=True)
     scoring.emit_gold_queries(kpi, out / "queries-gold.jsonl")
@@ -124,7 +125,7 @@ def measure(shared: Path, out: Path, skip_artificial: bool) -> tuple[Figures, di
         query_sets["artificial"] = scoring.artificial_queries(kpi)
 
     log(f"building both indexes from {site_dir(shared)}")
-    sides, build_seconds = build_sides(shared)
+    sides, build_seconds, snapshot = build_sides(shared)
     timings: dict[str, Any] = {
         "build": build_seconds,
         "rank": {},
@@ -144,7 +145,7 @@ def measure(shared: Path, out: Path, skip_artificial: bool) -> tuple[Figures, di
             figures[side].update(
                 scoring.artificial_figures(kpi, out / f"{side}-artificial.jsonl", out / f"{side}-artificial")
             )
-    return figures, timings
+    return figures, timings, snapshot
 
 
 # --- presentation -------------------------------------------------------------------------
@@ -175,10 +176,15 @@ def bar_text(row: Row) -> str:
 def table(figures: dict[str, dict[str, Any]]) -> str:
     """Ours nested-CV (the headline; named cases and generated queries are in-sample only), plain
     CV, in-sample, the gap in-sample minus nested, rank-bm25 (nothing to fit: one figure), the bar."""
-    ours, bm25, nested, plain = figures["ours"], figures["bm25"], figures["ours_nested"], figures["ours_plain"]
+    ours, bm25, nested, plain = (
+        figures["ours"],
+        figures["bm25"],
+        figures["ours_nested"],
+        figures["ours_plain"],
+    )
     lines = [
-        f"{'figure (dev half, 617 labels)':<28} {'nested CV':>9} {'plain CV':>9} {'in-sample':>10} {'gap':>6} "
-        f"{'rank-bm25':>10} {'bar':>7}  pass",
+        f"{'figure (dev half, 617 labels)':<28} {'nested CV':>9} {'plain CV':>9} {'in-sample':>10} "
+        f"{'gap':>6} {'rank-bm25':>10} {'bar':>7}  pass",
         "-" * 92,
     ]
     for row in ROWS:
@@ -222,14 +228,15 @@ def rules_table(verdicts: dict[str, dict[str, Any]], folds: int) -> str:
     constants chosen, the held-out P@1 it adds, and whether it ships."""
     lines = [
         f"{'rule (switch)':<22} {'nested on':>9} {'plain on':>9} {'held-out P@1':>13}  "
-        f"{'constants chosen per outer fold':<34} ships",
+        f"{'chosen per outer fold':<26} {'ships':<5} rules.py",
         "-" * 98,
     ]
     for name, v in verdicts.items():
         chosen = " / ".join(f"{c:g}" for c in v["chosen"])
         lines.append(
             f"{name:<22} {v['nested_on']:>4}/{folds:<4} {v['plain_on']:>4}/{folds:<4} "
-            f"{v['held_out_p1_gain']:>+13.2f}  {chosen:<34} {'yes' if v['keep'] else 'NO'}"
+            f"{v['held_out_p1_gain']:>+13.2f}  {chosen:<26} {'yes' if v['keep'] else 'NO':<5} "
+            f"{v['rules_py']:g}"
         )
     return "\n".join(lines)
 
@@ -316,18 +323,16 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def cross_validate(shared: Path, out: Path, folds_wanted: int) -> dict[str, Any]:
+def cross_validate(shared: Path, out: Path, folds_wanted: int, snapshot: Any) -> dict[str, Any]:
     """Nested and plain topic-grouped CV of the switched rules (benchmarks/nested.py); each
     figure set scored by evaluate.py on a results file made from the in-sample one, its gold
     lines replaced by the held-out ones (the restraint sample lines are kept as they are)."""
-    from imqueue_mcp.build_index import build
-
     kpi = kpi_dir(shared)
     scorer = cv.load_scorer(kpi)
     gold = json.loads((kpi / "gold-dev.json").read_text(encoding="utf-8"))
     cases = cv.headline_cases(gold)
     folds = cv.topic_folds(cases, folds_wanted)
-    evaluator = cv.Evaluator(build(mirror=site_dir(shared)).corpus)
+    evaluator = cv.Evaluator(snapshot.corpus)
     log(
         f"nested CV: {len(folds)} outer topic folds of {[len(f) for f in folds]}, "
         f"{nested.INNER_FOLDS} inner, {len(nested.SWITCHES)} switched rules"
@@ -383,12 +388,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     shared = shared_dir(args.shared)
     start = time.perf_counter()
-    figures, timings = measure(shared, args.out.resolve(), args.skip_artificial)
+    figures, timings, snapshot = measure(shared, args.out.resolve(), args.skip_artificial)
     cv_start = time.perf_counter()
-    crossed = cross_validate(shared, args.out.resolve(), args.folds)
+    crossed = cross_validate(shared, args.out.resolve(), args.folds, snapshot)
     figures["ours_nested"], figures["ours_plain"] = crossed["figures"]["nested"], crossed["figures"]["plain"]
     timings["cv"] = time.perf_counter() - cv_start
     held_back = measure_restraint(shared, args.out.resolve())
+    written = unanswerable.measure(
+        snapshot.index(), json.loads(unanswerable.DEFAULT_QUESTIONS.read_text(encoding="utf-8"))
+    )
     timings["total"] = time.perf_counter() - start
     # The headline: the cross-validated gold figures; named cases and generated queries in-sample.
     headline = {**figures["ours"], **figures["ours_nested"]}
@@ -416,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  right #1 marked low                      {held_back.right_low:5.1f}%  "
         f"(n = {held_back.right}, bar <= {restraint.MAX_RIGHT_LOW:g}%)"
     )
+    print("\n" + unanswerable.report(written))
     rank = timings["rank"]
     print(
         "\nranking time: "
@@ -460,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         "gap_micro_p1": round(figures["ours"]["micro_p1"] - figures["ours_nested"]["micro_p1"], 2),
         "cv": {k: v for k, v in crossed.items() if k != "figures"},
         "restraint": dataclasses.asdict(held_back),
+        "restraint_questions": dataclasses.asdict(written),
         "pass": {r.key: passes(headline.get(r.key), r) for r in ROWS if r.bar is not None},
         "floors": {"checked": bool(args.check_floors), "failures": floor_failures},
     }

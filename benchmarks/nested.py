@@ -51,6 +51,8 @@ SWITCHES: dict[str, tuple[float, ...]] = {
     "SHARED_RUN_BOOST": (0.0, 0.25),
     "COVERAGE_FLOOR": (0.0, 0.34),
 }
+# Feedback re-weighs the page scores, which only PAGE_FUSION brings into the ranking.
+REQUIRES = {"FEEDBACK_WEIGHT": "PAGE_FUSION"}
 MIN_GAIN = cv.MIN_GAIN  # objective points a move must add to be taken
 
 Setting = dict[str, float]
@@ -134,15 +136,18 @@ def select(memo: Memo, cases: Sequence[Mapping[str, Any]], train: Sequence[int],
     import numpy as np
 
     inner = cv.topic_folds([cases[i] for i in train], INNER_FOLDS)
-    pieces = [(np.array([train[i] for i in fold]), np.array(sorted(set(train) - {train[i] for i in fold})))
-              for fold in inner]
+    pieces = [
+        (np.array([train[i] for i in fold]), np.array(sorted(set(train) - {train[i] for i in fold})))
+        for fold in inner
+    ]
     fits = [ascend(memo, inner_train, base) for _held, inner_train in pieces]
     chosen: Setting = {}
     for name in SWITCHES:
         value = on_value(name, fits, base)
         off = SWITCHES[name][0]
         gain = sum(
-            len(held) * (memo.objective({**fit, name: value}, held) - memo.objective({**fit, name: off}, held))
+            len(held)
+            * (memo.objective({**fit, name: value}, held) - memo.objective({**fit, name: off}, held))
             for (held, _t), fit in zip(pieces, fits, strict=True)
         )
         # no held-out difference either way: the inner fits' majority stands
@@ -215,7 +220,10 @@ def verdicts(outcome: Outcome) -> dict[str, dict[str, Any]]:
             "chosen": chosen,
             "held_out_p1_gain": outcome.held_out_gain[name],
             "keep": on * 2 > folds and outcome.held_out_gain[name] >= 0,
+            "rules_py": shipped()[name],
         }
+    for name, needed in REQUIRES.items():  # a rule that acts only through another ships with it
+        out[name]["keep"] = out[name]["keep"] and out[needed]["keep"]
     return out
 
 

@@ -93,9 +93,7 @@ def page_fields(documents: Sequence[Document]) -> tuple[list[int], list[dict[str
 def fielded_postings(fields: Sequence[dict[str, list[str]]]) -> dict[str, dict[int, float]]:
     """stem -> {page: saturated BM25F evidence}: per field, weight x count / its length norm,
     summed over the fields, then tf (k + 1) / (tf + k) with k = PAGE_SATURATION."""
-    average = {
-        name: (sum(len(page[name]) for page in fields) / len(fields)) or 1.0 for name in PAGE_FIELDS
-    }
+    average = {name: (sum(len(page[name]) for page in fields) / len(fields)) or 1.0 for name in PAGE_FIELDS}
     b, k = rules.PAGE_LENGTH_NORMALISATION, rules.PAGE_SATURATION
     evidence: dict[str, dict[int, float]] = defaultdict(dict)
     for page, per_field in enumerate(fields):
@@ -134,7 +132,13 @@ class Tables:
 
 class PageIndex:
     def __init__(self, page_of: bytes, stems_: list[str], starts: bytes, pages: bytes, values: bytes) -> None:
-        self.wire = {"page_of": page_of, "stems": stems_, "starts": starts, "pages": pages, "values": values}
+        self.wire: dict[str, Any] = {
+            "page_of": page_of,
+            "stems": stems_,
+            "starts": starts,
+            "pages": pages,
+            "values": values,
+        }
         self._tables: Tables | None = None
 
     @classmethod
@@ -147,7 +151,9 @@ class PageIndex:
                 pages.append(page)
                 values.append(row[page])
             starts.append(len(pages))
-        return cls(array("I", page_of).tobytes(), list(postings), starts.tobytes(), pages.tobytes(), values.tobytes())
+        return cls(
+            array("I", page_of).tobytes(), list(postings), starts.tobytes(), pages.tobytes(), values.tobytes()
+        )
 
     def to_wire(self) -> dict[str, Any]:
         return dict(self.wire)
@@ -210,7 +216,7 @@ class PageIndex:
             terms.append(tables.page_terms[start:end])
             masses.append(values * (page_share / values.sum()))
         distinct, where = np.unique(np.concatenate(terms), return_inverse=True)
-        mass = np.bincount(where.reshape(-1), weights=np.concatenate(masses))
+        mass: Floats = np.bincount(where.reshape(-1), weights=np.concatenate(masses)).astype(np.float64)
         # RM3's P(w|R), times idf: on a docs site every page says the product's name, which
         # feedback must not pick; the query's own stems and stems of two letters are not feedback
         mass *= tables.idf[distinct] * tables.long[distinct]
@@ -238,7 +244,7 @@ class PageIndex:
             values.append(tables.term_values[start:end] * (weight * tables.idf[term]))
         result: Floats = np.bincount(
             np.concatenate(pages), weights=np.concatenate(values), minlength=tables.pages
-        )
+        ).astype(np.float64, copy=False)
         return result
 
     def record_factor(self, query: str) -> tuple[Floats | None, Floats | None, list[str]]:
@@ -252,4 +258,3 @@ class PageIndex:
             return None, None, feedback
         share = (scores / top)[self.tables().page_of]
         return 1 + rules.PAGE_FUSION * share, share, feedback
-

@@ -666,13 +666,14 @@ def confidence_line(score: float, coverage: float) -> str:
     """Why the hit's confidence is what it is (ranker.confidence), naming the thresholds."""
     level = confidence_of(score, coverage)
     if coverage < rules.CONFIDENCE_MIN_COVERAGE:
-        why = f"matches {coverage:.2f} of the query, under CONFIDENCE_MIN_COVERAGE {rules.CONFIDENCE_MIN_COVERAGE:g}"
+        floor = rules.CONFIDENCE_MIN_COVERAGE
+        why = f"matches {coverage:.2f} of the query, under CONFIDENCE_MIN_COVERAGE {floor:g}"
     elif level == "low":
         why = f"score under CONFIDENCE_LOW_SCORE {rules.CONFIDENCE_LOW_SCORE:g}"
     elif level == "high":
         why = f"score at or over CONFIDENCE_HIGH_SCORE {rules.CONFIDENCE_HIGH_SCORE:g}"
     else:
-        why = f"score between CONFIDENCE_LOW_SCORE and CONFIDENCE_HIGH_SCORE; matches {coverage:.2f} of the query"
+        why = f"score between CONFIDENCE_LOW_SCORE and CONFIDENCE_HIGH_SCORE; matches {coverage:.2f} of it"
     return f"confidence {level}: {why}"
 
 

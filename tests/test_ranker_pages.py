@@ -27,8 +27,12 @@ def fusion_corpus() -> Index:
     one record of it says both words; /notes/ is one record that mentions both in passing."""
     return index_of(
         page("/guide/retry/", "Retry", summary="How a failed call is tried again"),
-        section("/guide/retry/#backoff", "Backoff", text="Wait longer between attempts", parent="/guide/retry/"),
-        page("/notes/", "Release notes", summary="Fixed a retry backoff bug, updated the logo and the footer"),
+        section(
+            "/guide/retry/#backoff", "Backoff", text="Wait longer between attempts", parent="/guide/retry/"
+        ),
+        page(
+            "/notes/", "Release notes", summary="Fixed a retry backoff bug, updated the logo and the footer"
+        ),
         page("/about/", "About", summary="Who writes the software"),
     )
 
@@ -55,8 +59,18 @@ def feedback_corpus() -> Index:
     section of the same length, but only /worker/ shares the graceful page's other words."""
     return index_of(
         page("/graceful/", "Graceful shutdown", summary="Drain inflight calls on sigterm"),
-        section("/worker/#stop", "Stopping", text="drain inflight calls on sigterm before shutdown", parent="/worker/"),
-        section("/a-pool/#close", "Closing", text="close every open database socket before shutdown", parent="/a-pool/"),
+        section(
+            "/worker/#stop",
+            "Stopping",
+            text="drain inflight calls on sigterm before shutdown",
+            parent="/worker/",
+        ),
+        section(
+            "/a-pool/#close",
+            "Closing",
+            text="close every open database socket before shutdown",
+            parent="/a-pool/",
+        ),
         page("/about/", "About", summary="Who writes the software"),
     )
 
@@ -82,7 +96,9 @@ def test_a_word_in_a_pages_title_outweighs_it_in_another_pages_body(monkeypatch:
     def best(index: Index) -> str:
         scores, _ = index.inverted.pages.evidence("tracing")
         top = int(scores.argmax())
-        return next(d.path for i, d in enumerate(documents) if index.inverted.pages.tables().page_of[i] == top)
+        return next(
+            d.path for i, d in enumerate(documents) if index.inverted.pages.tables().page_of[i] == top
+        )
 
     monkeypatch.setattr(rules, "FEEDBACK_WEIGHT", 0.0)
     assert best(index_of(*documents)) == "/tracing/"
@@ -107,7 +123,9 @@ def coverage_corpus() -> Index:
     )
 
 
-def test_a_hit_matching_little_of_the_query_is_low_whatever_its_score(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hit_matching_little_of_the_query_is_low_whatever_its_score(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 0.0)
     monkeypatch.setattr(rules, "CONFIDENCE_MIN_COVERAGE", 0.3)
     response = coverage_corpus().search("deploy to lambda kinesis")

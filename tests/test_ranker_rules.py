@@ -202,7 +202,8 @@ def test_inflections_match_form_to_form(monkeypatch: pytest.MonkeyPatch, query: 
     assert paths(response) == ["/hit/"]
     assert response.corrected is None  # reached as an inflection, not as a typo
     assert any(
-        line.startswith(f"{query!r} -> {written!r} (INFLECTION_WEIGHT x") for line in response.results[0].explanation
+        line.startswith(f"{query!r} -> {written!r} (INFLECTION_WEIGHT x")
+        for line in response.results[0].explanation
     )
 
     monkeypatch.setattr(index_module, "inflection_roots", lambda word: frozenset({word}))
@@ -744,7 +745,10 @@ def test_explain_lines_for_matches_demotions_and_caps() -> None:
     lines = {hit.path: hit.explanation for hit in response.results}
     blog = lines["/blog/retries/"]
     # a match line per term: the form that reached the record, the field, the evidence
-    assert any(line.startswith("'retry' -> 'retries' (INFLECTION_WEIGHT x0.85) in title x3 (FIELD_WEIGHTS); idf ") for line in blog)
+    assert any(
+        line.startswith("'retry' -> 'retries' (INFLECTION_WEIGHT x0.85) in title x3 (FIELD_WEIGHTS); idf ")
+        for line in blog
+    )
     assert any(
         line.startswith("'retry' -> 'retry' (as written x1.00) in title x3")
         for line in lines["/guide/calls/#retry"]
