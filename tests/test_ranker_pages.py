@@ -76,6 +76,7 @@ def feedback_corpus() -> Index:
 
 
 def test_feedback_lifts_a_page_that_shares_the_best_pages_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rules, "RELATIVE_FLOOR", 0.0)  # both sections are far under the page itself
     monkeypatch.setattr(rules, "PAGE_FUSION", 0.5)
     monkeypatch.setattr(rules, "FEEDBACK_WEIGHT", 0.3)
     order = ranked(feedback_corpus(), "graceful shutdown")
