@@ -80,7 +80,7 @@ def page_fields(documents: Sequence[Document]) -> tuple[list[int], list[dict[str
             target["title"] += stems(f"{doc.title} {doc.keywords.replace(',', ' ')}")
             labelled.add(page)
         elif not own:
-            target["headings"] += stems(f"{doc.title} {doc.heading}")
+            target["headings"] += stems(doc.heading or doc.title)  # a section's title is its heading
         body = " ".join((doc.summary, doc.curated, doc.emphasis, doc.text, " ".join(doc.topics)))
         target["body"] += stems(body)
     for page, doc in ((page_of[i], d) for i, d in enumerate(documents)):

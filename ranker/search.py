@@ -373,9 +373,10 @@ def search(
     if page_factor is not None:
         factor *= page_factor[ids]
     if explain and rules.PAGE_FUSION:
+        fields = ", ".join(f"{name} x{weight:g}" for name, weight in rules.PAGE_FIELD_WEIGHTS.items())
         notes.append(
-            f"page evidence: fielded BM25 over whole pages, fused x(1 + {rules.PAGE_FUSION:g} x share "
-            "of the best page) (PAGE_FUSION)"
+            f"page evidence: fielded BM25 over whole pages ({fields}: PAGE_FIELD_WEIGHTS), fused "
+            f"x(1 + {rules.PAGE_FUSION:g} x share of the best page) (PAGE_FUSION)"
         )
     if explain and feedback:
         notes.append(

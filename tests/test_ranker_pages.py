@@ -26,7 +26,7 @@ def fusion_corpus() -> Index:
     """/guide/retry/ is about retrying with backoff as a whole (its title and a heading), but no
     one record of it says both words; /notes/ is one record that mentions both in passing."""
     return index_of(
-        page("/guide/retry/", "Retry", summary="How a failed call is tried again"),
+        page("/guide/retry/", "Retry", summary="How a failed call is retried"),
         section(
             "/guide/retry/#backoff", "Backoff", text="Wait longer between attempts", parent="/guide/retry/"
         ),
