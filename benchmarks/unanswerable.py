@@ -7,6 +7,7 @@ it was written from) and ~30 about things the imqueue docs never cover (their to
 absent from the pages). Each is searched as search_docs does (limit 6); the figures:
 
     unanswerable marked weak     the more the better: the answer says the docs may not cover it
+                                 (weak, or no result at all)
     answerable marked weak       the fewer the better: a right answer called weak is noise
     answerable #1 on its page    how often the page the question was written from is first
 
@@ -48,10 +49,12 @@ def page_of(path: str) -> str:
 
 
 def measure(index: Any, questions: dict[str, Any]) -> Figures:
-    """Each question searched at search_docs's default limit; weak as the response reports it."""
+    """Each question searched at search_docs's default limit; weak as the response reports it,
+    or no result at all (a miss is restraint too, as in the quarantine figure)."""
 
     def weak(query: str) -> bool:
-        return bool(index.search(query, limit=6).weak)
+        response = index.search(query, limit=6)
+        return bool(response.weak or not response.results)
 
     answerable = questions["answerable"]
     unanswerable = questions["unanswerable"]

@@ -407,3 +407,24 @@ def test_nested_cv_chooses_each_rule_inside_the_folds_and_scores_every_label(
     lines = nested.lines_for(evaluator, cases, folds, outcome.nested)
     assert [line["query"] for line in lines] == [c["query"] for c in cases]
     assert outcome.settings_ranked >= 1 and all(len(v) == 2 for v in outcome.fold_p1.values())
+
+
+def test_restraint_questions_count_weak_answers_per_kind() -> None:
+    from imqueue_mcp.build_index import build
+
+    from benchmarks import unanswerable
+    from conftest import tiny_site
+
+    index = build(mirror=tiny_site()).index()
+    questions = {
+        "answerable": [{"query": "redis queue", "page": "/api/core/latest/core.redisqueue/"}],
+        "unanswerable": [{"query": "terraform kubernetes helm lambda"}, {"query": "quux zzyzx"}],
+    }
+    figures = unanswerable.measure(index, questions)
+    assert (figures.answerable, figures.unanswerable) == (1, 2)
+    assert figures.answerable_first_on_page == 100.0
+    # words no record holds: a miss (nothing found) is not "answered with confidence"
+    assert figures.unanswerable_weak == 100.0 and figures.missed_unanswerable == []
+    assert "unanswerable marked weak" in unanswerable.report(figures)
+    shipped = json.loads(unanswerable.DEFAULT_QUESTIONS.read_text(encoding="utf-8"))
+    assert len(shipped["answerable"]) >= 30 and len(shipped["unanswerable"]) >= 30
