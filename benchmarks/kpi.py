@@ -284,9 +284,8 @@ def check_floors(figures: dict[str, Any], floors: dict[str, float]) -> list[str]
 def write_floors(path: Path, floors: dict[str, float]) -> None:
     body = {
         "_about": "dev-half floors for ours, nested topic-grouped CV (cases_passed in-sample); "
-        "--check-floors fails a figure more than 1 point below its floor (never_returned is a ceiling). Set to this "
-        "run's figures with "
-        "python -m benchmarks.kpi --write-floors.",
+        "--check-floors fails a figure more than 1 point below its floor (never_returned is a "
+        "ceiling). Set to this run's figures with python -m benchmarks.kpi --write-floors.",
         **floors,
     }
     path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
