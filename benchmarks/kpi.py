@@ -452,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"FLOOR FAILED  {failure}")
         if not floor_failures:
             print(
-                f"floors: all {sum(1 for k in floors if not k.startswith('_'))} cross-validated figures hold "
+                f"floors: all {sum(1 for k in floors if not k.startswith('_'))} nested-CV figures hold "
                 f"({args.floors.name}, tolerance {TOLERANCE:g} point)"
             )
 
