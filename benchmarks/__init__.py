@@ -1,6 +1,9 @@
 """benchmarks: figures, printed side by side with a baseline measured in the same run.
 
     kpi.py          `python -m benchmarks.kpi`: ranking relevance (the shared scorer), floors
+    nested.py       the nested topic-grouped CV of the ranking rules that heads the KPI (on cv.py)
+    cv.py           topic folds, ranking under a setting of rules.py, evaluate.py's per-label verdicts
+    unanswerable.py `python -m benchmarks.unanswerable`: restraint on questions written for it
     speed.py        `python -m benchmarks.speed`: build, load, per-query latency, peak RSS
     bench_server.py `python -m benchmarks.bench_server`: cold start, stdio round trips, hosted
                     throughput, each beside a bare SDK server

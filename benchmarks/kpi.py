@@ -1,17 +1,16 @@
 """Relevance KPI, ours vs the plain rank-bm25 baseline, scored by the shared kpi scripts.
 
-    python -m benchmarks.kpi [--out DIR] [--shared PATH] [--skip-artificial]
+    python -m benchmarks.kpi [--out DIR] [--shared PATH] [--skip-artificial] [--folds K]
                              [--check-floors] [--write-floors] [--floors FILE]
-                             [--fit [--fit-passes N] | --no-fit] [--constants FILE] [--folds K]
 
 Builds the index from <shared>/site, writes one results file per (side, query set) into --out,
 scores each with evaluate.py / ranking_cases.py, prints a side-by-side table with the
-acceptance bar, then one JSON line. The headline is cross-validated (benchmarks/cv.py): the
-gold labels in K folds by topic, each fold ranked with the constants fitted on the others
-(stored in benchmarks/cv-constants.json; --fit recomputes them, --no-fit uses rules.py's),
-scored by evaluate.py; the in-sample figures stand beside it with the gap. --check-floors
-exits 1 when a cross-validated figure of ours is more than one point below its floor in
-floors.json (above, for the never-returned ceiling; named cases are in-sample).
+acceptance bar, then one JSON line. The headline is the nested topic-grouped CV of the ranking
+rules (benchmarks/nested.py): each rule a switch chosen inside the folds, each outer fold
+ranked with the rules its inner CV kept; the plain CV (switches fitted on the training folds,
+no inner check) and the in-sample figures stand beside it. --check-floors exits 1 when a
+nested-CV figure of ours is more than one point below its floor in floors.json (above, for the
+never-returned ceiling; named cases are in-sample).
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import cv, example_kpi, restraint, scoring
+from . import cv, example_kpi, nested, restraint, scoring, unanswerable
 from .baseline import Bm25Baseline, baseline_documents
 from .machine import machine
 from .paths import REPO, kpi_dir, shared_dir, site_dir
@@ -94,7 +93,8 @@ def write_results(path: Path, queries: list[str], line_for: Ranker) -> float:
 Ranker = Callable[[str], dict[str, Any]]  # query -> one results line
 
 
-def build_sides(shared: Path) -> tuple[dict[str, Ranker], dict[str, float]]:
+def build_sides(shared: Path) -> tuple[dict[str, Ranker], dict[str, float], Any]:
+    """Both rankers over the mirror, their build times, and our snapshot (built once a run)."""
     from imqueue_mcp.build_index import build
     from imqueue_mcp.build_index.search_cli import batch_line
 
@@ -106,13 +106,13 @@ def build_sides(shared: Path) -> tuple[dict[str, Ranker], dict[str, float]]:
     baseline = Bm25Baseline(baseline_documents(snapshot.corpus.documents))
     bm25_seconds = time.perf_counter() - start
     sides: dict[str, Ranker] = {"ours": lambda query: batch_line(index, query), "bm25": baseline.batch_line}
-    return sides, {"ours": ours_seconds, "bm25": bm25_seconds}
+    return sides, {"ours": ours_seconds, "bm25": bm25_seconds}, snapshot
 
 
 Figures = dict[str, dict[str, Any]]  # side -> figure name -> value
 
 
-def measure(shared: Path, out: Path, skip_artificial: bool) -> tuple[Figures, dict[str, Any]]:
+def measure(shared: Path, out: Path, skip_artificial: bool) -> tuple[Figures, dict[str, Any], Any]:
     kpi = kpi_dir(shared)
     out.mkdir(parents=True, exist_ok=True)
     scoring.emit_gold_queries(kpi, out / "queries-gold.jsonl")
@@ -125,7 +125,7 @@ def measure(shared: Path, out: Path, skip_artificial: bool) -> tuple[Figures, di
         query_sets["artificial"] = scoring.artificial_queries(kpi)
 
     log(f"building both indexes from {site_dir(shared)}")
-    sides, build_seconds = build_sides(shared)
+    sides, build_seconds, snapshot = build_sides(shared)
     timings: dict[str, Any] = {
         "build": build_seconds,
         "rank": {},
@@ -145,7 +145,7 @@ def measure(shared: Path, out: Path, skip_artificial: bool) -> tuple[Figures, di
             figures[side].update(
                 scoring.artificial_figures(kpi, out / f"{side}-artificial.jsonl", out / f"{side}-artificial")
             )
-    return figures, timings
+    return figures, timings, snapshot
 
 
 # --- presentation -------------------------------------------------------------------------
@@ -174,31 +174,36 @@ def bar_text(row: Row) -> str:
 
 
 def table(figures: dict[str, dict[str, Any]]) -> str:
-    """Ours cross-validated (the headline; named cases and generated queries are in-sample only),
-    ours in-sample, the gap, rank-bm25 (no constants to fit: one figure), the bar."""
-    ours, bm25, crossed = figures["ours"], figures["bm25"], figures["ours_cv"]
+    """Ours nested-CV (the headline; named cases and generated queries are in-sample only), plain
+    CV, in-sample, the gap in-sample minus nested, rank-bm25 (nothing to fit: one figure), the bar."""
+    ours, bm25, nested, plain = (
+        figures["ours"],
+        figures["bm25"],
+        figures["ours_nested"],
+        figures["ours_plain"],
+    )
     lines = [
-        f"{'figure (dev half, 617 labels)':<28} {'ours CV':>9} {'in-sample':>10} {'gap':>6} "
-        f"{'rank-bm25':>10} {'bar':>7}  pass",
-        "-" * 82,
+        f"{'figure (dev half, 617 labels)':<28} {'nested CV':>9} {'plain CV':>9} {'in-sample':>10} "
+        f"{'gap':>6} {'rank-bm25':>10} {'bar':>7}  pass",
+        "-" * 92,
     ]
     for row in ROWS:
-        a, b, c = ours.get(row.key), bm25.get(row.key), crossed.get(row.key)
+        a, b, c, p = ours.get(row.key), bm25.get(row.key), nested.get(row.key), plain.get(row.key)
         gap_text = f"{a - c:+.1f}" if isinstance(a, float) and isinstance(c, float) else ""
+        a_text, b_text, c_text, p_text = show(a, row), show(b, row), show(c, row), show(p, row)
         if row.key == "cases_passed":
             a_text = f"{a}/{ours.get('cases_checked')}" if a is not None else "n/a"
             b_text = f"{b}/{bm25.get('cases_checked')}" if b is not None else "n/a"
-            c_text, c = "in-sample", a
-        else:
-            a_text, b_text, c_text = show(a, row), show(b, row), show(c, row)
+            c_text, p_text, c = "in-sample", "", a
         if row.key == "artificial_accuracy":
-            c_text, c = "in-sample", a
+            c_text, p_text, c = "in-sample", "", a
             if a is None:
                 a_text = b_text = "skipped"
         verdict = passes(c, row)
         mark = "" if verdict is None else ("yes" if verdict else "NO")
         lines.append(
-            f"{row.label:<28} {c_text:>9} {a_text:>10} {gap_text:>6} {b_text:>10} {bar_text(row):>7}  {mark}"
+            f"{row.label:<28} {c_text:>9} {p_text:>9} {a_text:>10} {gap_text:>6} {b_text:>10} "
+            f"{bar_text(row):>7}  {mark}"
         )
     notes = []
     for side in SIDES:
@@ -216,6 +221,24 @@ def table(figures: dict[str, dict[str, Any]]) -> str:
         if extra:
             notes.append(f"  {side}: " + "; ".join(extra))
     return "\n".join(lines + ([""] + notes if notes else []))
+
+
+def rules_table(verdicts: dict[str, dict[str, Any]], folds: int) -> str:
+    """Per switched rule: the outer folds whose nested (and plain) choice has it on, the
+    constants chosen, the held-out P@1 it adds, and whether it ships."""
+    lines = [
+        f"{'rule (switch)':<22} {'nested on':>9} {'plain on':>9} {'held-out P@1':>13}  "
+        f"{'chosen per outer fold':<26} {'ships':<5} rules.py",
+        "-" * 98,
+    ]
+    for name, v in verdicts.items():
+        chosen = " / ".join(f"{c:g}" for c in v["chosen"])
+        lines.append(
+            f"{name:<22} {v['nested_on']:>4}/{folds:<4} {v['plain_on']:>4}/{folds:<4} "
+            f"{v['held_out_p1_gain']:>+13.2f}  {chosen:<26} {'yes' if v['keep'] else 'NO':<5} "
+            f"{v['rules_py']:g}"
+        )
+    return "\n".join(lines)
 
 
 # --- floors -------------------------------------------------------------------------------
@@ -260,10 +283,9 @@ def check_floors(figures: dict[str, Any], floors: dict[str, float]) -> list[str]
 
 def write_floors(path: Path, floors: dict[str, float]) -> None:
     body = {
-        "_about": "dev-half floors for ours, cross-validated (cases_passed in-sample); --check-floors "
-        "fails a figure more than 1 point below its floor (never_returned is a ceiling). Set to this "
-        "run's figures with "
-        "python -m benchmarks.kpi --write-floors.",
+        "_about": "dev-half floors for ours, nested topic-grouped CV (cases_passed in-sample); "
+        "--check-floors fails a figure more than 1 point below its floor (never_returned is a "
+        "ceiling). Set to this run's figures with python -m benchmarks.kpi --write-floors.",
         **floors,
     }
     path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
@@ -296,84 +318,49 @@ def parser() -> argparse.ArgumentParser:
         help="set the floors to this run's figures (rounded down to 0.1)",
     )
     ap.add_argument("--skip-artificial", action="store_true", help="skip the 10,499 generated queries")
-    ap.add_argument(
-        "--constants",
-        type=Path,
-        default=cv.DEFAULT_CONSTANTS,
-        help="per-fold fitted constants (default benchmarks/cv-constants.json)",
-    )
-    fitting = ap.add_mutually_exclusive_group()
-    fitting.add_argument(
-        "--fit", action="store_true", help="refit the per-fold constants (coordinate ascent) and store them"
-    )
-    fitting.add_argument(
-        "--no-fit",
-        action="store_true",
-        help="cross-validate the rules.py values as they are (every fold alike)",
-    )
-    ap.add_argument(
-        "--fit-passes", type=int, default=cv.PASSES, help=f"coordinate-ascent sweeps (default {cv.PASSES})"
-    )
     ap.add_argument("--folds", type=int, default=cv.FOLDS, help="topic folds (default 5)")
     return ap
 
 
-def cross_validate(
-    shared: Path, out: Path, args: argparse.Namespace
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The gold queries ranked fold by fold with held-out constants, scored by evaluate.py like
-    the in-sample file (whose other lines, the restraint sample, are kept as they are)."""
-    from imqueue_mcp.build_index import build
-
+def cross_validate(shared: Path, out: Path, folds_wanted: int, snapshot: Any) -> dict[str, Any]:
+    """Nested and plain topic-grouped CV of the switched rules (benchmarks/nested.py); each
+    figure set scored by evaluate.py on a results file made from the in-sample one, its gold
+    lines replaced by the held-out ones (the restraint sample lines are kept as they are)."""
     kpi = kpi_dir(shared)
     scorer = cv.load_scorer(kpi)
     gold = json.loads((kpi / "gold-dev.json").read_text(encoding="utf-8"))
     cases = cv.headline_cases(gold)
-    folds = cv.topic_folds(cases, args.folds)
-    labels = str(scorer.fingerprint(gold["queries"]))
-    evaluator = cv.Evaluator(build(mirror=site_dir(shared)).corpus)
-    problems: list[str] = []
-    if args.fit:
-        log(
-            f"fitting {len(cv.tunable_constants())} constants on {args.folds} topic folds "
-            f"({args.fit_passes} sweep(s))"
-        )
-        result = cv.fit(evaluator, scorer, cases, folds, passes=args.fit_passes)
-        cv.write_constants(args.constants, result, folds, cases, labels, args.fit_passes)
-        log(
-            f"fitted in {result.seconds:.0f} s ({result.settings_ranked} settings ranked) -> {args.constants}"
-        )
-        per_fold = result.constants
-        source = f"fitted now -> {args.constants.name}"
-    elif args.no_fit:
-        per_fold = [cv.tunable_constants() for _ in folds]
-        source = "rules.py values in every fold (--no-fit)"
-    else:
-        stored = cv.read_constants(args.constants, folds, labels)
-        per_fold, problems = stored.per_fold, stored.problems
-        source = f"stored per-fold constants ({args.constants.name})"
-    log(f"cross-validation: {len(folds)} folds of {[len(f) for f in folds]} queries, {source}")
-    lines = cv.cross_validated_lines(evaluator, cases, folds, per_fold)
-    by_query = {line["query"]: line for line in lines}
+    folds = cv.topic_folds(cases, folds_wanted)
+    evaluator = cv.Evaluator(snapshot.corpus)
+    log(
+        f"nested CV: {len(folds)} outer topic folds of {[len(f) for f in folds]}, "
+        f"{nested.INNER_FOLDS} inner, {len(nested.SWITCHES)} switched rules"
+    )
+    outcome = nested.run(evaluator, scorer, cases, folds)
+    log(f"{outcome.settings_ranked} settings ranked in {outcome.seconds:.0f} s")
     in_sample = (out / "ours-gold.jsonl").read_text(encoding="utf-8").splitlines()
-    results = out / "ours-cv-gold.jsonl"
-    with results.open("w", encoding="utf-8") as handle:
-        for text in in_sample:
-            query = json.loads(text)["query"]
-            line = by_query.get(query)
-            handle.write((json.dumps(line, ensure_ascii=False) if line else text) + "\n")
-    figures = scoring.gold_figures(kpi, results, out / "ours-cv-gold")
-    shipped = cv.per_query(scorer, cases, [json.loads(t) for t in in_sample])
-    crossed = cv.per_query(scorer, cases, lines)
-    detail = {
+    figures: dict[str, Any] = {}
+    for name, per_fold in (("nested", outcome.nested), ("plain", outcome.plain)):
+        lines = nested.lines_for(evaluator, cases, folds, per_fold)
+        by_query = {line["query"]: line for line in lines}
+        results = out / f"ours-{name}-gold.jsonl"
+        with results.open("w", encoding="utf-8") as handle:
+            for text in in_sample:
+                line = by_query.get(json.loads(text)["query"])
+                handle.write((json.dumps(line, ensure_ascii=False) if line else text) + "\n")
+        figures[name] = scoring.gold_figures(kpi, results, out / f"ours-{name}-gold")
+    return {
+        "figures": figures,
         "folds": [len(f) for f in folds],
-        "constants": source,
-        "problems": problems,
-        "fold_micro_p1": {"cv": cv.fold_p1(crossed, folds), "rules": cv.fold_p1(shipped, folds)},
-        "changed": [{n: v for n, v in s.items() if v != cv.tunable_constants()[n]} for s in per_fold],
-        "build_time_constants": sorted(evaluator.build_names),
+        "inner_folds": nested.INNER_FOLDS,
+        "switches": {n: list(nested.grid(n, v)) for n, v in nested.shipped().items()},
+        "rules": nested.verdicts(outcome),
+        "fold_micro_p1": outcome.fold_p1,
+        "nested_choices": outcome.nested,
+        "plain_choices": outcome.plain,
+        "settings_ranked": outcome.settings_ranked,
+        "seconds": round(outcome.seconds, 1),
     }
-    return figures, detail
 
 
 def measure_restraint(shared: Path, out: Path) -> restraint.Restraint:
@@ -400,36 +387,35 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     shared = shared_dir(args.shared)
     start = time.perf_counter()
-    figures, timings = measure(shared, args.out.resolve(), args.skip_artificial)
+    figures, timings, snapshot = measure(shared, args.out.resolve(), args.skip_artificial)
     cv_start = time.perf_counter()
-    figures["ours_cv"], cv_detail = cross_validate(shared, args.out.resolve(), args)
+    crossed = cross_validate(shared, args.out.resolve(), args.folds, snapshot)
+    figures["ours_nested"], figures["ours_plain"] = crossed["figures"]["nested"], crossed["figures"]["plain"]
     timings["cv"] = time.perf_counter() - cv_start
     held_back = measure_restraint(shared, args.out.resolve())
+    written = unanswerable.measure(
+        snapshot.index(), json.loads(unanswerable.DEFAULT_QUESTIONS.read_text(encoding="utf-8"))
+    )
     timings["total"] = time.perf_counter() - start
     # The headline: the cross-validated gold figures; named cases and generated queries in-sample.
-    headline = {**figures["ours"], **figures["ours_cv"]}
+    headline = {**figures["ours"], **figures["ours_nested"]}
 
     print(
         f"KPI on {platform.node() or 'this machine'} — {machine()['platform']}, {machine()['cpus']} CPUs, "
         f"Python {machine()['python']}; shared {shared}"
     )
     print(table(figures))
-    folds_p1 = cv_detail["fold_micro_p1"]
+    folds_p1 = crossed["fold_micro_p1"]
     print(
-        f"\ncross-validation: {len(cv_detail['folds'])} topic folds of {cv_detail['folds']} queries, "
-        f"{cv_detail['constants']}\n"
-        f"  micro P@1 per held-out fold, CV constants: {' / '.join(f'{v:.1f}' for v in folds_p1['cv'])}\n"
-        f"  micro P@1 per held-out fold, rules.py:     {' / '.join(f'{v:.1f}' for v in folds_p1['rules'])}"
-        "  (pooled, rules.py in every fold = the in-sample column)"
+        f"\nnested CV: {len(crossed['folds'])} outer topic folds of {crossed['folds']} labels, "
+        f"{crossed['inner_folds']} inner topic folds each; {crossed['settings_ranked']} settings ranked "
+        f"in {crossed['seconds']:.0f} s\n"
+        + "".join(
+            f"  micro P@1 per held-out fold, {name + ':':<8} {' / '.join(f'{v:.1f}' for v in values)}\n"
+            for name, values in folds_p1.items()
+        )
     )
-    for f, changed in enumerate(cv_detail["changed"]):
-        if changed:
-            print(
-                f"  fold {f + 1} differs from rules.py in: "
-                + ", ".join(f"{n}={v!r}" for n, v in changed.items())
-            )
-    for problem in cv_detail["problems"]:
-        print(f"  STALE CONSTANTS  {problem}")
+    print(rules_table(crossed["rules"], len(crossed["folds"])))
     print(
         f"\nrestraint (in-sample; low = {held_back.source}):\n"
         f"  quarantine sample answered low or empty  {held_back.quarantine_low:5.1f}%  "
@@ -437,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  right #1 marked low                      {held_back.right_low:5.1f}%  "
         f"(n = {held_back.right}, bar <= {restraint.MAX_RIGHT_LOW:g}%)"
     )
+    print("\n" + unanswerable.report(written))
     rank = timings["rank"]
     print(
         "\nranking time: "
@@ -465,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"FLOOR FAILED  {failure}")
         if not floor_failures:
             print(
-                f"floors: all {sum(1 for k in floors if not k.startswith('_'))} cross-validated figures hold "
+                f"floors: all {sum(1 for k in floors if not k.startswith('_'))} nested-CV figures hold "
                 f"({args.floors.name}, tolerance {TOLERANCE:g} point)"
             )
 
@@ -474,12 +461,14 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "seconds": timings,
         "bars": {r.key: r.bar for r in ROWS},
-        "ours_cv": figures["ours_cv"],
+        "ours_nested": figures["ours_nested"],
+        "ours_plain": figures["ours_plain"],
         "ours": figures["ours"],
         "bm25": figures["bm25"],
-        "gap_micro_p1": round(figures["ours"]["micro_p1"] - figures["ours_cv"]["micro_p1"], 2),
-        "cv": cv_detail,
+        "gap_micro_p1": round(figures["ours"]["micro_p1"] - figures["ours_nested"]["micro_p1"], 2),
+        "cv": {k: v for k, v in crossed.items() if k != "figures"},
         "restraint": dataclasses.asdict(held_back),
+        "restraint_questions": dataclasses.asdict(written),
         "pass": {r.key: passes(headline.get(r.key), r) for r in ROWS if r.bar is not None},
         "floors": {"checked": bool(args.check_floors), "failures": floor_failures},
     }

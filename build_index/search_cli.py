@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from imqueue_mcp.ranker import Index, SearchResponse, response_dict, rules
-from imqueue_mcp.ranker.search import EXPLAIN_LEGEND
+from imqueue_mcp.ranker.search import EXPLAIN_LEGEND, Hit
 
 from .build import build
 from .snapshot import default_snapshot_path, load_snapshot
@@ -99,7 +99,8 @@ def batch_line(index: Index, query: str, package: str | None = None) -> dict[str
     line: dict[str, Any] = {
         "query": query,
         "results": [
-            {"u": h.path, "external": h.external, "score": round(h.score, 6)} for h in response.results
+            {"u": h.path, "external": h.external, "score": round(h.score, 6), "confidence": h.confidence}
+            for h in response.results
         ],
     }
     if response.corrected:
@@ -107,12 +108,28 @@ def batch_line(index: Index, query: str, package: str | None = None) -> dict[str
     return line
 
 
-EXPLAIN_WIDTH = 100  # --explain output fits a terminal this wide
+EXPLAIN_WIDTH = 100  # every line imq-search prints fits a terminal this wide
+TITLE_WIDTH = 36  # the plain table's title column (the explain table's: EXPLAIN_TITLE_WIDTH)
+EXPLAIN_TITLE_WIDTH = 40
+SECTION_WIDTH = 24
+ROW_LEAD = 21  # "nn  sssssss  cccccc  ": rank, score, confidence
+
+
+def cut(text: str, width: int) -> str:
+    """The text, or its head and an ellipsis, in at most `width` characters."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def shown_path(hit: Hit) -> str:
+    """A hit's place, shorter than its URL: the path on imqueue.org, host and path on imqueue.com."""
+    return f"imqueue.com{hit.path}" if hit.external else hit.path
 
 
 def print_table(response: SearchResponse, out: TextIO, explain: bool) -> None:
-    """The ranked table. With --explain: the legend and the query's notes first, then per hit a
-    row, its URL and its explanation, every line within EXPLAIN_WIDTH columns."""
+    """The ranked table, every line within EXPLAIN_WIDTH columns. Plain: rank, score, confidence,
+    a cut title and the path (cut at the end when it is longer than the line has room for). With
+    --explain: the legend and the query's notes first, then per hit a row with its section, its
+    URL and its explanation."""
     if explain:
         for line in EXPLAIN_LEGEND:
             out.write(line + "\n")
@@ -120,24 +137,25 @@ def print_table(response: SearchResponse, out: TextIO, explain: bool) -> None:
             out.write(wrapped(f"  · {note}", "      "))
     if response.corrected:
         out.write(f"(searched for: {response.corrected})\n")
-    width = min(max([len(h.title) for h in response.results] + [5]), 40 if explain else 60)
-    url_column = "" if explain else "  url"
-    header = f"{'#':>2}  {'score':>7}  {'conf':<6}  {'title':<{width}}  {'section':<24}{url_column}"
-    out.write(header.rstrip() + "\n")
+    limit = EXPLAIN_TITLE_WIDTH if explain else TITLE_WIDTH
+    width = min(max([len(h.title) for h in response.results] + [5]), limit)
+    last = f"{'section':<{SECTION_WIDTH}}" if explain else "path"
+    out.write(f"{'#':>2}  {'score':>7}  {'conf':<6}  {'title':<{width}}  {last}".rstrip() + "\n")
+    room = EXPLAIN_WIDTH - ROW_LEAD - width - 2
     for rank, hit in enumerate(response.results, 1):
-        title = hit.title if len(hit.title) <= width else hit.title[: width - 1] + "…"
-        section = hit.section if len(hit.section) <= 24 else hit.section[:23] + "…"
-        row = f"{rank:>2}  {hit.score:7.3f}  {hit.confidence:<6}  {title:<{width}}  {section:<24}"
+        row = f"{rank:>2}  {hit.score:7.3f}  {hit.confidence:<6}  {cut(hit.title, width):<{width}}  "
         if not explain:
-            out.write(f"{row}  {hit.url}\n")
+            out.write(f"{row}{cut(shown_path(hit), room)}\n")
             continue
-        out.write(row.rstrip() + "\n")
+        out.write(f"{row}{cut(hit.section, SECTION_WIDTH)}".rstrip() + "\n")
         out.write(wrapped(f"      {hit.url}", "        "))
         for line in hit.explanation:
             out.write(wrapped(f"      {line}", "        "))
     if response.weak:
-        floor = rules.CONFIDENCE_LOW_SCORE
-        out.write(f"(weak: even the best hit scores under {floor:g}; the docs may not cover this)\n")
+        out.write(
+            f"(weak: the best hit scores under {rules.CONFIDENCE_LOW_SCORE:g} or matches under "
+            f"{rules.CONFIDENCE_MIN_COVERAGE:.0%} of the query; the docs may not cover this)\n"
+        )
 
 
 def wrapped(line: str, indent: str) -> str:

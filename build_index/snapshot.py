@@ -27,7 +27,7 @@ from .feeds import CuratedLink
 from .files import SnapshotError, unwrap, wrap, write_atomically
 from .pages import Pages
 
-FORMAT_VERSION = 5  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
+FORMAT_VERSION = 6  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
 
 
 @dataclass

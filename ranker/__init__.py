@@ -4,7 +4,10 @@
     text.py    words, identifier segments, inflection roots, stopwords
     rules.py   every ranking constant, named
     index.py   inverted index (packed postings), term forms (as written, inflection, prefix, typo)
+    pages.py   whole pages as a fielded BM25 (title, headings, body) with RM3-style feedback,
+               fused with record scores by rules.PAGE_FUSION (off unless the nested CV keeps it)
     search.py  plan_query -> score_records -> multipliers -> caps -> SearchResponse
+    confidence.py  high / medium / low per hit, from its score and the share of the query it matches
     results.py the one result shape: response_dict / hit_dict (imq-search --json, search_docs)
 
 Flow: Corpus -> Index (built once, or loaded from a snapshot) -> Index.search(query) -> hits.

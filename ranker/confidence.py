@@ -1,4 +1,4 @@
-"""How much a hit's score says: high / medium / low, from two calibrated score thresholds.
+"""How much a hit says: high / medium / low, from its score and the share of the question it matches.
 
 A score is the ranker's final score (evidence x coverage x multipliers). The thresholds live in
 ranker.rules (CONFIDENCE_LOW_SCORE, CONFIDENCE_HIGH_SCORE) and are calibrated on the KPI's gold
@@ -9,6 +9,11 @@ queries by `python -m benchmarks.confidence`:
     high    at or over the score above which the #1 hit of a gold query is right at least
             90 % of the time
     medium  between the two
+
+and whatever its score, a hit is low when it matches under CONFIDENCE_MIN_COVERAGE of the
+query's idf mass, subject words that no record holds counted as unmatched: a question about
+something the docs never name ("deploy to AWS Lambda") can still score well on its other words,
+and a confident answer to half the question is the wrong answer.
 
 A response whose best hit is low is weak: nothing in the corpus matches the query well, and
 the answer says so (SearchResponse.weak).
@@ -23,7 +28,9 @@ from . import rules
 Confidence = Literal["high", "medium", "low"]
 
 
-def confidence_of(score: float) -> Confidence:
+def confidence_of(score: float, coverage: float = 1.0) -> Confidence:
+    if coverage < rules.CONFIDENCE_MIN_COVERAGE:
+        return "low"
     if score >= rules.CONFIDENCE_HIGH_SCORE:
         return "high"
     if score < rules.CONFIDENCE_LOW_SCORE:

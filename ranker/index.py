@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from . import rules
 from .corpus import Corpus, Document
+from .pages import PageIndex
 from .text import PLAIN_WORD, STOPWORDS, fold_lemma, inflection_roots, words
 
 
@@ -68,6 +69,7 @@ class InvertedIndex:
         url_order: bytes,
         answers: list[int],
         packages: list[str],
+        pages: PageIndex,
     ) -> None:
         self.documents = corpus.documents
         self.size = len(self.documents)
@@ -93,6 +95,7 @@ class InvertedIndex:
         self.url_order.frombytes(url_order)
         self.answers = frozenset(answers)  # records written as answers to a question (g=2)
         self.packages = packages  # every package a record belongs to, for the filter's check
+        self.pages = pages  # whole pages as a fielded BM25 (ranker.pages), fused with record scores
 
     @classmethod
     def build(cls, corpus: Corpus) -> InvertedIndex:
@@ -118,6 +121,7 @@ class InvertedIndex:
             url_order(corpus.documents).tobytes(),
             [i for i, doc in enumerate(corpus.documents) if doc.tier == "answer"],
             sorted({doc.package.lower() for doc in corpus.documents if doc.package}),
+            PageIndex.build(corpus.documents),
         )
 
     def to_wire(self) -> dict[str, Any]:
@@ -131,6 +135,7 @@ class InvertedIndex:
             "url_order": self.url_order.tobytes(),
             "answers": sorted(self.answers),
             "packages": self.packages,
+            "pages": self.pages.to_wire(),
         }
 
     @classmethod
@@ -146,6 +151,7 @@ class InvertedIndex:
             wire["url_order"],
             wire["answers"],
             wire["packages"],
+            PageIndex.from_wire(wire["pages"]),
         )
 
     def row(self, word: str) -> tuple[array[int], array[float]]:

@@ -44,6 +44,9 @@ class QueryPlan:
     terms: list[TermPlan]
     package: str | None
     corrected: str | None = None  # the query as rewritten by typo correction, when it was
+    # subject words the corpus has no form of at all (kafka on a site that never says it), each
+    # with the idf of a word in no record: the part of the question the docs cannot answer
+    unknown: dict[str, float] = field(default_factory=dict)
 
     @property
     def total_weight(self) -> float:
@@ -63,7 +66,10 @@ class Hit:
     external: bool
     score: float
     package: str | None
-    confidence: Confidence = "medium"  # ranker.confidence: high / medium / low, from the score
+    confidence: Confidence = "medium"  # ranker.confidence: high / medium / low
+    # the share of the query's idf mass this record matches, subject words no record has counted
+    # in (ranker.confidence reads it beside the score)
+    coverage: float = 1.0
     explanation: list[str] = field(default_factory=list)
     deprecated: bool = False  # the feed marks the record deprecated (it is also demoted)
 
@@ -117,6 +123,7 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
         query = PACKAGE_PREFIX.sub(" ", query)
     plans: list[TermPlan] = []
     corrections: dict[str, str] = {}
+    unknown: dict[str, float] = {}
     terms = query_terms(query)
     compounds = compound_terms(query)
     has_content = any(t not in STOPWORDS for t in terms)
@@ -125,6 +132,8 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
         if forms and forms[0].kind == "typo":
             corrections[term] = forms[0].word
         if not forms:
+            if term not in STOPWORDS:
+                unknown[term] = index.idf(0)
             continue
         idf = index.idf(df)
         template = has_content and term in STOPWORDS
@@ -135,7 +144,11 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
         rewritten = " ".join(corrections.get(w, w) for w in query.lower().split())
         corrected = rewritten if rewritten != query.lower().strip() else None
     return QueryPlan(
-        query, mark_coverage(index, plans), normalize_package(package) if package else None, corrected
+        query,
+        mark_coverage(index, plans),
+        normalize_package(package) if package else None,
+        corrected,
+        unknown,
     )
 
 
@@ -355,7 +368,7 @@ def search(
     scores, matched_idf, found = scored.scores, scored.matched_idf, scored.found
     boosts = phrase_boosts(index, plan.query)
     question = is_question(plan.query)
-    if question and explain:
+    if question and explain and rules.ANSWER_BOOST:
         notes.append(f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g} (ANSWER_BOOST)")
     tables = dense.tables(index)
     ids = dense.found_ids(found)
@@ -366,6 +379,20 @@ def search(
     factor = tables.factor[ids] * dense.boost_vector(index.size, boosts)[ids]
     if question:
         factor[tables.answer[ids]] *= 1 + rules.ANSWER_BOOST
+    page_factor, page_share, feedback = index.pages.record_factor(plan.corrected or plan.query)
+    if page_factor is not None:
+        factor *= page_factor[ids]
+    if explain and rules.PAGE_FUSION:
+        fields = ", ".join(f"{name} x{weight:g}" for name, weight in rules.PAGE_FIELD_WEIGHTS.items())
+        notes.append(
+            f"page evidence: fielded BM25 over whole pages ({fields}: PAGE_FIELD_WEIGHTS), fused "
+            f"x(1 + {rules.PAGE_FUSION:g} x share of the best page) (PAGE_FUSION)"
+        )
+    if explain and feedback:
+        notes.append(
+            f"feedback: {', '.join(feedback)} from the top {rules.FEEDBACK_PAGES} pages, at "
+            f"{rules.FEEDBACK_WEIGHT:g} of the query (FEEDBACK_WEIGHT)"
+        )
     shaped = shape_boosts(plan.query)
     for subject, rule, boost in shaped:
         factor[subject_mask(index, subject)[ids]] *= 1 + boost
@@ -395,9 +422,15 @@ def search(
             if (doc.site, doc.path) not in seen:
                 ordered.append((*c, "under the coverage floor"))
     hits = []
+    known = total / (total + sum(plan.unknown.values()))
+    if explain and plan.unknown:
+        notes.append(
+            f"not in the docs: {', '.join(plan.unknown)}; coverage counts them unmatched "
+            f"(x{known:.2f}; confidence low under CONFIDENCE_MIN_COVERAGE {rules.CONFIDENCE_MIN_COVERAGE:g})"
+        )
     for score, doc_id, coverage, capped in ordered[:limit]:
         doc = index.documents[doc_id]
-        hit = to_hit(doc, score, description_of(index, doc_id))
+        hit = to_hit(doc, score, description_of(index, doc_id), coverage * known)
         if explain:
             hit.explanation = explain_hit(
                 doc,
@@ -408,6 +441,9 @@ def search(
                 boost=boosts.get(doc_id, NO_BOOST),
                 answer=question and doc_id in index.answers,
                 shaped=[(r, b) for subject, r, b in shaped if on_subject(doc, subject)],
+                page_share=None if page_share is None else float(page_share[doc_id]),
+                score=score,
+                coverage_share=hit.coverage,
             )
         hits.append(hit)
     if hits:
@@ -532,7 +568,7 @@ def description_of(index: InvertedIndex, doc_id: int) -> str:
     return description
 
 
-def to_hit(doc: Document, score: float, description: str) -> Hit:
+def to_hit(doc: Document, score: float, description: str, coverage: float) -> Hit:
     return Hit(
         url=doc.url,
         path=doc.path,
@@ -546,7 +582,8 @@ def to_hit(doc: Document, score: float, description: str) -> Hit:
         score=score,
         package=doc.package or None,
         deprecated=doc.deprecated,
-        confidence=confidence_of(score),
+        coverage=coverage,
+        confidence=confidence_of(score, coverage),
     )
 
 
@@ -562,6 +599,13 @@ def first_sentence(text: str, limit: int = 220) -> str:
 
 
 NO_BOOST: Boost = (0.0, "")
+# A form's kind as --explain names it: the rules.py constant that weighs it.
+FORM_RULES = {
+    "as written": "as written",
+    "inflection": "INFLECTION_WEIGHT",
+    "prefix": "PREFIX_WEIGHT",
+    "typo": "TYPO_WEIGHT",
+}
 SHAPE_MEANING = {
     "SYMPTOM_BOOST": "the query describes a symptom",
 }
@@ -589,6 +633,9 @@ def explain_hit(
     boost: Boost,
     answer: bool,
     shaped: list[tuple[str, float]],
+    page_share: float | None = None,
+    score: float = 0.0,
+    coverage_share: float = 1.0,
 ) -> list[str]:
     """One line per matched term (form, fields, idf, evidence), then the score's factors, each
     multiplier named by its rules.py constant. See EXPLAIN_LEGEND for the terms."""
@@ -597,9 +644,10 @@ def explain_hit(
     for term, evidence, form in matches:
         where = [f"{name} x{field_weight(doc, name):g}" for name, ws in fields.items() if form.word in ws]
         lines.append(
-            f"{term.term!r} -> {form.word!r} ({form.kind} x{form.weight:.2f}) in "
-            f"{', '.join(where) or '?'}; idf {term.idf:.2f}, weight {term.weight:.2f}, "
-            f"evidence {evidence:.2f} -> {term.weight * saturate(evidence):.2f}"
+            f"{term.term!r} -> {form.word!r} ({FORM_RULES[form.kind]} x{form.weight:.2f}) in "
+            f"{', '.join(where) or '?'} (FIELD_WEIGHTS); idf {term.idf:.2f}, weight {term.weight:.2f} "
+            f"({'STOPWORD_WEIGHT x ' if term.template else ''}idf^IDF_POWER), evidence {evidence:.2f} "
+            f"-> {term.weight * saturate(evidence):.2f} (SATURATION)"
         )
     lines.append(f"raw {raw:.3f} x coverage {coverage:.2f}^{rules.COVERAGE_POWER:g} (COVERAGE_POWER)")
     _factor, notes = record_multiplier(doc)
@@ -612,11 +660,32 @@ def explain_hit(
         )
     for rule, value in shaped:
         lines.append(f"{rule} x{1 + value:g}: {SHAPE_MEANING[rule]}, and this record's page answers it")
+    if page_share:
+        lines.append(
+            f"PAGE_FUSION x{1 + rules.PAGE_FUSION * page_share:.3g}: its page scores {page_share:.2f} of the "
+            "best page on title, headings and body"
+        )
     if capped:
         lines.append(f"moved below uncapped results: {capped}")
+    lines.append(confidence_line(score, coverage_share))
     if doc.external:
         lines.append("imqueue.com record: competes on score with imqueue.org records")
     return lines
+
+
+def confidence_line(score: float, coverage: float) -> str:
+    """Why the hit's confidence is what it is (ranker.confidence), naming the thresholds."""
+    level = confidence_of(score, coverage)
+    if coverage < rules.CONFIDENCE_MIN_COVERAGE:
+        floor = rules.CONFIDENCE_MIN_COVERAGE
+        why = f"matches {coverage:.2f} of the query, under CONFIDENCE_MIN_COVERAGE {floor:g}"
+    elif level == "low":
+        why = f"score under CONFIDENCE_LOW_SCORE {rules.CONFIDENCE_LOW_SCORE:g}"
+    elif level == "high":
+        why = f"score at or over CONFIDENCE_HIGH_SCORE {rules.CONFIDENCE_HIGH_SCORE:g}"
+    else:
+        why = f"score between CONFIDENCE_LOW_SCORE and CONFIDENCE_HIGH_SCORE; matches {coverage:.2f} of it"
+    return f"confidence {level}: {why}"
 
 
 def nearest_terms(index: InvertedIndex, query: str) -> list[str]:

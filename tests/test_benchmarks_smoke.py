@@ -235,10 +235,6 @@ def test_overridden_constants_apply_inside_the_block_and_are_restored_after() ->
         assert rules.FIELD_WEIGHTS["keywords"] == cv.tunable_constants()["FIELD_WEIGHTS.keywords"]
     assert rules.FIELD_WEIGHTS["title"] == title and rules.IDF_POWER == power
     assert "BATCH_DEPTH" not in cv.tunable_constants()
-    grid = cv.candidate_grid("COVERAGE_FLOOR", 0.9)
-    assert 0.9 in grid and max(grid) <= 1.0  # a share stays a share
-    assert 0.0 in cv.candidate_grid("ANSWER_BOOST", 0.3)  # a rule can be switched off...
-    assert 1.0 in cv.candidate_grid("BLOG_DEMOTION", 0.95)  # ...a demotion too
 
 
 def test_only_constants_the_build_reads_rebuild_the_postings(evaluator: Any, gold: dict[str, Any]) -> None:
@@ -270,43 +266,6 @@ def test_cross_validation_with_rules_constants_ranks_like_the_shipped_index(
     per = cv.per_query(scorer, cases, lines)
     assert len(per.hit) == len(cases) and all(0 <= r <= 1 for r in per.reciprocal)
     assert 0 <= per.objective(range(len(cases))) <= 200
-
-
-def test_fit_picks_values_from_the_grid_that_do_not_lower_the_training_objective(
-    evaluator: Any, gold: dict[str, Any], tmp_path: Path
-) -> None:
-    from benchmarks import cv
-
-    cases = small_sample(gold, topics=4, per_topic=2)
-    folds = cv.topic_folds(cases, 2)
-    scorer = cv.load_scorer(KPI)
-    result = cv.fit(evaluator, scorer, cases, folds, passes=1, names=["ANSWER_BOOST"])
-    base = cv.tunable_constants()
-    for f in range(2):
-        assert result.constants[f]["ANSWER_BOOST"] in cv.candidate_grid("ANSWER_BOOST", base["ANSWER_BOOST"])
-        assert result.objectives[f] >= result.start_objectives[f]
-        assert {n: v for n, v in result.constants[f].items() if n != "ANSWER_BOOST"} == {
-            n: v for n, v in base.items() if n != "ANSWER_BOOST"
-        }
-
-    stored = tmp_path / "cv-constants.json"
-    cv.write_constants(stored, result, folds, cases, "labels-a", passes=1)
-    clean = cv.read_constants(stored, folds, "labels-a")
-    assert clean.problems == [] and clean.per_fold == result.constants
-
-    body = json.loads(stored.read_text(encoding="utf-8"))
-    for entry in body["per_fold"]:
-        entry["constants"]["RETIRED_RULE"] = 1.0
-        del entry["constants"]["IDF_POWER"]
-    stored.write_text(json.dumps(body), encoding="utf-8")
-    stale = cv.read_constants(stored, folds, "labels-b")
-    text = "\n".join(stale.problems)
-    assert "RETIRED_RULE" in text and "IDF_POWER" in text and "labels-b" in text
-    assert stale.problems[-1] == "refit with python -m benchmarks.kpi --fit"
-    assert all(s["IDF_POWER"] == base["IDF_POWER"] and "RETIRED_RULE" not in s for s in stale.per_fold)
-
-
-# --- the bm25s column (benchmarks/bm25s_baseline.py) ------------------------------------------
 
 
 def test_bm25s_baseline_ranks_the_same_documents_and_survives_save_and_load(tmp_path: Path) -> None:
@@ -414,3 +373,58 @@ def test_without_a_confidence_the_stand_in_threshold_is_calibrated_and_named() -
     measured = restraint.measure(gold, [True] * 20, [False] * 20, quarantine, use_ranker=False)
     assert measured.source.startswith("stand-in") and measured.threshold == 2.0
     assert measured.right_low == 5.0 and round(measured.quarantine_low, 1) == 66.7
+
+
+# --- nested cross-validation of the rules (benchmarks/nested.py) ---------------------------
+
+
+def test_each_switch_starts_off_and_holds_the_rules_value() -> None:
+    from benchmarks import nested
+
+    for name, value in nested.shipped().items():
+        grid = nested.grid(name, value)
+        assert grid[0] == nested.SWITCHES[name][0] and value in grid
+        assert 2 <= len(grid) <= 4  # off and one or two constants (and the rules.py value)
+
+
+def test_nested_cv_chooses_each_rule_inside_the_folds_and_scores_every_label(
+    evaluator: Any, gold: dict[str, Any]
+) -> None:
+    from benchmarks import cv, nested
+
+    cases = small_sample(gold, topics=10, per_topic=2)
+    folds = cv.topic_folds(cases, 2)
+    outcome = nested.run(evaluator, cv.load_scorer(KPI), cases, folds)
+    for chosen in (*outcome.nested, *outcome.plain):
+        assert set(chosen) == set(nested.SWITCHES)
+        assert all(chosen[n] in nested.grid(n, v) for n, v in nested.shipped().items())
+    verdicts = nested.verdicts(outcome)
+    assert set(verdicts) == set(nested.SWITCHES)
+    for name, verdict in verdicts.items():
+        assert verdict["nested_on"] == sum(1 for s in outcome.nested if s[name] != nested.SWITCHES[name][0])
+        if verdict["keep"]:
+            assert verdict["nested_on"] * 2 > len(folds) and verdict["held_out_p1_gain"] >= 0
+    lines = nested.lines_for(evaluator, cases, folds, outcome.nested)
+    assert [line["query"] for line in lines] == [c["query"] for c in cases]
+    assert outcome.settings_ranked >= 1 and all(len(v) == 2 for v in outcome.fold_p1.values())
+
+
+def test_restraint_questions_count_weak_answers_per_kind() -> None:
+    from imqueue_mcp.build_index import build
+
+    from benchmarks import unanswerable
+    from conftest import tiny_site
+
+    index = build(mirror=tiny_site()).index()
+    questions = {
+        "answerable": [{"query": "redis queue", "page": "/api/core/latest/core.redisqueue/"}],
+        "unanswerable": [{"query": "terraform kubernetes helm lambda"}, {"query": "quux zzyzx"}],
+    }
+    figures = unanswerable.measure(index, questions)
+    assert (figures.answerable, figures.unanswerable) == (1, 2)
+    assert figures.answerable_first_on_page == 100.0
+    # words no record holds: a miss (nothing found) is not "answered with confidence"
+    assert figures.unanswerable_weak == 100.0 and figures.missed_unanswerable == []
+    assert "unanswerable marked weak" in unanswerable.report(figures)
+    shipped = json.loads(unanswerable.DEFAULT_QUESTIONS.read_text(encoding="utf-8"))
+    assert len(shipped["answerable"]) >= 30 and len(shipped["unanswerable"]) >= 30

@@ -60,20 +60,34 @@ def test_a_query_prints_a_ranked_table_and_exits_0(
     code, out, err = run(capsys, "--snapshot", str(snapshot), "redis queue")
     assert (code, err) == (0, "")
     header, *rows = out.splitlines()
-    assert header.split() == ["#", "score", "conf", "title", "section", "url"]
+    assert header.split() == ["#", "score", "conf", "title", "path"]
     rows = [row for row in rows if not row.startswith("(weak:")]
     assert 1 <= len(rows) <= 6
-    rank, score, confidence, title, section, url = rows[0].split()
+    rank, score, confidence, title, path = rows[0].split()
     assert confidence in {"high", "medium", "low"}
-    assert (rank, title, section, url) == (
-        "1",
-        "RedisQueue",
-        "@imqueue/core",
-        "https://imqueue.org/api/core/latest/core.redisqueue/",
-    )
+    assert (rank, title, path) == ("1", "RedisQueue", "/api/core/latest/core.redisqueue/")
     scores = [float(row.split()[1]) for row in rows]
     assert float(score) > 0 and scores[0] == max(scores)
     assert [row.split()[0] for row in rows] == [str(n) for n in range(1, len(rows) + 1)]
+
+
+def test_plain_rows_fit_100_columns_with_a_cut_title_and_the_path(
+    capsys: pytest.CaptureFixture[str], snapshot: Path
+) -> None:
+    for query in ("service", "pricing", "How do I expose a method?"):
+        code, out, _ = run(capsys, "--snapshot", str(snapshot), "--limit", "20", query)
+        lines = out.splitlines()
+        assert code == 0 and max(len(line) for line in lines) <= 100
+        assert not any("https://" in line for line in lines)  # the path, not the whole URL
+    _, out, _ = run(capsys, "--snapshot", str(snapshot), "pricing")
+    assert any(line.endswith("  imqueue.com/pricing/") for line in out.splitlines()[1:])  # told by its host
+
+
+def test_a_long_title_and_path_are_cut_with_an_ellipsis() -> None:
+    from imqueue_mcp.build_index.search_cli import cut
+
+    assert cut("RedisQueue", 36) == "RedisQueue"
+    assert cut("x" * 50, 36) == "x" * 35 + "…" and len(cut("x" * 50, 36)) == 36
 
 
 def test_limit_bounds_the_number_of_rows(capsys: pytest.CaptureFixture[str], snapshot: Path) -> None:
@@ -87,7 +101,7 @@ def test_a_weak_best_hit_is_said_under_the_table_and_in_json(
 ) -> None:
     monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 1e9)  # every hit of the tiny corpus is weak
     code, out, _ = run(capsys, "--snapshot", str(snapshot), "redis queue")
-    assert code == 0 and out.splitlines()[-1].startswith("(weak: even the best hit scores under")
+    assert code == 0 and out.splitlines()[-1].startswith("(weak: the best hit scores under")
     data = search_json(capsys, snapshot, "redis queue")
     assert data["weak"] is True and {hit["confidence"] for hit in data["results"]} == {"low"}
 
@@ -379,7 +393,7 @@ def test_batch_writes_one_kpi_results_line_per_query(
     for line in results:
         assert set(line) <= {"query", "results", "corrected"}
         for hit in line["results"]:
-            assert set(hit) == {"u", "external", "score"}
+            assert set(hit) == {"u", "external", "score", "confidence"}
             assert hit["u"].startswith("/") and isinstance(hit["external"], bool)
             assert isinstance(hit["score"], float | int)
     by_query = {r["query"]: r["results"] for r in results}
@@ -387,6 +401,7 @@ def test_batch_writes_one_kpi_results_line_per_query(
         "u": "/api/core/latest/core.redisqueue/",
         "external": False,
         "score": by_query["redis queue"][0]["score"],
+        "confidence": by_query["redis queue"][0]["confidence"],
     }
     assert len(by_query["redis queue"]) > 6  # the whole ranked list, not the table's six
     assert any(
@@ -433,7 +448,7 @@ def test_the_console_script_searches_a_mirror_built_in_memory(tmp_path: Path) ->
     )
     assert (done.returncode, done.stderr) == (0, "")
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["#", "score", "conf", "title", "section", "url"]
+    assert lines[0].split() == ["#", "score", "conf", "title", "path"]
     assert lines[1].split()[3] == "RedisQueue"
     miss = subprocess.run(
         [*imq_search_command(), "--from", str(SITE), "--json", "quux"],

@@ -202,7 +202,8 @@ def test_inflections_match_form_to_form(monkeypatch: pytest.MonkeyPatch, query: 
     assert paths(response) == ["/hit/"]
     assert response.corrected is None  # reached as an inflection, not as a typo
     assert any(
-        line.startswith(f"{query!r} -> {written!r} (inflection x") for line in response.results[0].explanation
+        line.startswith(f"{query!r} -> {written!r} (INFLECTION_WEIGHT x")
+        for line in response.results[0].explanation
     )
 
     monkeypatch.setattr(index_module, "inflection_roots", lambda word: frozenset({word}))
@@ -438,6 +439,17 @@ def test_a_lone_stopword_query_is_not_weighed_down() -> None:
     assert [(t.term, t.template) for t in plan.terms] == [("how", False)]
 
 
+# COVERAGE_FLOOR and PHRASE_CONTENT_BOOST are off in rules.py (the nested CV drops them, see
+# docs/ranking-kpi.md) and stay switches in its grid: their tests prove the rule as it is when on.
+FLOOR_ON = 0.34
+CONTENT_BOOST_ON = 0.3
+
+
+@pytest.fixture
+def floor_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rules, "COVERAGE_FLOOR", FLOOR_ON)
+
+
 def coverage_corpus() -> Index:
     return index_of(
         page("/failover/", "Redis cluster failover"),
@@ -448,7 +460,7 @@ def coverage_corpus() -> Index:
 
 
 def test_long_query_ranks_records_under_the_coverage_floor_below_all_others(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, floor_on: None
 ) -> None:
     query = "redis cluster failover timeout"  # four content terms: a long query
     order = ranked(coverage_corpus(), query)
@@ -460,7 +472,7 @@ def test_long_query_ranks_records_under_the_coverage_floor_below_all_others(
     assert order.index("/timeout/") < order.index("/weak/")
 
 
-def test_records_under_the_coverage_floor_do_not_fill_a_short_answer() -> None:
+def test_records_under_the_coverage_floor_do_not_fill_a_short_answer(floor_on: None) -> None:
     top_two = paths(coverage_corpus().search("redis cluster failover timeout", limit=2))
     assert top_two == ["/failover/", "/weak/"]
 
@@ -554,6 +566,7 @@ def test_question_whose_subject_words_are_a_curated_phrase_is_lifted(monkeypatch
         )
 
     query = "how can I scale my workers"  # the words are not adjacent: only the content boost applies
+    monkeypatch.setattr(rules, "PHRASE_CONTENT_BOOST", CONTENT_BOOST_ON)
     assert ranked(corpus(), query)[0] == "/b-scaling/"
 
     monkeypatch.setattr(rules, "PHRASE_CONTENT_BOOST", 0)
@@ -752,7 +765,10 @@ def test_explain_lines_for_matches_demotions_and_caps() -> None:
     lines = {hit.path: hit.explanation for hit in response.results}
     blog = lines["/blog/retries/"]
     # a match line per term: the form that reached the record, the field, the evidence
-    assert any(line.startswith("'retry' -> 'retries' (inflection x0.85) in title x3; idf ") for line in blog)
+    assert any(
+        line.startswith("'retry' -> 'retries' (INFLECTION_WEIGHT x0.85) in title x3 (FIELD_WEIGHTS); idf ")
+        for line in blog
+    )
     assert any(
         line.startswith("'retry' -> 'retry' (as written x1.00) in title x3")
         for line in lines["/guide/calls/#retry"]
@@ -773,7 +789,7 @@ def test_explain_lines_for_matches_demotions_and_caps() -> None:
     assert any(note.startswith("term 'retry': idf") for note in response.notes)
 
 
-def test_explain_notes_for_the_query() -> None:
+def test_explain_notes_for_the_query(floor_on: None) -> None:
     index = index_of(
         symbol("IMQClient.send", "@imqueue/rpc", summary="send a message to a service"),
         answer("/api/faq/#send", "How do I send a message to a service?", summary="send it"),
@@ -966,7 +982,7 @@ def test_a_miss_is_not_weak_it_is_a_miss() -> None:
 # --- thresholds moved into rules.py (each neutralised) ---------------------------------------
 
 
-def test_a_long_query_is_counted_in_words_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_query_is_counted_in_words_as_written(monkeypatch: pytest.MonkeyPatch, floor_on: None) -> None:
     index = coverage_corpus()
     assert any("long query" in note for note in index.search("redis failover timeout", explain=True).notes)
     # an identifier splits into many terms (redisqueue.send, redis, queue, send...) but is one word
