@@ -337,12 +337,14 @@ def last_error(log: Path) -> str:
 #   tsconfig.json sets NAME: true; ... remove it                -> delete compilerOptions.NAME
 #   lib lacks "X": add it (e.g. "lib": [...])                   -> compilerOptions.lib
 #   add "overrides": {...} to package.json[, then run npm install]
+#   set "NAME": "RANGE" in package.json's dependencies [and run npm install]
 #   raise it to ">=X"  (engines.node)
 #   set it ... "type": "module" (package.json)
 _SET = re.compile(r"\bset ((?:\w+: (?:true|false)(?:,? and |, )?)+)")
 _REMOVE = re.compile(r"sets (\w+): true;.*\bremove it\b")
 _ADD_LIB = re.compile(r'add it \(e\.g\. "lib": (\[[^\]]*\])\)')
 _OVERRIDES = re.compile(r'add "overrides": (\{[^}]*\}) to package\.json')
+_DEPENDENCY = re.compile(r'set "([^"]+)": "([^"]+)" in package\.json\'s (dependencies|devDependencies)')
 _RAISE = re.compile(r'raise it to "([^"]+)"')
 _TYPE_MODULE = re.compile(r'no "type": "module": set it')
 
@@ -372,6 +374,8 @@ def advice_edits(message: str) -> list[Edit] | None:
     if overrides:
         for name, value in json.loads(overrides.group(1)).items():
             edits.append(Edit("package.json", ("overrides", name), value, reinstall="npm install" in message))
+    for name, version, section in _DEPENDENCY.findall(message):
+        edits.append(Edit("package.json", (section, name), version, reinstall="npm install" in message))
     raised = _RAISE.search(message)
     if raised and "engines.node" in message:
         edits.append(Edit("package.json", ("engines", "node"), raised.group(1)))

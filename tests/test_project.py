@@ -438,3 +438,29 @@ def test_one_version_in_two_places_is_not_a_duplicate(tmp_path: Path) -> None:
     )
     report = inspect(read_project(root), STATUS)
     assert report["findings"] == [] and report["copies"] == {}
+
+
+def test_core_declared_a_major_behind_rpc_3x_is_told_the_range_to_set_not_an_override(tmp_path: Path) -> None:
+    """Journey c: rpc 3.7.2 with core ^2.0.26 declared. An override to "$@imqueue/core" would force
+    core 2 on rpc 3 (the service dies at start); the fix is to declare the documented major."""
+    root = installed_tree(tmp_path, "3.7.2", "2.0.26", STANDARD_OPTIONS, type="module")
+    write_tree(
+        root, {"node_modules/@imqueue/rpc/node_modules/@imqueue/core/package.json": {"version": "3.4.2"}}
+    )
+    report = inspect(read_project(root), STATUS)
+
+    assert findings_of(report) == {("other-major", "@imqueue/core")}
+    (finding,) = report["findings"]
+    assert (
+        'set "@imqueue/core": "^3.4.2" in package.json\'s dependencies and run npm install'
+        in (finding["message"])
+    )
+    assert "overrides" not in finding["message"]
+
+
+def test_a_project_wholly_on_1x_is_never_told_to_move_one_package_to_3x(tmp_path: Path) -> None:
+    report = inspect(read_project(installed_tree(tmp_path, "1.17.0", "2.0.26", LEGACY_OPTIONS)), STATUS)
+
+    for finding in report["findings"]:
+        assert "^3." not in finding["message"], finding
+        assert "Upgrade @imqueue/rpc and @imqueue/core together" in finding["message"]

@@ -477,7 +477,7 @@ def inspect(project: Project, status: Mapping[str, Any] | None) -> dict[str, Any
         *_version_findings(project, status),
         *_node_findings(project, status),
         *_typescript_findings(project),
-        *_duplicate_findings(project),
+        *_duplicate_findings(project, {m.package for m in major_mismatches(project, status)}),
     ]
     framework = status.get("framework") if isinstance(status, Mapping) else None
     redis = str(framework.get("redis")) if isinstance(framework, Mapping) and framework.get("redis") else None
@@ -536,13 +536,46 @@ def _version_findings(project: Project, status: Mapping[str, Any] | None) -> lis
             Finding(
                 "other-major",
                 f"{mismatch.package} is at {mismatch.used} (major {mismatch.used_major}), but the docs "
-                f"describe {mismatch.documented} (major {mismatch.documented_major}): the API pages may "
-                "not match the code you run.",
+                f"describe {mismatch.documented} (major {mismatch.documented_major}): "
+                + _other_major_change(project, mismatch),
                 url,
                 mismatch.package,
             )
         )
     return findings
+
+
+def _other_major_change(project: Project, mismatch: Mismatch) -> str:
+    """What to change for a package at another major: align it when the framework itself already
+    runs the documented major (the package lags behind the rest of the project); otherwise the
+    whole project is on an older major, and moving one package alone would break it."""
+    framework = framework_major(project)
+    declared = project.uses(mismatch.package)
+    if (
+        framework == mismatch.documented_major
+        and declared is not None
+        and declared.declared is not None
+        and mismatch.package != _framework_package(project)
+    ):
+        return (
+            f'set "{mismatch.package}": "^{mismatch.documented}" in package.json\'s dependencies and run '
+            f"npm install: the rest of the project runs @imqueue {framework}.x, and {mismatch.package} "
+            f"{mismatch.used_major}.x does not work with it."
+        )
+    return (
+        "the API pages may not match the code you run. Upgrade @imqueue/rpc and @imqueue/core "
+        "together, with the tsconfig changes the migration guide lists; until then keep the settings "
+        "the installed major needs."
+    )
+
+
+def _framework_package(project: Project) -> str | None:
+    """The package framework_major() reads the major from."""
+    for name in ("@imqueue/rpc", "@imqueue/core"):
+        used = project.uses(name)
+        if used is not None and used.major is not None:
+            return name
+    return None
 
 
 def _node_floor_text(status: Mapping[str, Any] | None) -> str | None:
@@ -583,11 +616,9 @@ def _node_findings(project: Project, status: Mapping[str, Any] | None) -> list[F
 
 def framework_major(project: Project) -> int | None:
     """The @imqueue major the project's code compiles against: rpc's, else core's."""
-    for name in ("@imqueue/rpc", "@imqueue/core"):
-        used = project.uses(name)
-        if used is not None and used.major is not None:
-            return used.major
-    return None
+    name = _framework_package(project)
+    used = project.uses(name) if name is not None else None
+    return used.major if used is not None else None
 
 
 def decorator_style(major: int | None) -> str | None:
@@ -702,12 +733,14 @@ def _standard_findings(project: Project, options: Mapping[str, Any], major: int)
     return findings
 
 
-def _duplicate_findings(project: Project) -> list[Finding]:
-    """An @imqueue package installed twice at different versions (core under rpc, most often)."""
+def _duplicate_findings(project: Project, other_major: set[str]) -> list[Finding]:
+    """An @imqueue package installed twice at different versions (core under rpc, most often).
+    A package declared at another major than documented is fixed by its other-major finding:
+    an override to the declared version would force that major on the packages that need theirs."""
     findings = []
     for name, copies in sorted(project.copies.items()):
         versions = sorted({version for _, version in copies})
-        if len(versions) < 2:
+        if len(versions) < 2 or (name in other_major and project.uses(name) is not None):
             continue
         where = ", ".join(
             f"{version} at {folder.relative_to(project.root).as_posix()}" for folder, version in copies
