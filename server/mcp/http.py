@@ -15,7 +15,8 @@ server runs on, which for a hosted server is nobody's). The HTTP surface, in ful
 
 In front of all of it, for every path: the Host header must be allowed (421 otherwise) and
 a browser Origin, when present, must be allowed (403 otherwise); a request without Origin
-is fine. Bodies over MAX_BODY_BYTES get 413, with a JSON-RPC -32602 error naming the limit.
+is fine. Both are read strictly first (host_origin.py: HOST[:PORT] with a numeric port).
+Bodies over MAX_BODY_BYTES get 413, with a JSON-RPC -32602 error naming the limit.
 A client that accepts only application/json (or sends no Accept) is served: every answer
 here is JSON, so the Accept header is completed rather than refused with 406. A POST whose
 Accept names text/event-stream but nothing that covers application/json is refused with 406
@@ -52,6 +53,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from imqueue_mcp.server import server_version
 from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
 from imqueue_mcp.server.mcp.app import create_server
+from imqueue_mcp.server.mcp.host_origin import malformed_header
 from imqueue_mcp.server.mcp.observe import configure_logging
 from imqueue_mcp.server.mcp.services import Services
 from imqueue_mcp.server.mcp.tools import hosted_records
@@ -269,6 +271,10 @@ class Guard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        malformed = malformed_header(scope["headers"])  # strict syntax first, then the allow-list
+        if malformed is not None:
+            await jsonrpc_error(*malformed)(scope, receive, send)
             return
         request = Request(scope)
         refusal = await self.checks.validate_request(request)
