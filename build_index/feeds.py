@@ -198,22 +198,32 @@ def blog_facts(name: str, feed: Any) -> dict[str, tuple[tuple[str, ...], str]]:
 
 
 def section_ranges(name: str, feed: Any) -> dict[str, dict[str, list[int]]]:
+    """/search-sections.json checked in full: every page a "/path", every anchor a non-empty
+    name, every range [start, end) of line numbers with 0 <= start < end. One bad range refuses
+    the whole feed: a reader slicing by a map it cannot trust would hand back the wrong text."""
     check_version(name, feed)
     pages = feed.get("pages")
     expect(name, isinstance(pages, dict), "`pages` is not an object")
-    for anchors in pages.values():
-        expect(name, isinstance(anchors, dict), "a page's anchors are not an object")
-        for line_range in anchors.values():
+    for page, anchors in pages.items():
+        expect(name, page.startswith("/"), f"page {page[:80]!r} is not a /path")
+        expect(name, isinstance(anchors, dict), f"the anchors of {page[:80]!r} are not an object")
+        for anchor, line_range in anchors.items():
             expect(
                 name,
-                isinstance(line_range, list)
-                and len(line_range) == 2
-                and all(isinstance(n, int) for n in line_range),
-                "a line range is not [start, end]",
+                bool(anchor) and is_line_range(line_range),
+                f"{page[:80]}#{anchor[:80]}: {str(line_range)[:40]} is not a line range [start, end) "
+                "with 0 <= start < end",
             )
-    return {
-        str(p): {str(a): [int(r[0]), int(r[1])] for a, r in anchors.items()} for p, anchors in pages.items()
-    }
+    return {p: {a: [r[0], r[1]] for a, r in anchors.items()} for p, anchors in pages.items()}
+
+
+def is_line_range(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(type(n) is int for n in value)
+        and 0 <= value[0] < value[1]
+    )
 
 
 def canonical(site: str, path: str) -> str:
