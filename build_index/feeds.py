@@ -17,6 +17,7 @@ from typing import Any
 
 from imqueue_mcp.ranker.corpus import Document
 
+from .sites import site_path_problem
 from .sources import BuildError
 
 log = logging.getLogger(__name__)
@@ -113,13 +114,27 @@ def page_of(path: str) -> str:
     return path.split("#", 1)[0]
 
 
-def tier_one(name: str, feed: Any, site: str, curated: dict[str, CuratedLink]) -> list[Document]:
+def on_the_site(name: str, path: str, refused: list[str]) -> bool:
+    """Whether a record's path is a canonical site path (sites.site_path_problem); a record whose
+    path is not is refused: reported in `refused` and never indexed or fetched."""
+    problem = site_path_problem(path)
+    if problem is not None:
+        refused.append(f"{name}: record {path[:120]!r} refused: {problem}")
+    return problem is None
+
+
+def tier_one(
+    name: str, feed: Any, site: str, curated: dict[str, CuratedLink], refused: list[str] | None = None
+) -> list[Document]:
+    """Tier-1 records -> documents; a record whose path is not on the site is added to `refused`."""
     check_version(name, feed)
     records = feed.get("records")
     expect(name, isinstance(records, list), "`records` is not a list")
     docs = []
     for record in records:
         expect(name, isinstance(record, dict) and "u" in record and "t" in record, "a record lacks `u`/`t`")
+    refused = [] if refused is None else refused
+    records = [r for r in records if on_the_site(name, str(r["u"]), refused)]
     page_titles = {r["u"]: r["t"] for r in records if r.get("g") == 0}
     for record in records:
         tier = TIER_OF_GROUP.get(record.get("g"), "")
@@ -155,8 +170,12 @@ def tier_one(name: str, feed: Any, site: str, curated: dict[str, CuratedLink]) -
     return docs
 
 
-def tier_two(name: str, feed: Any, site: str) -> tuple[list[Document], dict[str, str]]:
+def tier_two(
+    name: str, feed: Any, site: str, refused: list[str] | None = None
+) -> tuple[list[Document], dict[str, str]]:
+    """Tier-2 sections -> documents; a section whose path is not on the site is added to `refused`."""
     check_version(name, feed)
+    refused = [] if refused is None else refused
     pages, sections, lemmas = feed.get("pages"), feed.get("sections"), feed.get("lemmas", {})
     expect(name, isinstance(pages, list) and isinstance(sections, list), "`pages`/`sections` missing")
     expect(name, isinstance(lemmas, dict), "`lemmas` is not an object")
@@ -170,7 +189,9 @@ def tier_two(name: str, feed: Any, site: str) -> tuple[list[Document], dict[str,
             name, isinstance(page_row, list) and len(page_row) == 3, "a page is not a [url, title, kind] row"
         )
         page_url, page_title, page_kind = page_row
-        path = page_url + (f"#{anchor}" if anchor else "")
+        path = f"{page_url}#{anchor}" if anchor else str(page_url)
+        if not on_the_site(name, path, refused):
+            continue
         docs.append(
             Document(
                 path=path,

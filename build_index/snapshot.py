@@ -40,6 +40,7 @@ class Snapshot:
     links: list[CuratedLink] = field(default_factory=list)  # both llms.txt, one per URL, sorted by URL
     pages: Pages | None = None  # `build(pages=True)`: the sidecar's pages (never written into this file)
     examples: list[Example] | None = None  # the docs' code blocks; None: built before they were extracted
+    refused: list[str] = field(default_factory=list)  # the build's refused records (not written to the file)
 
     def index(self) -> Index:
         """The ready-to-search index: stored postings when present, else built now."""
