@@ -30,7 +30,7 @@ from imqueue_mcp.server.docs.site_paths import is_safe_to_send
 from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
 
 PROFILE = os.environ.get("IMQUEUE_MCP_FUZZ", "short")
-EXAMPLES = {"short": 1500, "long": 50_000}[PROFILE]
+EXAMPLES = {"short": 500, "long": 50_000}[PROFILE]
 PROPERTY = settings(
     max_examples=EXAMPLES,
     deadline=None,
