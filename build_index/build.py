@@ -84,11 +84,16 @@ def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snap
     com_sections, com_links = feeds.parse_llms(text_of("imqueue.com", "/llms.txt"))
     curated = {**com_links, **org_links}
 
+    refused: list[str] = []  # records whose path is not on the site: reported, never indexed
     documents = feeds.tier_one(
-        "https://imqueue.org/search-index.json", json_of("imqueue.org", "/search-index.json"), "org", curated
+        "https://imqueue.org/search-index.json",
+        json_of("imqueue.org", "/search-index.json"),
+        "org",
+        curated,
+        refused,
     )
     prose, lemmas = feeds.tier_two(
-        "https://imqueue.org/search-text.json", json_of("imqueue.org", "/search-text.json"), "org"
+        "https://imqueue.org/search-text.json", json_of("imqueue.org", "/search-text.json"), "org", refused
     )
     documents += prose
     documents += feeds.tier_one(
@@ -96,9 +101,13 @@ def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snap
         json_of("imqueue.org", "/search-peer-index.json"),
         "com",
         curated,
+        refused,
     )
     peer_prose, peer_lemmas = feeds.tier_two(
-        "https://imqueue.org/search-peer-text.json", json_of("imqueue.org", "/search-peer-text.json"), "com"
+        "https://imqueue.org/search-peer-text.json",
+        json_of("imqueue.org", "/search-peer-text.json"),
+        "com",
+        refused,
     )
     documents += peer_prose
     documents = with_blog_facts(
@@ -143,7 +152,13 @@ def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snap
             markdown.update(split_llms_full(text_of(host, path)))
     examples = collect_examples(markdown, documents)
     return Snapshot(
-        header=header, corpus=corpus, sections=sections, status=status, links=links, examples=examples
+        header=header,
+        corpus=corpus,
+        sections=sections,
+        status=status,
+        links=links,
+        examples=examples,
+        refused=refused,
     )
 
 

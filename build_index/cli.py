@@ -5,7 +5,9 @@
     imq-build-index --origin imqueue.org=http://127.0.0.1:8101 --origin imqueue.com=http://127.0.0.1:8102
     imq-build-index --pages                  # also every page's markdown, in <snapshot>.pages
 
-Progress on a terminal (stderr), --quiet for none, one summary line at the end. On any error:
+Progress on a terminal (stderr), --quiet for none, one summary line at the end. A feed record
+whose path is not a canonical path on the site is refused (not fetched, not indexed) and named
+on stderr, --quiet or not (SECURITY.md: feed URLs). On any error:
 one line naming the URL or file and the fix, and exit 1. A feed that cannot be read leaves both
 previous files untouched (nothing is written before every feed is read). Each file is replaced
 atomically, the sidecar first: if the snapshot then cannot be written, the new sidecar stands
@@ -92,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if show_progress:
         sys.stderr.write("\n")
+    report_refused(snapshot.refused)
     if not args.quiet:
         counts = ", ".join(f"{k} {v}" for k, v in snapshot.header["counts"].items())
         seconds = time.perf_counter() - started
@@ -106,6 +109,15 @@ def main(argv: list[str] | None = None) -> int:
             f"{size / 1024:.0f} kB{pages} in {seconds:.2f} s\n"
         )
     return 0
+
+
+def report_refused(refused: list[str], shown: int = 20) -> None:
+    """One stderr line per record the build refused (a path that is not on the site), even
+    with --quiet: feed data naming another host is worth seeing."""
+    for line in refused[:shown]:
+        sys.stderr.write(f"imq-build-index: {line}\n")
+    if len(refused) > shown:
+        sys.stderr.write(f"imq-build-index: and {len(refused) - shown} more records refused\n")
 
 
 if __name__ == "__main__":

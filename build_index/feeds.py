@@ -17,6 +17,7 @@ from typing import Any
 
 from imqueue_mcp.ranker.corpus import Document
 
+from .sites import site_path_problem
 from .sources import BuildError
 
 log = logging.getLogger(__name__)
@@ -113,13 +114,27 @@ def page_of(path: str) -> str:
     return path.split("#", 1)[0]
 
 
-def tier_one(name: str, feed: Any, site: str, curated: dict[str, CuratedLink]) -> list[Document]:
+def on_the_site(name: str, path: str, refused: list[str]) -> bool:
+    """Whether a record's path is a canonical site path (sites.site_path_problem); a record whose
+    path is not is refused: reported in `refused` and never indexed or fetched."""
+    problem = site_path_problem(path)
+    if problem is not None:
+        refused.append(f"{name}: record {path[:120]!r} refused: {problem}")
+    return problem is None
+
+
+def tier_one(
+    name: str, feed: Any, site: str, curated: dict[str, CuratedLink], refused: list[str] | None = None
+) -> list[Document]:
+    """Tier-1 records -> documents; a record whose path is not on the site is added to `refused`."""
     check_version(name, feed)
     records = feed.get("records")
     expect(name, isinstance(records, list), "`records` is not a list")
     docs = []
     for record in records:
         expect(name, isinstance(record, dict) and "u" in record and "t" in record, "a record lacks `u`/`t`")
+    refused = [] if refused is None else refused
+    records = [r for r in records if on_the_site(name, str(r["u"]), refused)]
     page_titles = {r["u"]: r["t"] for r in records if r.get("g") == 0}
     for record in records:
         tier = TIER_OF_GROUP.get(record.get("g"), "")
@@ -155,8 +170,12 @@ def tier_one(name: str, feed: Any, site: str, curated: dict[str, CuratedLink]) -
     return docs
 
 
-def tier_two(name: str, feed: Any, site: str) -> tuple[list[Document], dict[str, str]]:
+def tier_two(
+    name: str, feed: Any, site: str, refused: list[str] | None = None
+) -> tuple[list[Document], dict[str, str]]:
+    """Tier-2 sections -> documents; a section whose path is not on the site is added to `refused`."""
     check_version(name, feed)
+    refused = [] if refused is None else refused
     pages, sections, lemmas = feed.get("pages"), feed.get("sections"), feed.get("lemmas", {})
     expect(name, isinstance(pages, list) and isinstance(sections, list), "`pages`/`sections` missing")
     expect(name, isinstance(lemmas, dict), "`lemmas` is not an object")
@@ -170,7 +189,9 @@ def tier_two(name: str, feed: Any, site: str) -> tuple[list[Document], dict[str,
             name, isinstance(page_row, list) and len(page_row) == 3, "a page is not a [url, title, kind] row"
         )
         page_url, page_title, page_kind = page_row
-        path = page_url + (f"#{anchor}" if anchor else "")
+        path = f"{page_url}#{anchor}" if anchor else str(page_url)
+        if not on_the_site(name, path, refused):
+            continue
         docs.append(
             Document(
                 path=path,
@@ -198,22 +219,32 @@ def blog_facts(name: str, feed: Any) -> dict[str, tuple[tuple[str, ...], str]]:
 
 
 def section_ranges(name: str, feed: Any) -> dict[str, dict[str, list[int]]]:
+    """/search-sections.json checked in full: every page a "/path", every anchor a non-empty
+    name, every range [start, end) of line numbers with 0 <= start < end. One bad range refuses
+    the whole feed: a reader slicing by a map it cannot trust would hand back the wrong text."""
     check_version(name, feed)
     pages = feed.get("pages")
     expect(name, isinstance(pages, dict), "`pages` is not an object")
-    for anchors in pages.values():
-        expect(name, isinstance(anchors, dict), "a page's anchors are not an object")
-        for line_range in anchors.values():
+    for page, anchors in pages.items():
+        expect(name, page.startswith("/"), f"page {page[:80]!r} is not a /path")
+        expect(name, isinstance(anchors, dict), f"the anchors of {page[:80]!r} are not an object")
+        for anchor, line_range in anchors.items():
             expect(
                 name,
-                isinstance(line_range, list)
-                and len(line_range) == 2
-                and all(isinstance(n, int) for n in line_range),
-                "a line range is not [start, end]",
+                bool(anchor) and is_line_range(line_range),
+                f"{page[:80]}#{anchor[:80]}: {str(line_range)[:40]} is not a line range [start, end) "
+                "with 0 <= start < end",
             )
-    return {
-        str(p): {str(a): [int(r[0]), int(r[1])] for a, r in anchors.items()} for p, anchors in pages.items()
-    }
+    return {p: {a: [r[0], r[1]] for a, r in anchors.items()} for p, anchors in pages.items()}
+
+
+def is_line_range(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(type(n) is int for n in value)
+        and 0 <= value[0] < value[1]
+    )
 
 
 def canonical(site: str, path: str) -> str:

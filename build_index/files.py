@@ -37,6 +37,8 @@ def unwrap(path: Path, raw: bytes, version: int, kind: str, fix: str) -> tuple[d
     try:
         outer = msgpack.unpackb(raw, raw=False)
         header, body = outer["header"], outer["body"]
+        if not isinstance(header, dict) or not isinstance(body, bytes):
+            raise TypeError("not a {header, body} envelope")
     except Exception:
         raise SnapshotError(f"{path}: not an imqueue-mcp {kind} (unreadable msgpack); {fix}") from None
     if header.get("format") != version:

@@ -106,7 +106,10 @@ def load_pages(path: Path) -> Pages:
     except OSError as error:
         raise SnapshotError(f"{path}: cannot read ({error.strerror}); {fix}") from None
     header, body = unwrap(path, raw, PAGES_FORMAT, "pages file", fix)
-    pages = msgpack.unpackb(body, raw=False)
+    try:
+        pages = msgpack.unpackb(body, raw=False)
+    except ValueError:  # msgpack's own errors are ValueErrors
+        pages = None
     if not isinstance(pages, dict) or not all(isinstance(v, bytes) for v in pages.values()):
         raise SnapshotError(f"{path}: not an imqueue-mcp pages file (unexpected body); {fix}")
     return Pages(header=header, body=pages)

@@ -5,17 +5,20 @@ and is imported by both (the server may import build_index, never the reverse).
 
     HOSTS, LIVE_ORIGINS        the canonical hosts and where they are served live
     parse_origin("h=URL")      one origin override, checked; OriginError names the fix
+    site_path_problem(path)    None for a canonical path on a site, else why not: the rule every
+                               path read from feed data is held to before it is fetched or indexed
     user_agent()               "imqueue-mcp/<version>", sent on every request
     package_version()          the installed distribution's version (or the source tree's)
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 HOSTS = ("imqueue.org", "imqueue.com")
 LIVE_ORIGINS = {host: f"https://{host}" for host in HOSTS}
@@ -24,6 +27,36 @@ TIMEOUT_SECONDS = 5.0  # per request, the whole GET (a trickling site is cut off
 MAX_BODY_BYTES = 16 * 2**20  # the largest real feed is about 1 MB: a bound, not a feature
 
 ORIGIN_EXAMPLE = "imqueue.org=http://127.0.0.1:8101"
+
+
+MAX_PATH_CHARS = 2048  # the longest page path on either site is under 200 characters
+# "/" then segments of unreserved characters and well-formed %XX escapes, an optional #fragment.
+_SITE_PATH = re.compile(r"/(?:[A-Za-z0-9\-._~/]|%[0-9A-Fa-f]{2})*(?:#(?:[A-Za-z0-9\-._~]|%[0-9A-Fa-f]{2})*)?")
+_DOT_SEGMENTS = frozenset({".", ".."})
+
+
+def site_path_problem(path: str) -> str | None:
+    """None when `path` is a canonical path on a site, else what is wrong with it, in words.
+
+    Feed data names pages by path and the builder joins a path to an origin to fetch it, so a
+    path that is not exactly a path ("@other.host/x/" makes the origin's host userinfo,
+    "//other.host/x/" a second host, "/../x/" climbs out of a mirror folder) must never be
+    joined. Canonical: one leading "/", no empty segment, no dot segment and no encoded
+    separator (decoded once or twice), only unreserved characters and %XX escapes, and an
+    optional #fragment of the same."""
+    if len(path) > MAX_PATH_CHARS:
+        return f"longer than {MAX_PATH_CHARS} characters"
+    if not _SITE_PATH.fullmatch(path):
+        return "not a path on the site (one leading '/', then letters, digits, -._~ and %XX escapes)"
+    segments = path.split("#", 1)[0][1:].split("/")
+    if "" in segments[:-1]:
+        return "an empty segment ('//')"
+    for segment in segments:
+        once = unquote(segment)
+        for decoded in (once, unquote(once)):
+            if decoded in _DOT_SEGMENTS or "/" in decoded or "\\" in decoded:
+                return "a dot segment or an encoded separator"
+    return None
 
 
 class OriginError(ValueError):

@@ -20,10 +20,10 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 
 from imqueue_mcp.ranker import Index
-from imqueue_mcp.ranker.corpus import Corpus
+from imqueue_mcp.ranker.corpus import WIRE_FIELDS, Corpus
 
 from .examples import Example
-from .feeds import CuratedLink
+from .feeds import FEED_VERSION, CuratedLink, FeedFormatError, section_ranges
 from .files import SnapshotError, unwrap, wrap, write_atomically
 from .pages import Pages
 
@@ -40,6 +40,7 @@ class Snapshot:
     links: list[CuratedLink] = field(default_factory=list)  # both llms.txt, one per URL, sorted by URL
     pages: Pages | None = None  # `build(pages=True)`: the sidecar's pages (never written into this file)
     examples: list[Example] | None = None  # the docs' code blocks; None: built before they were extracted
+    refused: list[str] = field(default_factory=list)  # the build's refused records (not written to the file)
 
     def index(self) -> Index:
         """The ready-to-search index: stored postings when present, else built now."""
@@ -113,16 +114,43 @@ def load_snapshot(path: Path) -> Snapshot:
 
 def decode(path: Path, raw: bytes, fix: str) -> Snapshot:
     header, body = unwrap(path, raw, FORMAT_VERSION, "snapshot", fix)
-    data = msgpack.unpackb(body, raw=False)
-    return Snapshot(
-        header=header,
-        corpus=Corpus.from_wire(data["corpus"]),
-        sections=data["sections"],
-        status=data["status"],
-        index_wire=data.get("index"),
-        links=[CuratedLink.from_wire(row) for row in data["links"]],
-        examples=examples_of(data.get("examples")),
-    )
+    try:
+        data = msgpack.unpackb(body, raw=False)
+        check_document_rows(data["corpus"]["documents"])
+        return Snapshot(
+            header=header,
+            corpus=Corpus.from_wire(data["corpus"]),
+            sections={
+                host: section_ranges(f"{path} (sections of {host})", {"v": FEED_VERSION, "pages": pages})
+                for host, pages in data["sections"].items()
+            },
+            status=data["status"],
+            index_wire=data.get("index"),
+            links=[CuratedLink.from_wire(row) for row in data["links"]],
+            examples=examples_of(data.get("examples")),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, FeedFormatError):
+        # The checksum held, so the bytes are as written, but not by a build of this shape:
+        # a hand-made or foreign file. Name it; the Python message would help nobody.
+        raise SnapshotError(
+            f"{path}: the checksum is right but the body is not the shape this version writes "
+            f"(a hand-made or foreign file?); {fix}"
+        ) from None
+
+
+# The type of each field of a document's wire row (ranker.corpus.Document, in WIRE_FIELDS order).
+ROW_TYPES = tuple({"topics": list, "deprecated": bool}.get(name, str) for name in WIRE_FIELDS)
+
+
+def check_document_rows(rows: Any) -> None:
+    """TypeError unless every row is a list of the Document fields' types. The corpus decodes
+    its rows lazily, at query time, so a row of the wrong shape is caught here, while the file
+    can still be named (a few ms for the whole corpus)."""
+    if not isinstance(rows, list) or not all(
+        type(row) is list and len(row) == len(ROW_TYPES) and all(map(isinstance, row, ROW_TYPES))
+        for row in rows
+    ):
+        raise TypeError("a document row is not a Document")
 
 
 def examples_of(rows: Any) -> list[Example] | None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
-from .sites import HOSTS, LIVE_ORIGINS, TIMEOUT_SECONDS, user_agent
+from .sites import HOSTS, LIVE_ORIGINS, TIMEOUT_SECONDS, site_path_problem, user_agent
 from .sites import MAX_BODY_BYTES as MAX_FEED_BYTES
 
 
@@ -28,6 +29,22 @@ class FeedUnavailable(BuildError):
 
 class NotFound(FeedUnavailable):
     """The origin answered 404, or the mirror has no such file."""
+
+
+def held_to_origin(origin: str, host: str, path: str) -> str:
+    """`origin + path`, parsed and checked before anything is read: `path` is a canonical path on
+    `host` (sites.site_path_problem) and the URL names the origin's own scheme, host and port, with
+    `path` as the whole rest. BuildError otherwise: such a path came from feed data, and joining it
+    as a string could name another host ("@other.host/x/") or climb out of a folder ("/../x/")."""
+    url = origin + path
+    problem = "not one of the sites" if host not in HOSTS else site_path_problem(path)
+    if problem is None:
+        base, parts = urlsplit(origin), urlsplit(url)
+        if (parts.scheme, parts.netloc, parts.path) != (base.scheme, base.netloc, base.path + path):
+            problem = "it would leave the origin"
+    if problem is not None:
+        raise BuildError(f"https://{host}{path[:120]} was not read: {problem}; the feed naming it is suspect")
+    return url
 
 
 @dataclass
@@ -54,7 +71,7 @@ class HttpSource:
         return dict(self.origins)
 
     def read(self, host: str, path: str) -> bytes:
-        url = self.origins[host] + path
+        url = held_to_origin(self.origins[host], host, path)
         try:
             with self._client.stream("GET", url) as response:
                 if response.status_code != 200:
@@ -125,6 +142,7 @@ class MirrorSource:
         return {h: (self.root / h).resolve().as_uri() for h in HOSTS}
 
     def read(self, host: str, path: str) -> bytes:
+        held_to_origin(self.root.as_uri(), host, path)
         file = self.root / host / path.lstrip("/")
         try:
             return file.read_bytes()

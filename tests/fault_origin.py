@@ -16,8 +16,9 @@ to a reader:
     huge           a 50 MB body with no Content-Length (the reader must stop counting, not trust)
     redirect_loop  302 to the same path, forever
 
-and one that is no failure, so not in KINDS: `delayed`, the real answer DELAY_SECONDS late (well
-within the timeout), a slow but working site.
+and two that are not in KINDS: `delayed`, the real answer DELAY_SECONDS late (well within the
+timeout), a slow but working site; and `bad_ranges`, a /search-sections.json that is valid JSON
+of the right version, with one range per page that is no line range ([null, 3]).
 
 Every request's path is logged in `requests` (host, path). Sleeping faults wake up when the
 origin is closed, so a test never waits on its own origin.
@@ -123,6 +124,13 @@ class _FaultyHandler(http.server.SimpleHTTPRequestHandler):
             return
         feed: dict[str, Any] = json.loads(self._file(path))
         feed["v"] = 2
+        self._answer(200, json.dumps(feed).encode())
+
+    def _bad_ranges(self, path: str) -> None:
+        feed: dict[str, Any] = json.loads(self._file(path))
+        for anchors in feed["pages"].values():
+            if anchors:
+                anchors[sorted(anchors)[0]] = [None, 3]
         self._answer(200, json.dumps(feed).encode())
 
     def _truncated(self, path: str) -> None:

@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from test_server_transport import RawStdio, initialize
 
+from imqueue_mcp.server.mcp.stdio import DRAIN_SECONDS, MAX_LINE_BYTES
+
 from conftest import LOCAL_TOOLS, free_port, origin_args, server_environment
 
 LINES = 1000
 HUGE = 10 * 1024 * 1024
+UNDER_LIMIT = MAX_LINE_BYTES - 1000
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 
 
@@ -138,13 +142,15 @@ def hostile_line(index: int, rng: random.Random) -> Hostile:
 
 def corpus() -> list[Hostile]:
     rng = random.Random(6)
-    lines = [hostile_line(index, rng) for index in range(LINES - 3)]
+    lines = [hostile_line(index, rng) for index in range(LINES - 4)]
     lines.append(Hostile(b"@" + b"x" * HUGE, "error", PARSE_ERROR))  # a 10 MB line of junk
+    # Lines over the 4 MiB limit are dropped unread, whatever they hold: a parse error, id null.
     huge_query = {"name": "search_docs", "arguments": {"query": "q" * HUGE}}
-    lines.append(Hostile(request("huge-call", "tools/call", huge_query), "result", None, "huge-call"))
-    lines.append(
-        Hostile(request("huge-id-" + "i" * HUGE, "nope"), "error", METHOD_NOT_FOUND, "huge-id-" + "i" * HUGE)
-    )
+    lines.append(Hostile(request("huge-call", "tools/call", huge_query), "error", PARSE_ERROR))
+    lines.append(Hostile(request("huge-id-" + "i" * HUGE, "nope"), "error", PARSE_ERROR))
+    # Just under the limit, a line is read as any other.
+    big_id = "big-id-" + "i" * (UNDER_LIMIT - 100)
+    lines.append(Hostile(request(big_id, "nope"), "error", METHOD_NOT_FOUND, big_id))
     return lines
 
 
@@ -200,3 +206,85 @@ def test_a_thousand_hostile_lines_are_each_answered_as_the_protocol_says(tmp_pat
     assert raw.process.returncode == 0
     assert all(isinstance(json.loads(line), dict) for line in raw.lines)
     assert b"Traceback" not in raw.stderr
+
+
+# --- a line far over the limit, and stdin closed with work queued (issue 19 §8, §9) ---------
+
+BIG_LINE = 50 * 2**20
+FLAT_MARGIN = 32 * 2**20  # what reading the big line may add to the server's peak memory
+
+
+def peak_rss(pid: int) -> int:
+    """The process's peak resident set (VmHWM), in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM in /proc: this test needs Linux")
+
+
+def test_a_50_mb_line_of_invalid_utf8_is_a_parse_error_and_memory_stays_flat(tmp_path: Path) -> None:
+    raw = RawStdio([], server_environment(tmp_path, IMQUEUE_MCP_OFFLINE="1"), tmp_path)
+    try:
+        initialize(raw)
+        before = peak_rss(raw.process.pid)
+        chunk = b"\xff\xfe" * 2**19  # 1 MB that is not UTF-8
+        for _ in range(BIG_LINE // len(chunk)):
+            assert raw.process.stdin is not None
+            raw.process.stdin.write(chunk)
+        send_bytes(raw, b"")  # the newline that ends the line
+        error = raw.next_frame()
+        assert error["id"] is None and error["error"]["code"] == PARSE_ERROR, error
+        assert "4 MiB" in error["error"]["message"]
+        assert raw.request(2, "ping")["result"] == {}  # still serving
+        after = peak_rss(raw.process.pid)
+        print(f"\n50 MB line: peak RSS {before / 2**20:.0f} MB before it, {after / 2**20:.0f} MB after it")
+        assert after - before < FLAT_MARGIN, f"the peak grew by {(after - before) / 2**20:.0f} MB"
+    finally:
+        raw.close()
+    assert raw.process.returncode == 0 and b"Traceback" not in raw.stderr
+
+
+PINGS = 10_000
+EXIT_MARGIN = 20.0  # on top of the drain limit: a loaded 2-CPU machine
+
+
+def test_closing_stdin_with_10000_pings_queued_answers_every_one_then_exits(tmp_path: Path) -> None:
+    raw = RawStdio([], server_environment(tmp_path, IMQUEUE_MCP_OFFLINE="1"), tmp_path)
+    initialize(raw)
+    pings = b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' % n for n in range(10, 10 + PINGS))
+    assert raw.process.stdin is not None
+    raw.process.stdin.write(pings)
+    raw.process.stdin.close()
+    closed = time.monotonic()
+    answers: dict[int, dict[str, Any]] = {}
+    while len(answers) < PINGS:
+        frame = raw.next_frame()
+        if frame.get("id") in range(10, 10 + PINGS):
+            assert frame["id"] not in answers, f"two answers for {frame['id']}"
+            answers[frame["id"]] = frame
+    raw.process.wait(DRAIN_SECONDS + EXIT_MARGIN)
+    took = time.monotonic() - closed
+    assert all(frame.get("result") == {} or frame["error"]["code"] == -32000 for frame in answers.values())
+    assert raw.process.returncode == 0
+    cancelled = sum("error" in frame for frame in answers.values())
+    print(
+        f"\n{PINGS} pings, stdin closed: {PINGS - cancelled} results, {cancelled} cancelled with "
+        f"-32000; exit {took:.1f} s after the close"
+    )
+
+
+def test_a_request_still_running_when_stdin_closes_is_answered_with_connection_closed(tmp_path: Path) -> None:
+    env = server_environment(tmp_path, IMQUEUE_MCP_OFFLINE="1", IMQ_STANDIN_SLEEP="120")
+    raw = RawStdio([], env, tmp_path)
+    initialize(raw)
+    raw.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": {"name": "cli_status"}})
+    time.sleep(0.5)  # the call is under way
+    assert raw.process.stdin is not None
+    raw.process.stdin.close()
+    closed = time.monotonic()
+    answer = raw.answer("slow")
+    raw.process.wait(EXIT_MARGIN)
+    took = time.monotonic() - closed
+    assert answer["error"]["code"] == -32000 and answer["error"]["message"], answer  # Connection closed
+    assert DRAIN_SECONDS - 1 < took < DRAIN_SECONDS + EXIT_MARGIN
+    assert raw.process.returncode == 0

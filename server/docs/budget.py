@@ -186,7 +186,7 @@ class Cursor:
                 and type(cursor.offset) is int
                 and cursor.offset > 0
             )
-        except (binascii.Error, ValueError, TypeError, KeyError, AttributeError):
+        except (binascii.Error, ValueError, TypeError, KeyError, AttributeError, RecursionError):
             valid = False
         if not valid:
             raise CursorError(

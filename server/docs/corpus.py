@@ -204,6 +204,8 @@ class CorpusKeeper:
         snapshot = build_index.build(
             origins=self.config.origin_overrides or None, optional=frozenset({"/status.json"})
         )
+        if snapshot.refused:  # records naming a path off the site: not indexed, worth a look
+            logger.warning("%d feed records refused, e.g. %s", len(snapshot.refused), snapshot.refused[0])
         origins = ", ".join(self.config.origins.values())
         return LoadedCorpus(
             snapshot.index(),

@@ -16,6 +16,7 @@ Exception tree:
     ├── OfflineError    the server runs with --offline, so nothing was fetched
     ├── Unreachable     no answer: a timeout or a transport failure (not an HTTP status)
     DocUrlError         (a ValueError) the URL is not on imqueue.org / imqueue.com
+    └── MalformedDocUrl the text is not a URL at all (unparseable, or longer than any page's)
 """
 
 from __future__ import annotations
@@ -33,11 +34,18 @@ if TYPE_CHECKING:
     import httpx
 
 MAX_REDIRECTS = 3
+# The longest URL get_doc reads: the sites' longest page URL is under 200 characters, and
+# httpx itself refuses URLs over 64 kB with an error of its own (not an HTTPError).
+MAX_URL_CHARS = 2048
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 
 class DocUrlError(ValueError):
     """The URL is outside the host lock; the message names it and the accepted form."""
+
+
+class MalformedDocUrl(DocUrlError):
+    """The text cannot be read as a URL at all: a bad bracketed host, a bad port, too long."""
 
 
 class FetchError(Exception):
@@ -75,6 +83,11 @@ def parse_doc_url(text: str) -> DocUrl:
     climb above the site root or hide an encoded traversal.
     """
     raw = text.strip()
+    if len(raw) > MAX_URL_CHARS:
+        raise MalformedDocUrl(
+            f"The URL is {len(raw):,} characters long; get_doc takes at most {MAX_URL_CHARS:,}. Pass a "
+            "page URL as search_docs returns it (https://imqueue.org/...)."
+        )
     if not raw or any(ord(char) < 0x21 or char in "\\\x7f" for char in raw):
         raise DocUrlError(
             f"{text!r} is not a URL; pass an https://imqueue.org/... or https://imqueue.com/... URL "
@@ -86,7 +99,13 @@ def parse_doc_url(text: str) -> DocUrl:
         or raw.lower() in CANONICAL_HOSTS
     ):
         raw = "https://" + raw
-    parts = urlsplit(raw)
+    try:
+        parts = urlsplit(raw)
+    except ValueError:  # "[imqueue.org]", "[": a bracketed host that is no IPv6 address
+        raise MalformedDocUrl(
+            f"{text[:200]!r} is not a well-formed URL (its host cannot be read); pass an "
+            "https://imqueue.org/... or https://imqueue.com/... URL as search_docs returns it"
+        ) from None
     refusal = (
         f"{text!r} is not on imqueue.org or imqueue.com; get_doc reads only those two sites "
         "(https://imqueue.org/... or https://imqueue.com/..., or a path on imqueue.org such as "
@@ -169,6 +188,8 @@ class Fetcher:
                     return Fetched(canonical, status, body, headers.get("content-type", ""))
         except (TimeoutError, httpx.TimeoutException):
             raise Unreachable(f"{canonical}: no answer within {self.timeout:g} s; try again later") from None
+        except httpx.InvalidURL:  # not an HTTPError: a URL httpx will not send (too long, say)
+            raise FetchError(f"{canonical[:200]}: not a URL that can be requested; it was not sent") from None
         except httpx.HTTPError as error:
             raise Unreachable(
                 f"{canonical}: unreachable ({type(error).__name__}); check the network and try again"

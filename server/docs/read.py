@@ -9,7 +9,9 @@ Top to bottom:
     DocRequest                what the get_doc tool asked for: a token budget (maxTokens), a
                               cursor to continue from, or the outline only (budget.py cuts
                               the parts, encodes the cursors and builds the outlines)
-    SectionRanges             /search-sections.json per host, cached for an hour
+    SectionRanges             /search-sections.json per host, checked in full and cached for an
+                              hour; a failed or refused fetch keeps the last good map and is
+                              retried after a minute
     read_doc(url, ...)        all of the above, returning the structured result and its text;
                               offline, or when the site does not answer (a timeout or a transport
                               error, not a 404), the page is read from the snapshot's saved pages
@@ -29,11 +31,13 @@ rather than trusted, so a stale map can never hand back the wrong slice.
 
 from __future__ import annotations
 
-import json
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from imqueue_mcp.build_index import feeds
+from imqueue_mcp.build_index.sources import BuildError
 from imqueue_mcp.server.docs.budget import (
     CHARS_PER_TOKEN,
     CURSOR_NEXT_STEP,
@@ -64,7 +68,10 @@ from imqueue_mcp.server.docs.fetch import (
 if TYPE_CHECKING:
     from imqueue_mcp.server.docs.pages import SavedPages
 
+logger = logging.getLogger(__name__)
+
 SECTIONS_TTL_SECONDS = 3600.0
+SECTIONS_RETRY_SECONDS = 60.0  # after a failed or refused fetch of the section map
 
 
 _MIME_TYPES = {
@@ -145,7 +152,7 @@ def slice_section(markdown: str, ranges: dict[str, list[int]], anchor: str) -> S
     """The section `anchor` names, or None if the map lacks it or its range is not at a heading."""
     span = ranges.get(anchor)
     lines = markdown.split("\n")
-    if not span or len(span) != 2 or not 0 <= span[0] < min(span[1], len(lines) + 1):
+    if not span or len(span) != 2 or not 0 <= span[0] < min(span[1], len(lines)):
         return None
     start, end = span
     heading = heading_of(lines[start])
@@ -170,26 +177,38 @@ def available_anchors(ranges: dict[str, list[int]] | None) -> list[str]:
 
 @dataclass
 class SectionRanges:
-    """Each host's /search-sections.json, fetched on demand and kept for an hour."""
+    """Each host's /search-sections.json, fetched on demand, checked in full and kept for an hour.
+
+    The check is the builder's own (build_index.feeds.section_ranges): one range that is not
+    [start, end) line numbers refuses the whole map. A fetch that fails, or a map that fails the
+    check, keeps the last good map (or none) and is tried again after `retry` seconds, not `ttl`:
+    an origin that recovers is seen within a minute."""
 
     fetcher: Fetcher
     ttl: float = SECTIONS_TTL_SECONDS
-    _cache: dict[str, tuple[float, dict[str, dict[str, list[int]]]]] = field(default_factory=dict)
+    retry: float = SECTIONS_RETRY_SECONDS
+    _good: dict[str, dict[str, dict[str, list[int]]]] = field(default_factory=dict)
+    _next_fetch: dict[str, float] = field(default_factory=dict)
 
     async def for_page(self, host: str, page: str) -> dict[str, list[int]] | None:
-        cached = self._cache.get(host)
-        if cached is None or time.monotonic() - cached[0] > self.ttl:
-            try:
-                fetched = await self.fetcher.get(host, "/search-sections.json")
-                pages = json.loads(fetched.body)["pages"] if fetched.status == 200 else None
-            except (FetchError, ValueError, KeyError, TypeError):
-                pages = None
-            if not isinstance(pages, dict):
-                return cached[1].get(page) if cached else None
-            cached = (time.monotonic(), pages)
-            self._cache[host] = cached
-        ranges = cached[1].get(page)
-        return ranges if isinstance(ranges, dict) else None
+        if time.monotonic() >= self._next_fetch.get(host, 0.0):
+            fresh = await self._fetch(host)
+            if fresh is not None:
+                self._good[host] = fresh
+            self._next_fetch[host] = time.monotonic() + (self.ttl if fresh is not None else self.retry)
+        return self._good.get(host, {}).get(page)
+
+    async def _fetch(self, host: str) -> dict[str, dict[str, list[int]]] | None:
+        url = f"https://{host}/search-sections.json"
+        try:
+            fetched = await self.fetcher.get(host, "/search-sections.json")
+            if fetched.status != 200:
+                raise FetchError(f"{url}: HTTP {fetched.status}")
+            return feeds.section_ranges(url, feeds.decode_json(url, fetched.body))
+        except (FetchError, BuildError) as error:
+            kept = "the last good map is kept" if host in self._good else "sections are unknown meanwhile"
+            logger.warning("section map not used: %s; %s, retried in %g s", error, kept, self.retry)
+            return None
 
 
 class DocError(Exception):

@@ -14,6 +14,8 @@ completions.py    completion/complete: page paths and package names, ranked for 
 project_tools.py  local only: the client's roots, inspect_project's body, the version note
 observe.py        stderr logging at the user's level, the per-call JSON line, client records
 instructions.py   the server instructions and the local-install guide
-stdio.py          the stdio transport, answering malformed lines with parse errors
+stdio.py          the stdio transport: bounded lines read as bytes, every request answered at EOF
 http.py           the hosted Streamable HTTP app: method table, Host/Origin, CORS, limits
+wire.py           one JSON-RPC message judged before the SDK (-32700 / -32600), stdio and HTTP
+host_origin.py    the Host and Origin headers read strictly (HOST[:PORT], numeric port)
 """

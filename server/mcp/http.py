@@ -15,7 +15,11 @@ server runs on, which for a hosted server is nobody's). The HTTP surface, in ful
 
 In front of all of it, for every path: the Host header must be allowed (421 otherwise) and
 a browser Origin, when present, must be allowed (403 otherwise); a request without Origin
-is fine. Bodies over MAX_BODY_BYTES get 413, with a JSON-RPC -32602 error naming the limit.
+is fine. Both are read strictly first (host_origin.py: HOST[:PORT] with a numeric port).
+Bodies over MAX_BODY_BYTES get 413, with a JSON-RPC -32602 error naming the limit. A body
+that is no single JSON-RPC message gets 400 with -32700 (not JSON) or -32600 (a batch, a
+non-message, a request id that is not a string or an integer), as wire.py judges it. A
+client that disconnects before its whole body came is logged at INFO, not as a server error.
 A client that accepts only application/json (or sends no Accept) is served: every answer
 here is JSON, so the Accept header is completed rather than refused with 406. A POST whose
 Accept names text/event-stream but nothing that covers application/json is refused with 406
@@ -41,7 +45,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp_types import INVALID_PARAMS, INVALID_REQUEST
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -52,9 +56,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from imqueue_mcp.server import server_version
 from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
 from imqueue_mcp.server.mcp.app import create_server
+from imqueue_mcp.server.mcp.host_origin import malformed_header
 from imqueue_mcp.server.mcp.observe import configure_logging
 from imqueue_mcp.server.mcp.services import Services
 from imqueue_mcp.server.mcp.tools import hosted_records
+from imqueue_mcp.server.mcp.wire import judge, parse_error
+
+logger = logging.getLogger(__name__)
 
 ENDPOINT = "/mcp"
 MAX_BODY_BYTES = 1_000_000
@@ -109,16 +117,33 @@ class McpEndpoint:
             await event_stream_only()(scope, receive, send)
             return
         send = body_limit_as_json(send)
-        if _accepts_event_stream(scope):
-            if _modern(scope):
-                await self.streaming.handle_request(scope, receive, send)
-                return
-            messages, body = await _read_body(receive)
-            receive = _replay(messages, receive)
-            if _asks_for_progress(body):
-                await self.streaming.handle_request(scope, receive, send)
-                return
+        messages, body = await _read_body(receive)
+        if messages[-1]["type"] == "http.disconnect":  # the client left mid-body: its choice, not an error
+            logger.info("a client disconnected mid-body (%d bytes of the request came)", len(body))
+            return
+        receive = _replay(messages, receive)
+        refusal = unreadable_message(messages, body)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        if _accepts_event_stream(scope) and (_modern(scope) or _asks_for_progress(body)):
+            await self.streaming.handle_request(scope, receive, send)
+            return
         await self.manager.handle_request(with_json_accepted(scope), receive, send)
+
+
+def unreadable_message(messages: list[Message], body: bytes) -> Response | None:
+    """400 with the JSON-RPC error that answers a whole body which is no single valid message
+    (wire.judge: -32700, or -32600 for a batch, a non-message or a request id of the wrong
+    type), where the SDK would answer 202 or -32602 with a validation dump; None otherwise.
+    A body over the limit is left to the SDK (413)."""
+    last = messages[-1] if messages else {}
+    if last.get("type") != "http.request" or last.get("more_body") or len(body) > MAX_BODY_BYTES:
+        return None
+    judged = judge(body) if body.strip() else parse_error()
+    if not isinstance(judged, JSONRPCError):
+        return None
+    return JSONResponse(judged.model_dump(mode="json", by_alias=True, exclude_unset=True), status_code=400)
 
 
 BODY_TOO_LARGE = json.dumps(
@@ -269,6 +294,10 @@ class Guard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        malformed = malformed_header(scope["headers"])  # strict syntax first, then the allow-list
+        if malformed is not None:
+            await jsonrpc_error(*malformed)(scope, receive, send)
             return
         request = Request(scope)
         refusal = await self.checks.validate_request(request)

@@ -1,19 +1,19 @@
 """The stdio transport: the SDK's writer, our own reader, and an answer for every line.
 
 The SDK's stdio reader turns a line that is not a JSON-RPC message into an exception item
-that the serving loop drops silently, and it reads a request whose id is not a string or
-an integer (null, true, 1.5, {}) as a notification, because the notification model ignores
-unknown keys: either way the client waits for an answer that never comes. So this module
-reads stdin itself, one line at a time, and answers per JSON-RPC 2.0 and MCP:
+that the serving loop drops silently, decodes a whole line to text however long it is (a
+50 MB line of invalid UTF-8 peaked at 543 MB), and when stdin closes it cancels every
+request still in flight, so most of a queue of pings went unanswered. So this module reads
+stdin itself:
 
-    not JSON (or not UTF-8, or nested too deep)  -32700 Parse error, id null
-    JSON that is not a message                  -32600 Invalid Request, with the id when one
-                                                can be read, else null
-    a request whose id is not a string/integer  -32600 Invalid Request, id null
-    a blank line                                ignored
-    anything else                               to the SDK's session, which answers unknown
-                                                methods with -32601 and bad params with -32602;
-                                                notifications and responses get no answer
+    bytes, a chunk at a time; a line is judged (wire.py: parse error, invalid request, or
+    the message for the SDK's session) on its bytes, never decoded to text first
+    a line over MAX_LINE_BYTES is dropped as it streams in (memory stays flat) and
+    answered with a parse error that names the limit
+    at end of input, every request already read is answered before the server exits:
+    the session goes on until each has its answer, for at most DRAIN_SECONDS; the SDK then
+    cancels what is left, and any request still without an answer gets a -32000
+    "Connection closed" error from here, so none is left unanswered
 
 Like the SDK, it claims fd 0: the wire is read from a private duplicate and fd 0 points at
 the null device, so child processes read EOF. stdout carries only protocol frames: the SDK
@@ -23,85 +23,130 @@ points fd 1 at stderr while serving, and all logging goes to stderr.
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from types import TracebackType
 from typing import Any, BinaryIO
 
 import anyio
 from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp.shared._stream_protocols import WriteStream
 from mcp.shared.message import SessionMessage
-from mcp_types import (
-    INVALID_REQUEST,
-    PARSE_ERROR,
-    ErrorData,
-    JSONRPCError,
-    JSONRPCNotification,
-    jsonrpc_message_adapter,
+from mcp_types import CONNECTION_CLOSED, ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
+
+from imqueue_mcp.server.mcp.wire import judge, parse_error
+
+MAX_LINE_BYTES = 4 * 2**20  # the SDK's own HTTP body limit; the hosted endpoint takes 1 MB
+READ_BYTES = 2**16  # one read of the wire
+DRAIN_SECONDS = 10.0  # after stdin closes, how long requests already read may take to finish
+LINE_TOO_LONG = (
+    f"Parse error: the line is over {MAX_LINE_BYTES // 2**20} MiB, more than this server reads as one "
+    "message, so it was dropped unread; send a smaller message"
 )
-from pydantic import ValidationError
+STDIN_CLOSED = (
+    f"Connection closed: stdin closed and this request had not finished within {DRAIN_SECONDS:g} s, "
+    "so it was cancelled; send it again on a new connection"
+)
 
-INVALID_MESSAGE = "Invalid Request: not a JSON-RPC 2.0 message"
-INVALID_ID = "Invalid Request: a request id must be a string or an integer"
+
+class TooLong:
+    """A line that went over MAX_LINE_BYTES: its bytes were dropped as they came."""
 
 
-def read_line(line: str) -> SessionMessage | JSONRPCError | None:
+async def wire_lines(wire: BinaryIO, limit: int = MAX_LINE_BYTES) -> AsyncIterator[bytes | TooLong]:
+    """Each line of `wire` without its newline, or TooLong for one over `limit` bytes; the
+    last line counts even without a newline. At most `limit` + one read is ever held."""
+    pending = bytearray()
+    dropping = False  # inside a line already over the limit: skip to its newline
+    while True:
+        chunk = await anyio.to_thread.run_sync(wire.read1, READ_BYTES)  # type: ignore[attr-defined]
+        if not chunk:
+            break
+        start = 0
+        while (newline := chunk.find(b"\n", start)) != -1:
+            if dropping:
+                dropping = False
+                yield TooLong()
+            elif len(pending) + newline - start > limit:
+                pending.clear()
+                yield TooLong()
+            else:
+                pending += chunk[start:newline]
+                yield bytes(pending)
+                pending.clear()
+            start = newline + 1
+        if not dropping:
+            pending += chunk[start:]
+            if len(pending) > limit:
+                pending.clear()
+                dropping = True
+    if dropping:
+        yield TooLong()
+    elif pending:
+        yield bytes(pending)
+
+
+def read_line(line: bytes | TooLong) -> SessionMessage | JSONRPCError | None:
     """The message on one stdin line (for the session), or the error that answers the line, or
-    None for a blank line. A client's own error response is a message, never an answer."""
-    if not line.strip():
+    None for a blank line."""
+    return parse_error(LINE_TOO_LONG) if isinstance(line, TooLong) else judge(line)
+
+
+class Unanswered:
+    """The requests read from stdin that have no answer yet, kept by watching the writes.
+
+    A request counts as answered once the writer has taken its response or error, or once such
+    a write was cancelled midway: it may have gone out, and a second answer for one id would
+    break JSON-RPC (the SDK's own rule when it shuts down).
+    """
+
+    def __init__(self) -> None:
+        self.ids: dict[Any, None] = {}  # insertion-ordered: leftovers are answered in reading order
+        self._settled = anyio.Event()
+        self._settled.set()
+
+    def read(self, request_id: Any) -> None:
+        self.ids[request_id] = None
+        self._settled = anyio.Event() if self._settled.is_set() else self._settled
+
+    def answered(self, request_id: Any) -> None:
+        self.ids.pop(request_id, None)
+        if not self.ids:
+            self._settled.set()
+
+    async def settled(self) -> None:
+        await self._settled.wait()
+
+
+class WatchedWrites:
+    """The session's write stream: every answer marks its request answered; the session's
+    close is held back so that the leftovers can still be answered after it ends."""
+
+    def __init__(self, inner: WriteStream[SessionMessage], unanswered: Unanswered):
+        self.inner = inner
+        self.unanswered = unanswered
+
+    async def send(self, item: SessionMessage, /) -> None:
+        try:
+            await self.inner.send(item)
+        finally:  # delivered, or cancelled mid-send (when it may still have been delivered)
+            if isinstance(item.message, JSONRPCResponse | JSONRPCError) and item.message.id is not None:
+                self.unanswered.answered(item.message.id)
+
+    async def aclose(self) -> None:
+        pass  # serve_stdio closes the real stream, after the leftovers
+
+    async def __aenter__(self) -> WatchedWrites:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         return None
-    try:
-        message = jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except ValidationError as error:
-        return error_for(error)
-    except ValueError:  # not UTF-8 after all, or otherwise unreadable
-        return _parse_error()
-    if isinstance(message, JSONRPCNotification) and _has_id(line):
-        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=INVALID_ID))
-    return SessionMessage(message)
-
-
-def error_for(item: Exception) -> JSONRPCError | None:
-    """The JSON-RPC error answering an unusable line, or None for a blank line."""
-    errors = item.errors() if isinstance(item, ValidationError) else []
-    invalid_json = [error for error in errors if error["type"] == "json_invalid"]
-    if invalid_json:
-        line = invalid_json[0].get("input")
-        if isinstance(line, str) and not line.strip():
-            return None
-        return _parse_error()
-    return JSONRPCError(
-        jsonrpc="2.0", id=_request_id(errors), error=ErrorData(code=INVALID_REQUEST, message=INVALID_MESSAGE)
-    )
-
-
-def _parse_error() -> JSONRPCError:
-    return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))
-
-
-def _has_id(line: str) -> bool:
-    """Whether a line the SDK read as a notification carried an "id" member (of a type it dropped)."""
-    if '"id"' not in line:  # the common notification: no second parse
-        return False
-    try:
-        raw = json.loads(line)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(raw, dict) and "id" in raw
-
-
-def _request_id(errors: list[Any]) -> str | int | None:
-    for error in errors:
-        message = error.get("input")
-        if isinstance(message, dict):
-            request_id = message.get("id")
-            if isinstance(request_id, str | int) and not isinstance(request_id, bool):
-                return request_id
-    return None
 
 
 @contextmanager
@@ -131,28 +176,43 @@ def claimed_stdin() -> Iterator[BinaryIO]:
 async def serve_stdio(server: MCPServer[Any]) -> None:
     lowlevel = server._lowlevel_server  # the same object MCPServer.run_stdio_async serves
     nothing = anyio.wrap_file(io.StringIO())  # the SDK's reader gets no input: we read fd 0 ourselves
+    unanswered = Unanswered()
     with claimed_stdin() as wire:
-        lines = anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8", errors="replace"))
         async with stdio_server(stdin=nothing) as (_, write_stream):
             usable_send, usable_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            writes = WatchedWrites(write_stream, unanswered)
 
             async def sift() -> None:
                 async with usable_send:
-                    async for line in lines:
+                    async for line in wire_lines(wire):
                         read = read_line(line)
                         if read is None:
                             continue
                         try:
                             if isinstance(read, SessionMessage):
+                                if isinstance(read.message, JSONRPCRequest):
+                                    unanswered.read(read.message.id)
                                 await usable_send.send(read)
                             else:
                                 await write_stream.send(SessionMessage(read))
                         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                             return
+                    with anyio.move_on_after(DRAIN_SECONDS):  # end of input: let what was read finish
+                        await unanswered.settled()
 
             async with anyio.create_task_group() as group:
                 group.start_soon(sift)
                 # app.py announces a changed docs resource list on this connection, so say it will.
                 options = lowlevel.create_initialization_options(NotificationOptions(resources_changed=True))
-                await lowlevel.run(usable_receive, write_stream, options)
+                await lowlevel.run(usable_receive, writes, options)
                 group.cancel_scope.cancel()
+            try:
+                for request_id in list(unanswered.ids):
+                    error = ErrorData(code=CONNECTION_CLOSED, message=STDIN_CLOSED)
+                    await write_stream.send(
+                        SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+                    )
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+            finally:
+                await write_stream.aclose()

@@ -33,7 +33,7 @@ from imqueue_mcp.server.catalogue.packages import (
 from imqueue_mcp.server.docs import examples, search
 from imqueue_mcp.server.docs import read as docs
 from imqueue_mcp.server.docs.corpus import CorpusUnavailable
-from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, OfflineError
+from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, MalformedDocUrl, OfflineError
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq import bridge
 from imqueue_mcp.server.imq.runner import BridgeResult
@@ -146,6 +146,7 @@ def record_of(name: str) -> ToolRecord:
 
 # Expected failures of the docs and scaffold tools -> their code in errors.py; first match wins.
 FAILURE_CODES: tuple[tuple[type[Exception], ErrorCode], ...] = (
+    (MalformedDocUrl, ErrorCode.INVALID_ARGUMENTS),
     (DocUrlError, ErrorCode.URL_REFUSED),
     (docs.PageNotFound, ErrorCode.PAGE_NOT_FOUND),
     (OfflineError, ErrorCode.OFFLINE),

@@ -1,0 +1,97 @@
+"""One JSON-RPC message read and judged before the SDK sees it, the same way on stdio and HTTP.
+
+The SDK reads a request whose id is not a string or an integer (null, true, 1.5, {}) as a
+notification, because the notification model ignores unknown keys, so nobody answers it; and
+over HTTP it answers a batch or a non-message with -32602 and a pydantic validation dump.
+`judge` answers those itself, per JSON-RPC 2.0 and MCP:
+
+    not JSON (or not UTF-8, or nested too deep)  -32700 Parse error, id null
+    a batch (a JSON array)                      -32600 Invalid Request: MCP has no batches
+    JSON that is not a message                  -32600 Invalid Request, with the id when one
+                                                can be read, else null
+    a request whose id is not a string/integer  -32600 Invalid Request, id null
+    a blank message                             None: nothing to answer
+    anything else                               the message as a SessionMessage, for the SDK's
+                                                session (a client's own error response too)
+
+The stdio reader (stdio.py) and the hosted endpoint (http.py) both call it; neither message
+text carries a library's wording.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.shared.message import SessionMessage
+from mcp_types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    jsonrpc_message_adapter,
+)
+from pydantic import ValidationError
+
+INVALID_MESSAGE = (
+    'Invalid Request: not a JSON-RPC 2.0 message; send one object with "jsonrpc": "2.0", a '
+    'string "method" and, for a request, a string or integer "id"'
+)
+INVALID_ID = "Invalid Request: a request id must be a string or an integer"
+BATCH_REFUSED = "Invalid Request: MCP does not take JSON-RPC batches (arrays); send each message on its own"
+
+
+def judge(raw: bytes | str) -> SessionMessage | JSONRPCError | None:
+    """The message in `raw` for the SDK's session, the error that answers it, or None for a
+    blank one. A client's own error response is a SessionMessage, never an answer."""
+    if not raw.strip():
+        return None
+    try:
+        message = jsonrpc_message_adapter.validate_json(raw, by_name=False)
+    except ValidationError as error:
+        return error_for(raw, error)
+    except ValueError:  # unreadable in some way pydantic does not wrap
+        return parse_error()
+    if isinstance(message, JSONRPCNotification) and _has_id(raw):
+        return invalid_request(INVALID_ID)
+    return SessionMessage(message)
+
+
+def error_for(raw: bytes | str, error: ValidationError) -> JSONRPCError:
+    errors = error.errors()
+    if any(item["type"] == "json_invalid" for item in errors):
+        return parse_error()
+    if raw.lstrip()[:1] in ("[", b"["):
+        return invalid_request(BATCH_REFUSED)
+    return invalid_request(INVALID_MESSAGE, _request_id(errors))
+
+
+def parse_error(message: str = "Parse error") -> JSONRPCError:
+    return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message=message))
+
+
+def invalid_request(message: str, request_id: str | int | None = None) -> JSONRPCError:
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INVALID_REQUEST, message=message))
+
+
+def _has_id(raw: bytes | str) -> bool:
+    """Whether a message the SDK read as a notification carried an "id" member (of a type it dropped)."""
+    text = raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
+    if '"id"' not in text:  # the common notification: no second parse
+        return False
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(message, dict) and "id" in message
+
+
+def _request_id(errors: list[Any]) -> str | int | None:
+    for error in errors:
+        message = error.get("input")
+        if isinstance(message, dict):
+            request_id = message.get("id")
+            if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+                return request_id
+    return None

@@ -1,0 +1,151 @@
+"""The hosted endpoint's wire edges, raw HTTP on the real server (issue 19 §6, §7, §10).
+
+JSON-RPC over Streamable HTTP: a body that is no single JSON-RPC message is answered 400 with
+the error JSON-RPC 2.0 names (-32700 for what is not JSON, -32600 for a batch, a non-message or
+a request id that is not a string or an integer), never 202 with no body and never a -32602
+that carries a library's validation dump. Host and Origin are read strictly: a port is digits.
+A client that gives up in the middle of its body is no server error: nothing at ERROR, no
+traceback, and the server serves on.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from conftest import INITIALIZE, HttpServer
+
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+DUMP_WORDS = ("validation error", "input_value", "pydantic", "type=", "Traceback")
+
+
+def post(server: HttpServer, body: bytes, **headers: str) -> httpx.Response:
+    return httpx.post(server.url + "/mcp", content=body, headers={**HEADERS, **headers}, timeout=10)
+
+
+def assert_jsonrpc_error(response: httpx.Response, code: int, request_id: Any = None) -> dict[str, Any]:
+    assert response.status_code == 400, (response.status_code, response.text[:300])
+    answer = response.json()
+    assert answer["jsonrpc"] == "2.0" and answer["id"] == request_id, answer
+    assert answer["error"]["code"] == code, answer
+    message = answer["error"]["message"]
+    assert message and not any(word in message for word in DUMP_WORDS), message
+    return dict(answer)
+
+
+@pytest.mark.parametrize("request_id", [None, True, False, 1.5, {}, {"id": 1}, []])
+def test_a_request_whose_id_is_not_a_string_or_integer_is_invalid_request(
+    hosted: HttpServer, request_id: Any
+) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"}).encode()
+    answer = assert_jsonrpc_error(post(hosted, body), INVALID_REQUEST)
+    assert "id" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}],
+        [],
+        5,
+        "ping",
+        None,
+        {},
+        {"jsonrpc": "2.0"},
+        {"jsonrpc": "2.0", "method": 7},
+    ],
+)
+def test_a_batch_or_a_non_message_is_invalid_request_without_a_validation_dump(
+    hosted: HttpServer, message: Any
+) -> None:
+    answer = assert_jsonrpc_error(post(hosted, json.dumps(message).encode()), INVALID_REQUEST)
+    if isinstance(message, list):
+        assert "batch" in answer["error"]["message"]
+
+
+def test_a_malformed_request_with_a_readable_id_is_answered_with_that_id(hosted: HttpServer) -> None:
+    for shape in ({"jsonrpc": "1.0", "id": 7, "method": "ping"}, {"jsonrpc": "2.0", "id": 7, "method": 42}):
+        assert_jsonrpc_error(post(hosted, json.dumps(shape).encode()), INVALID_REQUEST, 7)
+
+
+@pytest.mark.parametrize("body", [b"{not json", b"\xff\xfe", b"", b"   ", b"[" * 5000, b'{"id": 1,'])
+def test_a_body_that_is_not_json_is_a_parse_error(hosted: HttpServer, body: bytes) -> None:
+    assert_jsonrpc_error(post(hosted, body), PARSE_ERROR)
+
+
+def test_valid_messages_are_served_as_before(hosted: HttpServer) -> None:
+    assert post(hosted, json.dumps(INITIALIZE).encode()).status_code == 200
+    ping = post(hosted, b'{"jsonrpc": "2.0", "id": "p", "method": "ping"}')
+    assert ping.status_code == 200 and ping.json() == {"jsonrpc": "2.0", "id": "p", "result": {}}
+    notification = post(hosted, b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+    assert notification.status_code == 202 and notification.content == b""
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1:80@evil.test",
+        "localhost:evil",
+        "localhost:",
+        "localhost:80:80",
+        "localhost:99999",
+        "localhost:80/x",
+        "evil.test#localhost:80",
+        "[::1]:80@evil.test",
+        "localhost :80",
+    ],
+)
+def test_a_host_header_that_is_not_host_and_numeric_port_is_421(hosted: HttpServer, host: str) -> None:
+    response = post(hosted, json.dumps(INITIALIZE).encode(), Host=host)
+    assert response.status_code == 421, (host, response.status_code)
+    assert "HOST[:PORT]" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://localhost:evil",
+        "http://localhost:80@evil.test",
+        "http://127.0.0.1:80@evil.test",
+        "http://localhost:8080/path",
+        "http://localhost:",
+        "javascript://localhost:80",
+        "http://[::1]:x",
+    ],
+)
+def test_an_origin_that_is_not_scheme_host_and_numeric_port_is_403(hosted: HttpServer, origin: str) -> None:
+    response = post(hosted, json.dumps(INITIALIZE).encode(), Origin=origin)
+    assert response.status_code == 403, (origin, response.status_code)
+
+
+def test_well_formed_hosts_and_origins_are_still_served(hosted: HttpServer) -> None:
+    port = hosted.url.rsplit(":", 1)[1]
+    for host in (f"127.0.0.1:{port}", "localhost", f"localhost:{port}", "[::1]:8000"):
+        assert post(hosted, json.dumps(INITIALIZE).encode(), Host=host).status_code == 200, host
+    for origin in ("http://localhost:8080", "http://127.0.0.1", "https://imqueue.org"):
+        assert post(hosted, json.dumps(INITIALIZE).encode(), Origin=origin).status_code == 200, origin
+
+
+ABORTS = 20
+
+
+def test_a_client_that_aborts_mid_body_is_not_logged_as_a_server_error(hosted: HttpServer) -> None:
+    port = int(hosted.url.rsplit(":", 1)[1])
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n"
+    ).encode()
+    for _ in range(ABORTS):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+            client.sendall(head + b'{"jsonrpc": "2.0", "id": 1, "meth')
+            time.sleep(0.05)  # the server is reading the body when the client leaves
+    assert post(hosted, b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}').status_code == 200
+    time.sleep(0.5)  # the last abort's log line, if any, is written
+    log = hosted.stderr()
+    assert "Traceback" not in log and "ClientDisconnect" not in log and " ERROR " not in log, log[-2000:]

@@ -1,0 +1,72 @@
+"""A snapshot whose checksum is right but whose body has the wrong shape (issue 19 §10).
+
+Each file below is a valid envelope (files.wrap: the right format number, a body checksum
+that matches) around a body no build of this version writes. The real hosted server, started
+offline on it, must explain it like any other bad snapshot: the file, what is wrong and the
+command that fixes it, never a Python message such as "'int' object is not subscriptable",
+and no traceback on its stderr (test_faults_snapshot.offline_server checks that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+from test_faults_snapshot import good_snapshot, offline_server, text_of
+
+from imqueue_mcp.build_index.files import wrap
+from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
+
+__all__ = ["good_snapshot"]  # the module-scoped fixture, shared with test_faults_snapshot
+
+PYTHON_WORDS = ("object is not", "KeyError", "TypeError", "subscriptable", "has no attribute", "unhashable")
+
+
+def rewritten(good: bytes, change: Callable[[dict[str, Any]], Any]) -> bytes:
+    """The good snapshot with its body changed by `change`, re-wrapped with a right checksum."""
+    outer = msgpack.unpackb(good, raw=False)
+    body = msgpack.unpackb(outer["body"], raw=False)
+    header = {k: v for k, v in outer["header"].items() if k not in ("format", "body_sha256")}
+    return wrap(header, msgpack.packb(change(body), use_bin_type=True), FORMAT_VERSION)
+
+
+def replaced(key: str, value: Any) -> Callable[[dict[str, Any]], Any]:
+    return lambda body: {**body, key: value}
+
+
+SHAPES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "body-not-a-map": lambda body: 5,
+    "no-corpus": lambda body: {k: v for k, v in body.items() if k != "corpus"},
+    "corpus-a-number": replaced("corpus", 5),
+    "documents-of-the-wrong-shape": lambda body: {**body, "corpus": {**body["corpus"], "documents": [[1]]}},
+    "sections-a-string": replaced("sections", "x"),
+    "a-bad-section-range": replaced("sections", {"imqueue.org": {"/intro/": {"why": [None, 3]}}}),
+    "links-of-the-wrong-shape": replaced("links", [[1]]),
+}
+
+
+@pytest.mark.parametrize("case", list(SHAPES))
+def test_a_snapshot_of_the_wrong_shape_with_a_valid_checksum_is_explained(
+    good_snapshot: Path, tmp_path: Path, case: str
+) -> None:
+    path = tmp_path / "snapshot.msgpack"
+    path.write_bytes(rewritten(good_snapshot.read_bytes(), SHAPES[case]))
+    with offline_server(["--snapshot", str(path)], tmp_path) as connection:
+        result = connection.call("search_docs", {"query": "expose a method"})
+        message = text_of(result)
+        assert result.is_error, message
+        assert str(path) in message and "not the shape this version writes" in message, message
+        assert "imq-build-index" in message, message
+        assert not any(word in message for word in PYTHON_WORDS), message
+
+
+def test_an_envelope_whose_header_is_not_a_map_is_explained(tmp_path: Path) -> None:
+    path = tmp_path / "snapshot.msgpack"
+    path.write_bytes(msgpack.packb({"header": 5, "body": b""}, use_bin_type=True))
+    with offline_server(["--snapshot", str(path)], tmp_path) as connection:
+        message = text_of(connection.call("search_docs", {"query": "expose a method"}))
+        assert str(path) in message and "not an imqueue-mcp snapshot" in message, message
+        assert not any(word in message for word in PYTHON_WORDS), message
