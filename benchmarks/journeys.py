@@ -602,15 +602,20 @@ async def journey_errors(stage: Stage, journey: Journey) -> None:
             raise JourneyFailed(f"search_docs failed on {case.name}: {answer.text[:300]}")
         urls = [str(hit["url"]) for hit in answer.data.get("results", [])][:TOP]
         rank = next((i + 1 for i, url in enumerate(urls) if matches(url, case.fixing)), None)
-        journey.notes.append(
-            f"{case.name}: fixing page at #{rank}" if rank else f"{case.name}: not in top {TOP}"
-        )
-        if rank is None:
+        # A diagnosis of the error's code names the pages with the fix before any hit: read first.
+        named = [str(url) for found in answer.data.get("diagnosis") or [] for url in found.get("urls", [])]
+        diagnosed = next((url for url in named if matches(url, case.fixing)), None)
+        if diagnosed is not None:
+            journey.notes.append(f"{case.name}: the diagnosis names the fixing page ({page_of(diagnosed)})")
+            url = diagnosed
+        elif rank is not None:
+            journey.notes.append(f"{case.name}: fixing page at #{rank}")
+            url = urls[rank - 1]
+        else:
+            journey.notes.append(f"{case.name}: not in top {TOP}")
             seen = ", ".join(page_of(url) for url in urls[:3])
             journey.hand_fix(f"{case.name}: no page that fixes it in the top {TOP} ({seen})")
             url = "https://imqueue.org" + case.fixing[0]
-        else:
-            url = urls[rank - 1]
         journey.step(f"get_doc: {case.name}")
         page = await stage.tools.call("get_doc", {"url": url})
         if page.is_error:

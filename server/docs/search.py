@@ -2,7 +2,8 @@
 
 Ranking is the ranker's alone: this module calls `ranker.Index.search` (the same function
 `imq-search` calls; through answer_cache, which reuses an answer while its index answers) and
-restates no rule. It adds what an agent needs around the ranking: the exclusive-pair advisory
+restates no rule. It adds what an agent needs around the ranking: what a pasted error code means
+(diagnose: ECONNREFUSED, ERESOLVE, ...), the exclusive-pair advisory
 when a result concerns one side of a pair (advisory_packages; as a sentence and as `advisories`
 records), the miss guidance and the corrected query spelled out, a "Weak match" line when even
 the best hit is low (ranker.confidence), and which corpus answered (live, or a snapshot and its
@@ -24,6 +25,7 @@ from imqueue_mcp.server.catalogue.packages import (
 )
 from imqueue_mcp.server.docs.answer_cache import AnswerCache
 from imqueue_mcp.server.docs.corpus import CorpusKeeper
+from imqueue_mcp.server.docs.diagnose import diagnose
 from imqueue_mcp.server.docs.sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
@@ -49,6 +51,9 @@ async def search_docs(
     if advisory:
         data["advisory"] = advisory
         data["advisories"] = exclusive_pair_advisories(named)
+    diagnoses = diagnose(query)
+    if diagnoses:
+        data["diagnosis"] = [diagnosis.to_dict() for diagnosis in diagnoses]
     data["corpus"] = corpus.describe()
     return data
 
@@ -89,6 +94,11 @@ def api_page_package(url: str) -> str | None:
 
 def render_search_text(data: dict[str, Any]) -> str:
     lines: list[str] = []
+    for diagnosis in data.get("diagnosis", []):
+        lines.append(f"{diagnosis['code']}: {diagnosis['explanation']}")
+        lines.append("   Read: " + " ".join(diagnosis["urls"]))
+    if lines:
+        lines.append("")
     if data.get("corrected"):
         lines.append(f'Searched for "{data["corrected"]}" (corrected from "{data["query"]}").')
     if data["results"]:

@@ -97,6 +97,12 @@ class Advisory(BaseModel):
     advice: str = Field(description="The same advice as one sentence (also in the text)")
 
 
+class Diagnosis(BaseModel):
+    code: str = Field(description="The error code read from the query, e.g. ECONNREFUSED or ERESOLVE")
+    explanation: str = Field(description="What failed and what to do, for an @imqueue project")
+    urls: list[str] = Field(description="The docs pages that hold the fix")
+
+
 class SearchResult(BaseModel):
     query: str = Field(description="The query as asked")
     corrected: str | None = Field(
@@ -114,6 +120,11 @@ class SearchResult(BaseModel):
         None, description="Present with advisory: the same advice, one record per exclusive pair"
     )
     miss: SearchMiss | None = Field(None, description="Present when nothing matched")
+    diagnosis: list[Diagnosis] | None = Field(
+        None,
+        description="Present when the query carries a system or npm error code (ECONNREFUSED, ENOTFOUND, "
+        "ERESOLVE, ...): what it means in an @imqueue project and the pages with the fix",
+    )
     corpus: CorpusInfo
     versionNote: str | None = Field(None, description=VERSION_NOTE)
 

@@ -1,0 +1,118 @@
+"""What a pasted error code means for an @imqueue project, beside the ranked pages.
+
+An agent pastes an error into search_docs. Where the docs quote that error, ranking finds the
+page. Operating-system and npm codes (ECONNREFUSED, ENOTFOUND, ERESOLVE, ...) are not @imqueue's:
+the docs rarely quote them, yet what they mean in an @imqueue project is fixed. A service and its
+clients reach each other only through Redis (default localhost:6379, named by IMQ_REDIS in the
+tutorial's bootstrap), and a project created from imq's template declares its dependencies as
+"*". This module reads such codes out of the query and says, in two or three sentences, what
+failed and what to do, with the docs pages that hold the fix. It is a fixed table of codes,
+never a table of queries, and it never changes the ranking.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+ORIGIN = "https://imqueue.org"
+PREREQUISITES = f"{ORIGIN}/get-started/#prerequisites"
+BROKER_ADDRESS = f"{ORIGIN}/tutorial/user-service/"  # the bootstrap that reads IMQ_REDIS
+CREATING_SERVICES = f"{ORIGIN}/cli/creating-services/#what-a-run-does-pipeline"
+REDIS_DEFAULT_PORT = 6379
+
+# Greedy, so that an IPv6 host as Node prints it (::1:6380) keeps its colons and the port is last.
+_ADDRESS = r"(?P<host>[\w.:\[\]-]+):(?P<port>\d{1,5})\b"
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    code: str
+    explanation: str
+    urls: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"code": self.code, "explanation": self.explanation, "urls": list(self.urls)}
+
+
+BROKER_ADVICE = (
+    "@imqueue services and their clients talk only through Redis (6.2 or newer), by default at "
+    f"localhost:{REDIS_DEFAULT_PORT}: start Redis, or point the service and every client at yours "
+    '(IMQ_REDIS="host:port" in the bootstrap the tutorial shows, or the host and port options).'
+)
+
+
+def _refused(match: re.Match[str]) -> Diagnosis:
+    address = f"{match['host']}:{match['port']}" if match["port"] else ""
+    where = f" at {address}" if address else ""
+    if match["port"] and int(match["port"]) != REDIS_DEFAULT_PORT:
+        what = f"no process listens on port {match['port']}. If that is meant to be your Redis: "
+    else:
+        what = "no Redis is listening. "
+    return Diagnosis(
+        "ECONNREFUSED",
+        f"Nothing accepted a TCP connection{where}: {what}{BROKER_ADVICE}",
+        (PREREQUISITES, BROKER_ADDRESS),
+    )
+
+
+def _not_found(match: re.Match[str]) -> Diagnosis:
+    host = match["name"] or "the host"
+    return Diagnosis(
+        "ENOTFOUND",
+        f"The host name {host} does not resolve (DNS). Check the Redis host the service and its clients "
+        "are given (IMQ_REDIS or the host option); use an address this machine can resolve.",
+        (BROKER_ADDRESS, PREREQUISITES),
+    )
+
+
+def _unreachable(match: re.Match[str]) -> Diagnosis:
+    return Diagnosis(
+        match["code"].upper(),
+        "The connection to the broker never completed: a firewall, a wrong address or a Redis that is "
+        "down on another host. Check that Redis answers at the address IMQ_REDIS (or the host and port "
+        "options) names, from this machine.",
+        (BROKER_ADDRESS, PREREQUISITES),
+    )
+
+
+def _in_use(match: re.Match[str]) -> Diagnosis:
+    return Diagnosis(
+        "EADDRINUSE",
+        "Another process already listens on that port: stop it, or start this one on another port. "
+        "(A second copy of the same service started by hand and by `imq ctl` is a common cause.)",
+        (f"{ORIGIN}/cli/troubleshooting/#a-service-won-t-start-with-imq-ctl",),
+    )
+
+
+def _peer_conflict(match: re.Match[str]) -> Diagnosis:
+    return Diagnosis(
+        "ERESOLVE",
+        "npm found two packages whose peer-dependency ranges cannot both hold; the 'Found:' and "
+        "'Could not resolve dependency:' lines name them. A project created from imq's template "
+        'declares its dependencies as "*", so npm takes the newest TypeScript, outside the range '
+        "typedoc accepts: pin typescript (and @types/node) in package.json to the versions the docs "
+        "describe, then npm install. The create_service tool reports those pins and writes them with "
+        "pin: true; imq service create --no-install skips the install so you can pin first.",
+        (CREATING_SERVICES,),
+    )
+
+
+_CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...] = (
+    (re.compile(rf"\bECONNREFUSED\b(?:[^\n]*?\s{_ADDRESS})?"), _refused),
+    (re.compile(r"\bENOTFOUND\b(?:\s+(?P<name>[\w.-]+))?"), _not_found),
+    (re.compile(r"\b(?P<code>ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)\b"), _unreachable),
+    (re.compile(r"\bEADDRINUSE\b"), _in_use),
+    (re.compile(r"\bERESOLVE\b"), _peer_conflict),
+)
+
+
+def diagnose(query: str) -> list[Diagnosis]:
+    """The diagnoses of every known code the query carries, in the order of the table."""
+    found = []
+    for pattern, explain in _CODES:
+        match = pattern.search(query)
+        if match is not None:
+            found.append(explain(match))
+    return found
