@@ -30,7 +30,7 @@ from test_hosted_operations import metric, offline_server, wait_ready
 from imqueue_mcp.build_index import load_snapshot, save_snapshot
 from imqueue_mcp.build_index.cli import main as build_main
 
-from conftest import SITE, HttpServer, McpConnection, server_environment
+from conftest import SITE, HttpServer, McpConnection, server_environment, stdio_connection
 
 PAGE = "https://imqueue.org/tutorial/user-service/"
 OTHER_PAGE = "https://imqueue.org/intro/"
@@ -51,6 +51,7 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         pages = snapshot.saved_pages(paths["a"])
         assert pages is not None
         pages.body[page] += MARKER.encode()
+        snapshot.header["fetched_at"] = pages.header["fetched_at"] = f"2026-01-0{len(name)}T00:00:00+00:00"
         save_snapshot(snapshot, paths[name])
     return paths
 
@@ -191,6 +192,25 @@ def test_an_offline_server_picks_up_a_new_generation_by_polling(
         assert MARKER.strip() in page_text(client)["markdown"]
     finally:
         server.close()
+
+
+def test_an_offline_stdio_server_reading_pages_only_picks_up_a_new_generation(
+    generations: dict[str, Path], tmp_path: Path
+) -> None:
+    path = tmp_path / "snapshot.msgpack"
+    publish(generations["a"], path)
+    environment = {**server_environment(tmp_path), "IMQUEUE_MCP_SNAPSHOT_POLL_SECONDS": "1"}
+    connection = stdio_connection(["--offline", "--snapshot", str(path)], environment, tmp_path, "legacy")
+    try:
+        assert MARKER.strip() not in page_text(connection)["markdown"]
+        publish(generations["b"], path)
+        deadline = time.monotonic() + 20
+        while MARKER.strip() not in page_text(connection)["markdown"]:  # each call may start a check
+            assert time.monotonic() < deadline, "the new generation's page never came"
+            time.sleep(0.2)
+        assert page_text(connection)["source"]["fetchedAt"] == load_snapshot(generations["b"]).fetched_at
+    finally:
+        connection.close()
 
 
 # --- a builder killed mid-write --------------------------------------------------------------------
