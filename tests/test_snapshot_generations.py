@@ -28,9 +28,8 @@ import pytest
 from test_hosted_operations import metric, offline_server, wait_ready
 
 from imqueue_mcp.build_index import load_snapshot, save_snapshot
-from imqueue_mcp.build_index.cli import main as build_main
 
-from conftest import SITE, HttpServer, McpConnection, server_environment, stdio_connection
+from conftest import SITE, HttpServer, McpConnection, built_snapshot, server_environment, stdio_connection
 
 PAGE = "https://imqueue.org/tutorial/user-service/"
 OTHER_PAGE = "https://imqueue.org/intro/"
@@ -41,11 +40,8 @@ KILLS = int(os.environ.get("IMQUEUE_MCP_GENERATION_KILLS", "6"))
 @pytest.fixture(scope="module")
 def generations(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """ "a": built from the mirror; "b": PAGE changed; "a2": OTHER_PAGE changed (PAGE as in "a")."""
-    if not SITE.is_dir():
-        pytest.skip(f"the site mirror is not at {SITE}")
     folder = tmp_path_factory.mktemp("generations")
-    paths = {"a": folder / "a.msgpack", "b": folder / "b.msgpack", "a2": folder / "a2.msgpack"}
-    assert build_main(["--from", str(SITE), "--out", str(paths["a"]), "--pages", "--quiet"]) == 0
+    paths = {"a": built_snapshot(folder), "b": folder / "b.msgpack", "a2": folder / "a2.msgpack"}
     for name, page in (("b", PAGE), ("a2", OTHER_PAGE)):
         snapshot = load_snapshot(paths["a"])
         pages = snapshot.saved_pages(paths["a"])
