@@ -191,6 +191,12 @@ class CorpusKeeper:
 
     def _follow(self) -> LoadedCorpus | None:
         """The followed snapshot, loaded, when it changed since the last read; else None."""
+        early = (
+            _take_early_read(self.config, self.snapshot_path()) if self.config.snapshot_url is None else None
+        )
+        if early is not None:  # stdio's read at launch, made while the SDK was importing
+            self._follower.adopt(self.snapshot_path())
+            return self._loaded_snapshot(early, self._follower.location)
         snapshot = self._follower.read_if_changed()
         return None if snapshot is None else self._loaded_snapshot(snapshot, self._follower.location)
 
