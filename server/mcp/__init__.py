@@ -18,4 +18,8 @@ stdio.py          the stdio transport: bounded lines read as bytes, every reques
 http.py           the hosted Streamable HTTP app: method table, Host/Origin, CORS, limits
 wire.py           one JSON-RPC message judged before the SDK (-32700 / -32600), stdio and HTTP
 host_origin.py    the Host and Origin headers read strictly (HOST[:PORT], numeric port)
+hosting.py        the hosted app in production: probes, metrics and signals wired in; uvicorn
+lifecycle.py      /healthz, /readyz (and the /metrics route) before the Host lock; the SIGTERM drain
+metrics.py        /metrics through prometheus_client (multiprocess sums with --workers N)
+connections.py    uvicorn's h11 protocol with header/body timeouts, a connection cap, keep-alive limits
 """
