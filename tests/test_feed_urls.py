@@ -102,7 +102,8 @@ def test_the_builder_fetches_and_indexes_no_path_off_the_site(hostile_site: Path
     indexed = {doc.path for doc in snapshot.corpus.documents}
     assert not indexed & set(paths)
     assert all(site_path_problem(path) is None for path in indexed)
-    pages = build_index.load_pages(build_index.pages_path(out))
+    pages = build_index.load_snapshot(out).saved_pages(out)  # one generation: the pages are in the file
+    assert pages is not None
     assert all(url.startswith(("https://imqueue.org/", "https://imqueue.com/")) for url in pages.body)
     assert not any("other.host" in url or "@" in url or "/.." in url for url in pages.body)
 
