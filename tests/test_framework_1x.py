@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_framework_e2e import wait_for_redis
 
-from benchmarks import processes
+from benchmarks.stack import redis_server
 from conftest import REPO, free_port, require_external, server_environment, stdio_connection
 
 pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
@@ -63,17 +62,8 @@ def workspace() -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def redis_port(workspace: Path) -> Iterator[int]:
     port = free_port()
-    process = subprocess.Popen(
-        ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=workspace,
-    )
-    try:
-        wait_for_redis(port, process)
+    with redis_server(port, workspace / "redis"):
         yield port
-    finally:
-        processes.stop(process, 10)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ byte it wrote to stdout was a JSON-RPC frame.
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from test_server_transport import RawStdio, initialize
 
 from imqueue_mcp.server.mcp.stdio import DRAIN_SECONDS, MAX_LINE_BYTES
 
-from conftest import LOCAL_TOOLS, free_port, origin_args, server_environment
+from conftest import IMQ_STANDIN_DIR, LOCAL_TOOLS, free_port, origin_args, server_environment
 
 LINES = 1000
 HUGE = 10 * 1024 * 1024
@@ -275,6 +276,7 @@ def test_closing_stdin_with_10000_pings_queued_answers_every_one_then_exits(tmp_
 
 def test_a_request_still_running_when_stdin_closes_is_answered_with_connection_closed(tmp_path: Path) -> None:
     env = server_environment(tmp_path, IMQUEUE_MCP_OFFLINE="1", IMQ_STANDIN_SLEEP="120")
+    env["PATH"] = os.pathsep.join([str(IMQ_STANDIN_DIR), env["PATH"]])  # an imq that sleeps: a hang
     raw = RawStdio([], env, tmp_path)
     initialize(raw)
     raw.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": {"name": "cli_status"}})
