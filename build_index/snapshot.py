@@ -2,9 +2,13 @@
 
 header: format version, origins, fetched-at, sha256 per feed, counts, body checksum.
 body:   the corpus (ranker.corpus wire form), per-host section line ranges, status.json, both
-        sites' curated /llms.txt links (the server's resources list), and the code examples
-        (examples.py; wire rows). A snapshot written before examples existed has no "examples"
-        key: it loads with `examples` None, and find_examples says to rebuild it.
+        sites' curated /llms.txt links (the server's resources list), the code examples
+        (examples.py; wire rows), and `markdown`: canonical page URL -> the page's markdown, for
+        every page the build read whole (each host's /llms-full.txt pages; with --pages every
+        page, the API pages too), which search_docs cuts its passages from (server/docs/
+        passages.py), live and offline alike. A body without "examples" loads with `examples`
+        None (find_examples says to rebuild); one without "markdown" loads with an empty map
+        (passages then come from the corpus's prose).
 
 The envelope and the atomic write are files.py's, shared with the pages sidecar (pages.py).
 """
@@ -27,7 +31,7 @@ from .feeds import CuratedLink
 from .files import SnapshotError, unwrap, wrap, write_atomically
 from .pages import Pages
 
-FORMAT_VERSION = 5  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
+FORMAT_VERSION = 6  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
 
 
 @dataclass
@@ -40,6 +44,7 @@ class Snapshot:
     links: list[CuratedLink] = field(default_factory=list)  # both llms.txt, one per URL, sorted by URL
     pages: Pages | None = None  # `build(pages=True)`: the sidecar's pages (never written into this file)
     examples: list[Example] | None = None  # the docs' code blocks; None: built before they were extracted
+    markdown: dict[str, str] = field(default_factory=dict)  # canonical page URL -> markdown, sorted by URL
 
     def index(self) -> Index:
         """The ready-to-search index: stored postings when present, else built now."""
@@ -78,6 +83,7 @@ def encode(snapshot: Snapshot) -> bytes:
                 if snapshot.examples is not None
                 else {}
             ),
+            "markdown": snapshot.markdown,
             "index": snapshot.index_wire
             if snapshot.index_wire is not None
             else Index(snapshot.corpus).to_wire(),
@@ -122,6 +128,7 @@ def decode(path: Path, raw: bytes, fix: str) -> Snapshot:
         index_wire=data.get("index"),
         links=[CuratedLink.from_wire(row) for row in data["links"]],
         examples=examples_of(data.get("examples")),
+        markdown=markdown_of(data.get("markdown")),
     )
 
 
@@ -134,3 +141,10 @@ def examples_of(rows: Any) -> list[Example] | None:
         return [Example.from_wire(row) for row in rows]
     except (TypeError, ValueError):
         return None
+
+
+def markdown_of(pages: Any) -> dict[str, str]:
+    """The stored page markdown; empty when there is none in a shape this version reads."""
+    if not isinstance(pages, dict) or not all(isinstance(v, str) for v in pages.values()):
+        return {}
+    return pages

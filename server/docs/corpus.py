@@ -42,7 +42,7 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +79,8 @@ class LoadedCorpus:
     links: tuple[CuratedLink, ...] = ()  # both sites' /llms.txt links, one per URL, sorted by URL
     examples: tuple[Example, ...] | None = None  # the docs' code blocks; None: a snapshot without them
     status: dict[str, Any] | None = None  # status.json as read with the feeds (catalogue/facts.py)
+    markdown: dict[str, str] = field(default_factory=dict)  # page URL -> markdown read with the feeds
+    sections: dict[str, dict[str, dict[str, list[int]]]] = field(default_factory=dict)  # host -> page -> ranges
 
     def describe(self) -> dict[str, str]:
         info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}
@@ -214,6 +216,8 @@ class CorpusKeeper:
             links=tuple(snapshot.links),
             examples=_examples(snapshot.examples),
             status=snapshot.status,
+            markdown=snapshot.markdown,
+            sections=snapshot.sections,
         )
 
     def _load_snapshot(self) -> LoadedCorpus:
@@ -235,6 +239,8 @@ class CorpusKeeper:
             tuple(snapshot.links),
             _examples(snapshot.examples),
             snapshot.status,
+            snapshot.markdown,
+            snapshot.sections,
         )
 
     def _snapshot_on_disk(self) -> bool:
