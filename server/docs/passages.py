@@ -21,6 +21,7 @@ counted as everywhere in the server (budget.estimate_tokens: 4 characters a toke
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -32,6 +33,7 @@ from imqueue_mcp.server.docs.budget import CHARS_PER_TOKEN, FENCE, HEADING, HEAD
 CODE_CUT_MARKER = "[… code block cut here: get_doc(url) has all of it]"
 TEXT_CUT_MARKER = " […]"
 UNIT_PROXIMITY = 0.5  # a window's best single unit counts again at this share: words together
+WINDOW_SEEDS = 4  # windows start at or just before the units that match best, this many per section
 HEADING_SHARE = 0.5  # the section heading's words count at this share when the window lacks them
 PAGE_META = re.compile(r"^(Source|Published|Updated|Author|Package): ")
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
@@ -39,6 +41,9 @@ TABLE_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
 # A sentence ends at . ! ? (and any closing quote, bracket or emphasis) followed by space and
 # something that can start one; "e.g. the" and "vs. NATS" do not end one.
 SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_]*\s+(?=[A-Z0-9`\"'(\[*@_])")
+# What a reader does not read as words: a link's target ("[text](https://...)" reads "text") and
+# a bare autolink's address.
+LINK_TARGET = re.compile(r"(?<=\])\([^)\s]*\)|<https?://[^>\s]*>")
 ABBREVIATIONS = frozenset({"e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.", "fig.", "mr.", "dr."})
 
 
@@ -66,6 +71,17 @@ class PreparedPage:
     postings: dict[str, list[int]]  # inflection root -> indices of the units that have it
     heading_roots: list[frozenset[str]]  # per part
     basis: str  # where the text came from: "markdown" | "prose" | "summary"
+    ends: list[int]  # ends[i]: characters of units 0..i-1 with the joiners before them
+    starts: list[int]  # each part's first unit, in order
+
+    def part_of(self, unit: int) -> int:
+        """The number of the part the unit belongs to."""
+        return bisect.bisect_right(self.starts, unit) - 1
+
+    def tokens(self, start: int, end: int) -> int:
+        """Tokens of units start..end-1 rendered together (the first one's joiner not counted)."""
+        chars = self.ends[end] - self.ends[start] - len(self.units[start].joiner)
+        return math.ceil(chars / CHARS_PER_TOKEN)
 
     def units_with(self, roots: Iterable[str]) -> set[int]:
         found: set[int] = set()
@@ -228,28 +244,33 @@ def prepare(sections: Sequence[SectionText], basis: str, page_header: bool = Fal
         heading_roots.append(frozenset(r for w in words(section.heading) for r in roots_of(w)))
         units.extend(found)
     postings: dict[str, list[int]] = {}
+    ends = [0]
     for index, unit in enumerate(units):
-        for root in {r for w in words(unit.text) for r in roots_of(w)}:
+        for root in {r for w in set(words(LINK_TARGET.sub("", unit.text))) for r in roots_of(w)}:
             postings.setdefault(root, []).append(index)
-    return PreparedPage(units, parts, postings, heading_roots, basis)
+        ends.append(ends[-1] + len(unit.joiner) + len(unit.text))
+    return PreparedPage(units, parts, postings, heading_roots, basis, ends, [part.start for part in parts])
 
 
 # --- choosing ---------------------------------------------------------------------------------
 
 
-def weights(page: PreparedPage, query: QueryWords) -> dict[str, tuple[float, set[int]]]:
-    """Each query word's weight on this page (rarer among its units weighs more) and its units."""
+def weights(
+    page: PreparedPage, query: QueryWords, spans: Sequence[tuple[int, int]]
+) -> dict[str, tuple[float, frozenset[str], list[int]]]:
+    """Each query word's weight on this page (rarer among its units weighs more), its roots, and
+    the units inside `spans` (start, end) that have it."""
     total = max(len(page.units), 1)
-    out: dict[str, tuple[float, set[int]]] = {}
+    out: dict[str, tuple[float, frozenset[str], list[int]]] = {}
     for word, roots in query.words:
-        units = page.units_with(roots)
-        out[word] = (math.log(1 + total / len(units)) if units else 0.0, units)
+        lists = [page.postings[root] for root in roots if root in page.postings]
+        found = min(total, sum(len(units) for units in lists))
+        inside: set[int] = set()
+        for units in lists:
+            for start, end in spans:
+                inside.update(units[bisect.bisect_left(units, start) : bisect.bisect_left(units, end)])
+        out[word] = (math.log(1 + total / found) if found else 0.0, roots, sorted(inside))
     return out
-
-
-def window_tokens(units: Sequence[Unit], start: int, end: int) -> int:
-    chars = sum(len(u.text) for u in units[start:end]) + sum(len(u.joiner) for u in units[start + 1 : end])
-    return math.ceil(chars / CHARS_PER_TOKEN)
 
 
 def choose(
@@ -265,85 +286,74 @@ def choose(
     near: a unit index (an example's code block) whose neighbours are preferred; prose_only:
     code units are left out (find_examples shows the code itself); skip: (url, start) of
     windows already shown for an earlier hit. None when the parts have no text."""
-    chosen = parts if parts is not None else range(len(page.parts))
-    weighed = weights(page, query)
-    by_unit: dict[int, list[str]] = {}
-    for word, (_weight, units) in weighed.items():
+    chosen = list(parts) if parts is not None else list(range(len(page.parts)))
+    spans = [(page.parts[n].start, page.parts[n].end) for n in chosen] if parts else [(0, len(page.units))]
+    weighed = weights(page, query, spans)
+    found: dict[int, list[str]] = {}  # unit -> the query words it has
+    for word, (_weight, _roots, units) in weighed.items():
         for index in units:
-            by_unit.setdefault(index, []).append(word)
+            found.setdefault(index, []).append(word)
+    order = {number: place for place, number in enumerate(chosen)}
+
+    def usable(index: int) -> bool:
+        return not (prose_only and page.units[index].kind == "code")
+
+    worth = {index: sum(weighed[w][0] for w in words_) for index, words_ in found.items() if usable(index)}
+    seeds = sorted(worth, key=lambda index: (-worth[index], index))[:WINDOW_SEEDS]
+    if not seeds:  # nothing matches: the start of the first part with text
+        seeds = [next((i for n in chosen for i in range(page.parts[n].start, page.parts[n].end) if usable(i)), -1)]
+        if seeds[0] < 0:
+            return None
     best: tuple[float, int, int, int, int] | None = None  # (score, -lead, -order, start, end)
-    for order, number in enumerate(chosen):
+    seen: set[int] = set()
+    for seed in seeds:
+        number = page.part_of(seed)
         part = page.parts[number]
-        usable = [
-            i for i in range(part.start, part.end) if not (prose_only and page.units[i].kind == "code")
-        ]
-        if not usable:
-            continue
-        scoring = [i for i in usable if i in by_unit] or usable[:1]
-        for start, end in _windows(page.units, usable, scoring, budget):
-            if (part.url, start) in skip:
+        for start in (seed - 1, seed):  # the sentence before the best ones often sets them up
+            if start < part.start or start in seen or not usable(start) or (part.url, start) in skip:
                 continue
-            score = _score(page, weighed, by_unit, number, start, end, near)
-            lead = next((i for i in range(start, end) if i in by_unit), start) - start
-            key = (score, -lead, -order, start, end)
+            if start < seed and page.tokens(start, seed + 1) > budget:
+                continue
+            seen.add(start)
+            end = start + 1
+            while end < part.end and usable(end) and page.tokens(start, end + 1) <= budget:
+                end += 1
+            score = _score(page, weighed, found, worth, number, start, end, near)
+            lead = next((i for i in range(start, end) if i in found), start) - start
+            key = (score, -lead, -order.get(number, 0), start, end)
             if best is None or key[:3] > best[:3]:
                 best = key
     if best is None:
         return None
     start, end = best[3], best[4]
-    part = next(p for p in page.parts if p.start <= start < p.end)
-    return render(page, part, start, end, budget)
-
-
-def _windows(
-    units: Sequence[Unit], usable: Sequence[int], scoring: Sequence[int], budget: int
-) -> Iterable[tuple[int, int]]:
-    """Runs of consecutive usable units, each starting at or a little before a scoring unit and
-    running on as far as the budget allows (a unit alone over the budget is a window of its own)."""
-    place = {index: position for position, index in enumerate(usable)}
-    seen: set[int] = set()
-    for index in scoring:
-        position = place[index]
-        first = position
-        while first > 0 and usable[first - 1] == usable[first] - 1 and first > position - 2:
-            if window_tokens(units, usable[first - 1], index + 1) > budget:
-                break
-            first -= 1
-        for begin in range(first, position + 1):
-            start = usable[begin]
-            if start in seen:
-                continue
-            seen.add(start)
-            end = start + 1
-            while (
-                end < usable[-1] + 1
-                and end in place
-                and window_tokens(units, start, end + 1) <= budget
-            ):
-                end += 1
-            yield start, end
+    return render(page, page.parts[page.part_of(start)], start, end, budget)
 
 
 def _score(
     page: PreparedPage,
-    weighed: dict[str, tuple[float, set[int]]],
-    by_unit: dict[int, list[str]],
+    weighed: dict[str, tuple[float, frozenset[str], list[int]]],
+    found: dict[int, list[str]],
+    worth: dict[int, float],
     part: int,
     start: int,
     end: int,
     near: int | None,
 ) -> float:
+    """The query words the window covers, each by its weight; its best unit again at
+    UNIT_PROXIMITY; the words it lacks that its section heading has, at HEADING_SHARE; and
+    for an example, nearness to its block."""
     covered: set[str] = set()
     best_unit = 0.0
     for index in range(start, end):
-        found = by_unit.get(index, ())
-        covered.update(found)
-        best_unit = max(best_unit, sum(weighed[w][0] for w in found))
+        if index in found:
+            covered.update(found[index])
+            best_unit = max(best_unit, worth.get(index, 0.0))
     score = sum(weighed[w][0] for w in covered) + UNIT_PROXIMITY * best_unit
     heading = page.heading_roots[part]
-    for word, (weight, _units) in weighed.items():
-        if word not in covered and heading & roots_of(word):
-            score += HEADING_SHARE * weight
+    if heading:
+        for word, (weight, roots, _units) in weighed.items():
+            if word not in covered and heading & roots:
+                score += HEADING_SHARE * weight
     if near is not None:  # an example's block: the prose beside it first
         distance = min(abs(near - start), abs(near - (end - 1)))
         score += 1.0 / (1 + distance)
