@@ -119,7 +119,12 @@ def test_a_code_block_is_given_whole_when_it_fits_and_cut_with_a_marker_when_not
     markdown = f"# T\n\n## Install {{#install}}\n\n```bash\n{lines}\n```\n"
     page = prepare(markdown_sections(PAGE, markdown, {"install": [2, 50]}), "markdown", True)
     whole = choose(page, QueryWords.of("install script"), 2000)
-    assert whole is not None and whole.text.startswith("```bash") and whole.text.endswith("```") and not whole.cut
+    assert (
+        whole is not None
+        and whole.text.startswith("```bash")
+        and whole.text.endswith("```")
+        and not whole.cut
+    )
     cut = choose(page, QueryWords.of("install script"), 40)
     assert cut is not None and cut.cut and cut.text.endswith(CODE_CUT_MARKER)
     assert cut.text.count("```") == 2  # the fence is closed before the marker
@@ -197,7 +202,8 @@ def test_a_window_shown_for_one_hit_is_not_shown_again_for_the_next_hit_of_its_p
 
 def test_an_example_hit_gets_the_prose_of_its_section() -> None:
     source = PassageSource(corpus({PAGE: MARKDOWN}))
-    data = {"results": [{"url": PAGE + "#install", "code": "npm i @imqueue/core", "lead": "Install it:"}]}
+    hit = {"url": PAGE + "#install", "code": "npm i @imqueue/core", "lead": "Install it:"}
+    data: dict[str, Any] = {"results": [hit]}
     add_example_passages(data, source, "install the core package", PassageOptions())
     passage = data["results"][0]["passage"]
     assert passage["url"] == PAGE + "#install" and "Install the package with npm" in passage["text"]

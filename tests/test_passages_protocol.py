@@ -4,7 +4,6 @@ of ../shared/site, and offline over a snapshot built from it (no network at all)
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -68,7 +67,9 @@ def test_passages_false_leaves_them_out(live: McpConnection) -> None:
 
 
 def test_passage_tokens_and_max_tokens_bound_each_passage_and_the_reply(live: McpConnection) -> None:
-    data, text = call(live, "search_docs", {"query": QUESTION, "limit": 6, "passageTokens": 30, "maxTokens": 60})
+    data, text = call(
+        live, "search_docs", {"query": QUESTION, "limit": 6, "passageTokens": 30, "maxTokens": 60}
+    )
     given = [hit["passage"] for hit in data["results"] if "passage" in hit]
     assert given and all(p["tokens"] <= 30 for p in given) and sum(p["tokens"] for p in given) <= 60
     assert data["passageBudget"]["omitted"] == data["count"] - len(given) > 0
@@ -88,13 +89,17 @@ def test_the_passage_arguments_are_published_strict_and_bounded(live: McpConnect
 
 
 def test_offline_passages_come_from_the_snapshot_markdown(offline: McpConnection) -> None:
-    data, _text = call(offline, "search_docs", {"query": "does imqueue need a load balancer for internal calls"})
+    data, _text = call(
+        offline, "search_docs", {"query": "does imqueue need a load balancer for internal calls"}
+    )
     assert data["corpus"]["source"] == "snapshot"
     assert any(hit["passage"]["basis"] == "markdown" for hit in data["results"])
 
 
 def test_find_examples_hits_carry_the_prose_of_their_section_without_the_code(live: McpConnection) -> None:
-    data, text = call(live, "find_examples", {"query": "expose a service method so it can be called remotely"})
+    data, text = call(
+        live, "find_examples", {"query": "expose a service method so it can be called remotely"}
+    )
     for hit in data["results"]:
         passage = hit["passage"]
         assert passage["url"].split("#")[0] == hit["url"].split("#")[0] and passage["tokens"] <= 120

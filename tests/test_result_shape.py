@@ -1,8 +1,8 @@
 """`imq-search --json Q` and `search_docs(Q)` give the same answer: one function shapes both.
 
 The server may add only its own fields (the advisory, the corpus it answered from, the passages'
-budget, and on each hit the size get_doc would return for it and its passage); everything else, the corrected query of a typo
-included, must be equal, over the same snapshot.
+budget, and on each hit the size get_doc would return for it and its passage); everything
+else, the corrected query of a typo included, must be equal, over the same snapshot.
 """
 
 from __future__ import annotations

@@ -80,7 +80,9 @@ class LoadedCorpus:
     examples: tuple[Example, ...] | None = None  # the docs' code blocks; None: a snapshot without them
     status: dict[str, Any] | None = None  # status.json as read with the feeds (catalogue/facts.py)
     markdown: dict[str, str] = field(default_factory=dict)  # page URL -> markdown read with the feeds
-    sections: dict[str, dict[str, dict[str, list[int]]]] = field(default_factory=dict)  # host -> page -> ranges
+    sections: dict[str, dict[str, dict[str, list[int]]]] = field(
+        default_factory=dict
+    )  # host -> page -> ranges
 
     def describe(self) -> dict[str, str]:
         info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}

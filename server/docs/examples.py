@@ -23,7 +23,12 @@ from imqueue_mcp.build_index.examples import Example, example_corpus
 from imqueue_mcp.ranker import Index, rules
 from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
 from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
-from imqueue_mcp.server.docs.hit_passages import PassageOptions, add_example_passages, passage_lines, source_for
+from imqueue_mcp.server.docs.hit_passages import (
+    PassageOptions,
+    add_example_passages,
+    passage_lines,
+    source_for,
+)
 from imqueue_mcp.server.docs.search import corpus_line
 
 DEFAULT_LIMIT = 3

@@ -109,9 +109,7 @@ class PassageSource:
         return self._prose
 
 
-def markdown_sections(
-    page_url: str, markdown: str, ranges: dict[str, list[int]] | None
-) -> list[SectionText]:
+def markdown_sections(page_url: str, markdown: str, ranges: dict[str, list[int]] | None) -> list[SectionText]:
     """The page cut at its anchored sections: the text before the first, then each section from its
     heading line to where its range ends. A range that does not start at a heading, or overlaps
     the one before, is not trusted (as get_doc's slice_section), and its lines stay with the section
@@ -128,9 +126,9 @@ def markdown_sections(
         spans.append((start, end, anchor, heading[1]))
     first = spans[0][0] if spans else len(lines)
     sections = [SectionText(page_url, "", "\n".join(lines[:first]))]
-    for place, (start, end, anchor, heading) in enumerate(spans):
+    for place, (start, end, anchor, title) in enumerate(spans):
         stop = spans[place + 1][0] if place + 1 < len(spans) else max(end, len(lines))
-        sections.append(SectionText(f"{page_url}#{anchor}", heading, "\n".join(lines[start:stop])))
+        sections.append(SectionText(f"{page_url}#{anchor}", title, "\n".join(lines[start:stop])))
     return sections
 
 
@@ -232,7 +230,9 @@ def block_place(page: PreparedPage, part: int, code: str) -> int | None:
 
 def _fenced_body(block: str) -> str:
     lines = block.split("\n")
-    return "\n".join(lines[1:-1] if len(lines) > 1 and lines[-1].strip().startswith(("```", "~~~")) else lines[1:])
+    return "\n".join(
+        lines[1:-1] if len(lines) > 1 and lines[-1].strip().startswith(("```", "~~~")) else lines[1:]
+    )
 
 
 def add_example_passages(
@@ -248,4 +248,3 @@ def passage_lines(passage: dict[str, Any], indent: str = "   ") -> list[str]:
     lines = [f"{indent}Passage ({passage['tokens']} tokens) from {passage['url']}:"]
     lines += [f"{indent}{line}" if line else "" for line in passage["text"].split("\n")]
     return lines
-

@@ -22,10 +22,11 @@ counted as everywhere in the server (budget.estimate_tokens: 4 characters a toke
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 
 from imqueue_mcp.ranker.text import STOPWORDS, inflection_roots, query_terms, words
 from imqueue_mcp.server.docs.budget import CHARS_PER_TOKEN, FENCE, HEADING, HEADING_ID, estimate_tokens
@@ -33,7 +34,9 @@ from imqueue_mcp.server.docs.budget import CHARS_PER_TOKEN, FENCE, HEADING, HEAD
 CODE_CUT_MARKER = "[… code block cut here: get_doc(url) has all of it]"
 TEXT_CUT_MARKER = " […]"
 UNIT_PROXIMITY = 0.5  # a window's best single unit counts again at this share: words together
-WINDOW_SEEDS = 4  # windows start at or just before the units that match best, this many per section
+WORD_CACHE = 512  # query words kept per page (their units), before the page's list starts again
+SEED_SCAN = 64  # units a query word may be on and still pick where windows start
+WINDOW_SEEDS = 2  # windows start at or just before the units that match best, this many per section
 HEADING_SHARE = 0.5  # the section heading's words count at this share when the window lacks them
 PAGE_META = re.compile(r"^(Source|Published|Updated|Author|Package): ")
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
@@ -73,10 +76,35 @@ class PreparedPage:
     basis: str  # where the text came from: "markdown" | "prose" | "summary"
     ends: list[int]  # ends[i]: characters of units 0..i-1 with the joiners before them
     starts: list[int]  # each part's first unit, in order
+    _words: dict[str, tuple[float, frozenset[int]]] = field(default_factory=dict)  # word_units, kept
+
+    def word_units(self, word: str, roots: frozenset[str]) -> tuple[float, frozenset[int]]:
+        """A query word's weight on this page (rarer among its units weighs more: log(1 + units /
+        units with it)) and the units that have it; kept, as queries repeat their words."""
+        known = self._words.get(word)
+        if known is None:
+            having: set[int] = set()
+            for root in roots:
+                having.update(self.postings.get(root, ()))
+            weight = math.log(1 + len(self.units) / len(having)) if having else 0.0
+            known = (weight, frozenset(having))
+            if len(self._words) >= WORD_CACHE:
+                self._words.clear()
+            self._words[word] = known
+        return known
+
+    def part_named(self, url: str) -> int | None:
+        """The number of the part whose URL is `url`, if any."""
+        return next((number for number, part in enumerate(self.parts) if part.url == url), None)
 
     def part_of(self, unit: int) -> int:
         """The number of the part the unit belongs to."""
         return bisect.bisect_right(self.starts, unit) - 1
+
+    def fitting_end(self, start: int, budget: int) -> int:
+        """The furthest end such that units start..end-1 fit `budget` tokens (at least start)."""
+        room = self.ends[start] + len(self.units[start].joiner) + budget * CHARS_PER_TOKEN
+        return bisect.bisect_right(self.ends, room) - 1
 
     def tokens(self, start: int, end: int) -> int:
         """Tokens of units start..end-1 rendered together (the first one's joiner not counted)."""
@@ -111,7 +139,12 @@ class Passage:
     start: int = -1  # the first unit's index on its page: which window was shown (not in the dict)
 
     def as_dict(self) -> dict[str, object]:
-        data: dict[str, object] = {"text": self.text, "url": self.url, "tokens": self.tokens, "basis": self.basis}
+        data: dict[str, object] = {
+            "text": self.text,
+            "url": self.url,
+            "tokens": self.tokens,
+            "basis": self.basis,
+        }
         if self.cut:
             data["cut"] = True
         return data
@@ -255,22 +288,46 @@ def prepare(sections: Sequence[SectionText], basis: str, page_header: bool = Fal
 # --- choosing ---------------------------------------------------------------------------------
 
 
-def weights(
-    page: PreparedPage, query: QueryWords, spans: Sequence[tuple[int, int]]
-) -> dict[str, tuple[float, frozenset[str], list[int]]]:
-    """Each query word's weight on this page (rarer among its units weighs more), its roots, and
-    the units inside `spans` (start, end) that have it."""
-    total = max(len(page.units), 1)
-    out: dict[str, tuple[float, frozenset[str], list[int]]] = {}
-    for word, roots in query.words:
-        lists = [page.postings[root] for root in roots if root in page.postings]
-        found = min(total, sum(len(units) for units in lists))
-        inside: set[int] = set()
-        for units in lists:
-            for start, end in spans:
-                inside.update(units[bisect.bisect_left(units, start) : bisect.bisect_left(units, end)])
-        out[word] = (math.log(1 + total / found) if found else 0.0, roots, sorted(inside))
-    return out
+@dataclass(frozen=True)
+class Matches:
+    """The query's words on one page: each word's weight, its roots, and the units of the
+    candidate parts that have it."""
+
+    words: tuple[tuple[str, float, frozenset[str], frozenset[int]], ...]
+
+    @classmethod
+    def on(cls, page: PreparedPage, query: QueryWords, spans: Sequence[tuple[int, int]]) -> Matches:
+        whole = list(spans) == [(0, len(page.units))]
+        found = []
+        for word, roots in query.words:
+            weight, everywhere = page.word_units(word, roots)
+            if whole:
+                inside = everywhere
+            else:
+                units = sorted(everywhere)
+                inside = frozenset(
+                    unit
+                    for start, end in spans
+                    for unit in units[bisect.bisect_left(units, start) : bisect.bisect_left(units, end)]
+                )
+            found.append((word, weight, roots, inside))
+        return cls(tuple(found))
+
+    def worth(self, unit: int) -> float:
+        """The weight of the query words the unit has."""
+        return sum(weight for _word, weight, _roots, units in self.words if unit in units)
+
+    def seeds(self, usable: Callable[[int], bool]) -> list[int]:
+        """The WINDOW_SEEDS units that match best, looked for among the units that have a word
+        found on at most SEED_SCAN of them (a word on every other line of a long page would make
+        every line a candidate), else among the first SEED_SCAN units that have any."""
+        rare = [units for _word, _weight, _roots, units in self.words if 0 < len(units) <= SEED_SCAN]
+        if rare:
+            candidates = set().union(*rare)
+        else:
+            candidates = set(sorted(set().union(*(units for *_rest, units in self.words)))[:SEED_SCAN])
+        scored = [(self.worth(unit), -unit) for unit in candidates if usable(unit)]
+        return [-unit for _worth, unit in heapq.nlargest(WINDOW_SEEDS, scored)]
 
 
 def choose(
@@ -287,21 +344,22 @@ def choose(
     code units are left out (find_examples shows the code itself); skip: (url, start) of
     windows already shown for an earlier hit. None when the parts have no text."""
     chosen = list(parts) if parts is not None else list(range(len(page.parts)))
+    if len(chosen) == 1 and not prose_only:  # a section that fits whole is its own passage
+        part = page.parts[chosen[0]]
+        if part.start < part.end and (part.url, part.start) not in skip:
+            if page.tokens(part.start, part.end) <= budget:
+                return render(page, part, part.start, part.end, budget)
     spans = [(page.parts[n].start, page.parts[n].end) for n in chosen] if parts else [(0, len(page.units))]
-    weighed = weights(page, query, spans)
-    found: dict[int, list[str]] = {}  # unit -> the query words it has
-    for word, (_weight, _roots, units) in weighed.items():
-        for index in units:
-            found.setdefault(index, []).append(word)
-    order = {number: place for place, number in enumerate(chosen)}
+    matches = Matches.on(page, query, spans)
+    order = {number: place for place, number in enumerate(parts)} if parts else None  # else page order
 
     def usable(index: int) -> bool:
         return not (prose_only and page.units[index].kind == "code")
 
-    worth = {index: sum(weighed[w][0] for w in words_) for index, words_ in found.items() if usable(index)}
-    seeds = sorted(worth, key=lambda index: (-worth[index], index))[:WINDOW_SEEDS]
+    seeds = matches.seeds(usable)
     if not seeds:  # nothing matches: the start of the first part with text
-        seeds = [next((i for n in chosen for i in range(page.parts[n].start, page.parts[n].end) if usable(i)), -1)]
+        first = (i for n in chosen for i in range(page.parts[n].start, page.parts[n].end) if usable(i))
+        seeds = [next(first, -1)]
         if seeds[0] < 0:
             return None
     best: tuple[float, int, int, int, int] | None = None  # (score, -lead, -order, start, end)
@@ -315,12 +373,11 @@ def choose(
             if start < seed and page.tokens(start, seed + 1) > budget:
                 continue
             seen.add(start)
-            end = start + 1
-            while end < part.end and usable(end) and page.tokens(start, end + 1) <= budget:
-                end += 1
-            score = _score(page, weighed, found, worth, number, start, end, near)
-            lead = next((i for i in range(start, end) if i in found), start) - start
-            key = (score, -lead, -order.get(number, 0), start, end)
+            end = max(start + 1, min(page.fitting_end(start, budget), part.end))
+            if prose_only:
+                end = next((i for i in range(start + 1, end) if not usable(i)), end)
+            score, lead = _score(page, matches, number, start, end, near)
+            key = (score, -lead, -(order[number] if order else number), start, end)
             if best is None or key[:3] > best[:3]:
                 best = key
     if best is None:
@@ -330,34 +387,33 @@ def choose(
 
 
 def _score(
-    page: PreparedPage,
-    weighed: dict[str, tuple[float, frozenset[str], list[int]]],
-    found: dict[int, list[str]],
-    worth: dict[int, float],
-    part: int,
-    start: int,
-    end: int,
-    near: int | None,
-) -> float:
-    """The query words the window covers, each by its weight; its best unit again at
-    UNIT_PROXIMITY; the words it lacks that its section heading has, at HEADING_SHARE; and
-    for an example, nearness to its block."""
-    covered: set[str] = set()
+    page: PreparedPage, matches: Matches, part: int, start: int, end: int, near: int | None
+) -> tuple[float, int]:
+    """The window's score and how many units precede its first match. The score: the query
+    words it covers, each by its weight; its best unit again at UNIT_PROXIMITY; the words it
+    lacks that its section heading has, at HEADING_SHARE; for an example, nearness to its block."""
+    score = 0.0
     best_unit = 0.0
-    for index in range(start, end):
-        if index in found:
-            covered.update(found[index])
-            best_unit = max(best_unit, worth.get(index, 0.0))
-    score = sum(weighed[w][0] for w in covered) + UNIT_PROXIMITY * best_unit
+    lead = end - start
+    per_unit = [0.0] * (end - start)
     heading = page.heading_roots[part]
-    if heading:
-        for word, (weight, roots, _units) in weighed.items():
-            if word not in covered and heading & roots:
-                score += HEADING_SHARE * weight
+    for _word, weight, roots, units in matches.words:
+        covered = False
+        for index in range(start, end):
+            if index in units:
+                per_unit[index - start] += weight
+                covered = True
+                lead = min(lead, index - start)
+        if covered:
+            score += weight
+        elif heading and heading & roots:
+            score += HEADING_SHARE * weight
+    best_unit = max(per_unit)
+    score += UNIT_PROXIMITY * best_unit
     if near is not None:  # an example's block: the prose beside it first
         distance = min(abs(near - start), abs(near - (end - 1)))
         score += 1.0 / (1 + distance)
-    return score
+    return score, (0 if lead == end - start else lead)
 
 
 def render(page: PreparedPage, part: Part, start: int, end: int, budget: int) -> Passage:

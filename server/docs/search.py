@@ -20,7 +20,12 @@ from imqueue_mcp.ranker import response_dict
 from imqueue_mcp.server.catalogue.packages import exclusive_pair_advisories, exclusive_pair_advisory
 from imqueue_mcp.server.docs.answer_cache import AnswerCache
 from imqueue_mcp.server.docs.corpus import CorpusKeeper
-from imqueue_mcp.server.docs.hit_passages import PassageOptions, add_search_passages, passage_lines, source_for
+from imqueue_mcp.server.docs.hit_passages import (
+    PassageOptions,
+    add_search_passages,
+    passage_lines,
+    source_for,
+)
 from imqueue_mcp.server.docs.sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
@@ -81,9 +86,8 @@ def render_search_text(data: dict[str, Any]) -> str:
             )
         if data.get("passageBudget", {}).get("omitted"):
             budget = data["passageBudget"]
-            lines.append(
-                f"{budget['omitted']} result(s) carry no passage: maxTokens ({budget['maxTokens']}) was spent."
-            )
+            spent = f"maxTokens ({budget['maxTokens']}) was spent"
+            lines.append(f"{budget['omitted']} result(s) carry no passage: {spent}.")
         if any(result.get("passage") for result in data["results"]):
             lines.append(
                 "A passage is the part of its section that best matches the query, not the whole of it: "

@@ -343,8 +343,9 @@ class ExampleHit(BaseModel):
     version: str | None = Field(None, description="The version of packages[0] the page documents, if stated")
     truncated: bool | None = Field(None, description="True when the code was cut; read the url for all of it")
     passage: HitPassage | None = Field(
-        None, description="Present unless passages: false: the prose of the block's section that best "
-        "answers the query, the sentences beside the block first (the code itself is `code`)"
+        None,
+        description="Present unless passages: false: the prose of the block's section that best "
+        "answers the query, the sentences beside the block first (the code itself is `code`)",
     )
 
 
