@@ -334,18 +334,14 @@ def test_bm25s_baseline_ranks_the_same_documents_and_survives_save_and_load(tmp_
     assert loaded.top6_ids("redis connection") == ranked.top6_ids("redis connection")
 
 
+def side(p50: float, p99: float) -> dict[str, Any]:
+    """One side's figures as benchmarks.speed's children report them, with these latencies."""
+    query = {"n": 10, "p50_ms": p50, "p95_ms": p99, "p99_ms": p99, "mean_ms": p50, "total_s": 0.1}
+    return {"build_s": 1.0, "snapshot_bytes": 10**6, "load_s": 0.01, "query": query, "peak_rss_bytes": 2**26}
+
+
 def test_speed_table_has_a_bm25s_column_and_the_ratios_to_it() -> None:
     from benchmarks import speed
-
-    def side(p50: float, p99: float) -> dict[str, Any]:
-        query = {"n": 10, "p50_ms": p50, "p95_ms": p99, "p99_ms": p99, "mean_ms": p50, "total_s": 0.1}
-        return {
-            "build_s": 1.0,
-            "snapshot_bytes": 10**6,
-            "load_s": 0.01,
-            "query": query,
-            "peak_rss_bytes": 2**26,
-        }
 
     results = {"ours": side(0.6, 3.0), "bm25": side(1.0, 4.0), "bm25s": side(0.2, 1.0)}
     assert speed.ratios(results) == pytest.approx({"p50_ms": 3.0, "p95_ms": 3.0, "p99_ms": 3.0})
@@ -476,16 +472,6 @@ def test_the_passages_figures_read_back_on_two_questions(tmp_path: Path) -> None
 
 def test_speed_shows_ours_with_passages_as_a_column_of_its_own_without_judging_it() -> None:
     from benchmarks import speed
-
-    def side(p50: float, p99: float) -> dict[str, Any]:
-        query = {"n": 10, "p50_ms": p50, "p95_ms": p99, "p99_ms": p99, "mean_ms": p50, "total_s": 0.1}
-        return {
-            "build_s": 1.0,
-            "snapshot_bytes": 10**6,
-            "load_s": 0.01,
-            "query": query,
-            "peak_rss_bytes": 2**26,
-        }
 
     results = {"ours": side(0.6, 3.0), "bm25": side(1.0, 4.0), "bm25s": side(0.2, 1.0)}
     results["bm25s"]["query_retrieve"] = side(0.25, 0.5)["query"]

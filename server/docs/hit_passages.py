@@ -26,6 +26,7 @@ fetched per query. Which words to show is passages.py's choice (pure text logic)
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +47,7 @@ DEFAULT_REPLY_TOKENS = 1500
 MIN_PASSAGE_TOKENS = 20  # less than this left of maxTokens: the remaining hits carry none
 MAX_PASSAGE_TOKENS = 2000
 MAX_REPLY_TOKENS = 20_000
-PAGE_CACHE = 2048  # every page of a --pages corpus (1,260 on the mirror), a few MB
+PAGE_CACHE = 4096  # every page of a --pages corpus (1,260 on the mirror) and the summaries of a default one
 
 
 @dataclass(frozen=True)
@@ -76,17 +77,23 @@ class PassageSource:
         if prepared is None:
             self._textless.add(page_url)
             return None
-        self._pages[page_url] = prepared
-        if len(self._pages) > PAGE_CACHE:
-            self._pages.popitem(last=False)
-        return prepared
+        return self._keep(page_url, prepared)
 
     def summary(self, url: str, description: str) -> PreparedPage | None:
         """A hit's own description prepared as its only text, kept like a page."""
         key = "summary " + url
-        if key not in self._pages and description:
-            self._pages[key] = prepare([SectionText(url, "", description)], "summary")
-        return self._pages.get(key)
+        if key in self._pages:
+            self._pages.move_to_end(key)
+            return self._pages[key]
+        return (
+            self._keep(key, prepare([SectionText(url, "", description)], "summary")) if description else None
+        )
+
+    def _keep(self, key: str, prepared: PreparedPage) -> PreparedPage:
+        self._pages[key] = prepared
+        if len(self._pages) > PAGE_CACHE:
+            self._pages.popitem(last=False)
+        return prepared
 
     def _prepare(self, page_url: str) -> PreparedPage | None:
         markdown = self.corpus.markdown.get(page_url)
@@ -156,8 +163,8 @@ def hit_passage(
     page = source.page(page_url) or source.summary(hit["url"], hit.get("description", ""))
     if page is None:
         return None
-    parts = [n for n, part in enumerate(page.parts) if part.url == hit["url"]] if anchor else None
-    passage = choose(page, words, budget, parts=parts or None, skip=frozenset(shown))
+    part = page.part_named(hit["url"]) if anchor else None
+    passage = choose(page, words, budget, parts=None if part is None else [part], skip=frozenset(shown))
     if passage is not None:
         shown.add((passage.url, passage.start))
     return passage
@@ -172,7 +179,12 @@ def add_search_passages(
     _spend(data, options, lambda hit, budget, shown: hit_passage(source, hit, words, budget, shown))
 
 
-def _spend(data: dict[str, Any], options: PassageOptions, passage_of: Any) -> None:
+PassageOf = Callable[[dict[str, Any], int, set[tuple[str, int]]], Passage | None]
+
+
+def _spend(data: dict[str, Any], options: PassageOptions, passage_of: PassageOf) -> None:
+    """Give each hit, in order, passage_of(hit, its budget, the windows shown so far) while
+    maxTokens lasts; then the reply's passageBudget."""
     left, used, omitted = options.total, 0, 0
     shown: set[tuple[str, int]] = set()
     for hit in data["results"]:
@@ -204,13 +216,13 @@ def example_passage(
     block preferred; its lead (the paragraph before the block) when the page's text is not there."""
     page_url = hit["url"].partition("#")[0]
     page = source.page(page_url)
-    parts = [n for n, part in enumerate(page.parts) if part.url == hit["url"]] if page is not None else []
-    if page is None or not parts:
+    part = page.part_named(hit["url"]) if page is not None else None
+    if page is None or part is None:
         if not hit.get("lead"):
             return None
-        page, parts = prepare([SectionText(hit["url"], "", hit["lead"])], "summary"), [0]
-    near = block_place(page, parts[0], hit["code"])
-    passage = choose(page, words, budget, parts=parts, near=near, prose_only=True, skip=frozenset(shown))
+        page, part = prepare([SectionText(hit["url"], "", hit["lead"])], "summary"), 0
+    near = block_place(page, part, hit["code"])
+    passage = choose(page, words, budget, parts=[part], near=near, prose_only=True, skip=frozenset(shown))
     if passage is not None:
         shown.add((passage.url, passage.start))
     return passage

@@ -8,11 +8,12 @@ Pure text logic (no I/O, no corpus): hit_passages.py finds the text and applies 
                              belongs to, and a posting list per inflection root (ranker.text's
                              roots, so "retries" finds "retry" as the ranker would)
     QueryWords.of(query)     the query's content words, each with its roots
-    choose(page, words, ...) the passage: the run of consecutive units of one section that covers
-                             the most of the query's words (each weighed by how rare it is on the
-                             page), within the token budget, then filled to the budget with the
-                             units around it; rendered as markdown, an over-budget unit cut with
-                             a visible marker
+    choose(page, words, ...) the passage: a section that fits the budget whole; else the run of
+                             consecutive units of one section, started at or just before one of
+                             the units that match best and run on as far as the budget allows,
+                             that covers the most of the query's words (each weighed by how rare
+                             it is on the page); rendered as markdown, an over-budget unit cut
+                             with a visible marker
 
 Units are whole sentences; a code block is one unit, never split unless it alone is over the
 budget, and then cut at a line end with CODE_CUT_MARKER after its closing fence. Tokens are
@@ -36,7 +37,7 @@ TEXT_CUT_MARKER = " […]"
 UNIT_PROXIMITY = 0.5  # a window's best single unit counts again at this share: words together
 WORD_CACHE = 512  # query words kept per page (their units), before the page's list starts again
 SEED_SCAN = 64  # units a query word may be on and still pick where windows start
-WINDOW_SEEDS = 2  # windows start at or just before the units that match best, this many per section
+WINDOW_SEEDS = 2  # windows start at or just before the units that match best, this many per hit
 HEADING_SHARE = 0.5  # the section heading's words count at this share when the window lacks them
 PAGE_META = re.compile(r"^(Source|Published|Updated|Author|Package): ")
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
@@ -83,9 +84,7 @@ class PreparedPage:
         units with it)) and the units that have it; kept, as queries repeat their words."""
         known = self._words.get(word)
         if known is None:
-            having: set[int] = set()
-            for root in roots:
-                having.update(self.postings.get(root, ()))
+            having = self.units_with(roots)
             weight = math.log(1 + len(self.units) / len(having)) if having else 0.0
             known = (weight, frozenset(having))
             if len(self._words) >= WORD_CACHE:
@@ -112,6 +111,7 @@ class PreparedPage:
         return math.ceil(chars / CHARS_PER_TOKEN)
 
     def units_with(self, roots: Iterable[str]) -> set[int]:
+        """The units that have any of these roots."""
         found: set[int] = set()
         for root in roots:
             found.update(self.postings.get(root, ()))
@@ -126,7 +126,7 @@ class QueryWords:
     def of(cls, query: str) -> QueryWords:
         terms = query_terms(query)
         content = [t for t in terms if t not in STOPWORDS] or terms
-        return cls(tuple((t, roots_of(t)) for t in content))
+        return cls(tuple((t, inflection_roots(t)) for t in content))
 
 
 @dataclass(frozen=True)
@@ -148,10 +148,6 @@ class Passage:
         if self.cut:
             data["cut"] = True
         return data
-
-
-def roots_of(word: str) -> frozenset[str]:
-    return inflection_roots(word)
 
 
 # --- markdown -> units ------------------------------------------------------------------------
@@ -274,12 +270,12 @@ def prepare(sections: Sequence[SectionText], basis: str, page_header: bool = Fal
         if found and found[0].kind == "heading" and section.heading:  # the section's own heading
             found = found[1:]
         parts.append(Part(section.url, section.heading, len(units), len(units) + len(found)))
-        heading_roots.append(frozenset(r for w in words(section.heading) for r in roots_of(w)))
+        heading_roots.append(frozenset(r for w in words(section.heading) for r in inflection_roots(w)))
         units.extend(found)
     postings: dict[str, list[int]] = {}
     ends = [0]
     for index, unit in enumerate(units):
-        for root in {r for w in set(words(LINK_TARGET.sub("", unit.text))) for r in roots_of(w)}:
+        for root in {r for w in set(words(LINK_TARGET.sub("", unit.text))) for r in inflection_roots(w)}:
             postings.setdefault(root, []).append(index)
         ends.append(ends[-1] + len(unit.joiner) + len(unit.text))
     return PreparedPage(units, parts, postings, heading_roots, basis, ends, [part.start for part in parts])
