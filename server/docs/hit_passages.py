@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from imqueue_mcp.server.docs.budget import estimate_tokens
 from imqueue_mcp.server.docs.corpus import LoadedCorpus
 from imqueue_mcp.server.docs.passages import (
     Passage,
@@ -160,7 +161,12 @@ def hit_passage(
     section of its page for a page or an API symbol; a window shown for an earlier hit of the
     same page is not shown again."""
     page_url, _, anchor = hit["url"].partition("#")
-    page = source.page(page_url) or source.summary(hit["url"], hit.get("description", ""))
+    page = source.page(page_url)
+    if page is None:  # the hit's own description: whole when it fits, as it nearly always does
+        description = hit.get("description", "")
+        if description and estimate_tokens(description) <= budget:
+            return Passage(description, hit["url"], estimate_tokens(description), "summary")
+        page = source.summary(hit["url"], description)
     if page is None:
         return None
     part = page.part_named(hit["url"]) if anchor else None
