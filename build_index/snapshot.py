@@ -2,9 +2,13 @@
 
 header: format version, origins, fetched-at, sha256 per feed, counts, body checksum.
 body:   the corpus (ranker.corpus wire form), per-host section line ranges, status.json, both
-        sites' curated /llms.txt links (the server's resources list), and the code examples
-        (examples.py; wire rows). A snapshot written before examples existed has no "examples"
-        key: it loads with `examples` None, and find_examples says to rebuild it.
+        sites' curated /llms.txt links (the server's resources list), the code examples
+        (examples.py; wire rows), and `markdown`: canonical page URL -> the page's markdown, for
+        every page the build read whole (each host's /llms-full.txt pages; with --pages every
+        page, the API pages too), which search_docs cuts its passages from (server/docs/
+        passages.py), live and offline alike. A body without "examples" loads with `examples`
+        None (find_examples says to rebuild); one without "markdown" loads with an empty map
+        (passages then come from the corpus's prose).
 pages:  with `imq-build-index --pages`, every page's markdown (pages.py's envelope, kept as bytes
         until get_doc needs it offline). In the same file as the corpus, so that one rename
         switches both: a reader sees the old generation whole or the new one whole, never a mix,
@@ -48,6 +52,7 @@ class Snapshot:
     pages: Pages | None = None  # `build(pages=True)`: every page's markdown, written into this file
     pages_raw: bytes | None = None  # as loaded: the pages envelope, checked, decoded on demand (saved_pages)
     examples: list[Example] | None = None  # the docs' code blocks; None: built before they were extracted
+    markdown: dict[str, str] = field(default_factory=dict)  # canonical page URL -> markdown, sorted by URL
     refused: list[str] = field(default_factory=list)  # the build's refused records (not written to the file)
 
     def index(self) -> Index:
@@ -101,6 +106,7 @@ def encode(snapshot: Snapshot) -> bytes:
                 if snapshot.examples is not None
                 else {}
             ),
+            "markdown": snapshot.markdown,
             "index": snapshot.index_wire
             if snapshot.index_wire is not None
             else Index(snapshot.corpus).to_wire(),
@@ -152,6 +158,7 @@ def decode(path: Path | str, raw: bytes, fix: str = FIX) -> Snapshot:
             links=[CuratedLink.from_wire(row) for row in data["links"]],
             examples=examples_of(data.get("examples")),
             pages_raw=pages,
+            markdown=markdown_of(data.get("markdown")),
         )
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, FeedFormatError):
         # The checksum held, so the bytes are as written, but not by a build of this shape:
@@ -186,3 +193,10 @@ def examples_of(rows: Any) -> list[Example] | None:
         return [Example.from_wire(row) for row in rows]
     except (TypeError, ValueError):
         return None
+
+
+def markdown_of(pages: Any) -> dict[str, str]:
+    """The stored page markdown; empty when there is none in a shape this version reads."""
+    if not isinstance(pages, dict) or not all(isinstance(v, str) for v in pages.values()):
+        return {}
+    return pages

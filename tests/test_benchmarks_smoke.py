@@ -293,18 +293,14 @@ def test_bm25s_baseline_ranks_the_same_documents_and_survives_save_and_load(tmp_
     assert loaded.top6_ids("redis connection") == ranked.top6_ids("redis connection")
 
 
+def side(p50: float, p99: float) -> dict[str, Any]:
+    """One side's figures as benchmarks.speed's children report them, with these latencies."""
+    query = {"n": 10, "p50_ms": p50, "p95_ms": p99, "p99_ms": p99, "mean_ms": p50, "total_s": 0.1}
+    return {"build_s": 1.0, "snapshot_bytes": 10**6, "load_s": 0.01, "query": query, "peak_rss_bytes": 2**26}
+
+
 def test_speed_table_has_a_bm25s_column_and_the_ratios_to_it() -> None:
     from benchmarks import speed
-
-    def side(p50: float, p99: float) -> dict[str, Any]:
-        query = {"n": 10, "p50_ms": p50, "p95_ms": p99, "p99_ms": p99, "mean_ms": p50, "total_s": 0.1}
-        return {
-            "build_s": 1.0,
-            "snapshot_bytes": 10**6,
-            "load_s": 0.01,
-            "query": query,
-            "peak_rss_bytes": 2**26,
-        }
 
     results = {"ours": side(0.6, 3.0), "bm25": side(1.0, 4.0), "bm25s": side(0.2, 1.0)}
     assert speed.ratios(results) == pytest.approx({"p50_ms": 3.0, "p95_ms": 3.0, "p99_ms": 3.0})
@@ -428,3 +424,77 @@ def test_restraint_questions_count_weak_answers_per_kind() -> None:
     assert "unanswerable marked weak" in unanswerable.report(figures)
     shipped = json.loads(unanswerable.DEFAULT_QUESTIONS.read_text(encoding="utf-8"))
     assert len(shipped["answerable"]) >= 30 and len(shipped["unanswerable"]) >= 30
+
+
+# --- passages (benchmarks/passages.py) --------------------------------------------------------
+
+
+def test_the_answer_is_found_across_line_breaks_and_a_list_marker() -> None:
+    from benchmarks import passages
+
+    page = "Intro.\n\n- Messages are delivered\n  at least once. Then more.\n"
+    assert passages.holds(
+        "- Messages are delivered at least once. Then more.", "Messages are delivered at least once."
+    )
+    assert passages.tokens_until(page, "- Messages are delivered at least once.") == 13  # 49 characters in
+    assert passages.tokens_until(page, "Never said.") is None
+    assert not passages.holds("Messages are delivered", "Messages are delivered at least once.")
+
+
+def test_every_question_names_its_page_and_an_answer_the_page_has() -> None:
+    from benchmarks import passages
+
+    questions = json.loads(passages.QUESTIONS.read_text(encoding="utf-8"))["questions"]
+    assert 40 <= len(questions) <= 60
+    assert len({q["page"] for q in questions}) >= 30  # spread across many pages
+    if not (SHARED / "site").is_dir():
+        pytest.skip(f"shared folder not found at {SHARED}")
+    for case in questions:
+        host, _, path = case["page"].removeprefix("https://").partition("/")
+        markdown = (SHARED / "site" / host / path / "index.md").read_text(encoding="utf-8")
+        assert passages.tokens_until(markdown, case["answer"]) is not None, case["question"]
+
+
+def test_the_passages_figures_read_back_on_two_questions(tmp_path: Path) -> None:
+    if not (SHARED / "site").is_dir():
+        pytest.skip(f"shared folder not found at {SHARED}")
+    from imqueue_mcp.build_index import build, save_snapshot
+
+    from benchmarks import passages
+
+    questions = json.loads(passages.QUESTIONS.read_text(encoding="utf-8"))["questions"][:2]
+    snapshot = build(mirror=SHARED / "site")
+    save_snapshot(snapshot, tmp_path / "s.msgpack")
+    keeper = passages.keeper_for(tmp_path / "s.msgpack")
+    figures = passages.score_questions(keeper, snapshot, SHARED / "site", questions)
+    assert figures["questions"] == 2
+    for key in ("top1_pct", "top3_pct", "page_in_top3_pct", "get_doc_answered_pct"):
+        assert 0 <= figures[key] <= 100, key
+    assert figures["top1_pct"] <= figures["top3_pct"]
+    assert len(figures["missed"]) == round(2 * (100 - figures["top3_pct"]) / 100)
+    timing = passages.time_search(keeper, ["expose a method", "redis queue send"])
+    assert timing["with"]["n"] == timing["without"]["n"] == 2
+    results = {
+        "default": figures,
+        "pages": figures,
+        "latency": timing,
+        "latency_ratio": {"p50_ms": 1.2, "p99_ms": 3.0},
+    }
+    text = passages.table(results)
+    assert "answer in the top hit's passage" in text and "(target <=2x met)" in text and "NOT met" in text
+
+
+def test_speed_shows_ours_with_passages_as_a_column_of_its_own_without_judging_it() -> None:
+    from benchmarks import speed
+
+    results = {"ours": side(0.6, 3.0), "bm25": side(1.0, 4.0), "bm25s": side(0.2, 1.0)}
+    results["bm25s"]["query_retrieve"] = side(0.25, 0.5)["query"]
+    before = speed.table(results)
+    results["ours"]["query_passages"] = side(0.9, 4.0)["query"]
+    after = speed.table(results).splitlines()
+    assert [line for line in after if not line.startswith("ours + passages")] == before.splitlines()
+    line = next(line for line in after if line.startswith("ours + passages"))
+    assert "0.900/4.000" in line and "3.6x/8.0x" in line and "met" not in line
+    assert speed.ratios(results, "query_retrieve", "query_passages") == pytest.approx(
+        {"p50_ms": 3.6, "p95_ms": 8.0, "p99_ms": 8.0}
+    )

@@ -1,8 +1,8 @@
 """`imq-search --json Q` and `search_docs(Q)` give the same answer: one function shapes both.
 
-The server may add only its own fields (the advisory, the corpus it answered from, and on each
-hit the size get_doc would return for it); everything else, the corrected query of a typo
-included, must be equal, over the same snapshot.
+The server may add only its own fields (the advisory, the corpus it answered from, the passages'
+budget, and on each hit the size get_doc would return for it and its passage); everything
+else, the corrected query of a typo included, must be equal, over the same snapshot.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from imqueue_mcp.build_index.search_cli import main as search_main
 
 from conftest import SITE, McpConnection, server_environment, stdio_connection
 
-SERVER_ONLY = {"advisory", "advisories", "corpus"}
-SERVER_ONLY_PER_HIT = {"tokens", "tokensBasis"}  # get_doc's answer size (server/docs/sizes.py)
+SERVER_ONLY = {"advisory", "advisories", "corpus", "passageBudget"}
+# get_doc's answer size (server/docs/sizes.py) and the hit's passage (server/docs/hit_passages.py)
+SERVER_ONLY_PER_HIT = {"tokens", "tokensBasis", "passage"}
 CASES = [
     ("how do I expose a method", None),
     ("expose a methd", None),  # a typo: corrected to "expose a method"
@@ -88,4 +89,4 @@ def test_the_server_adds_its_advisory_and_corpus_and_nothing_else(
 ) -> None:
     answer = server.call("search_docs", {"query": "datadog tracing"})
     added = set(answer.structured_content) - set(cli_json(snapshot, "datadog tracing", None))
-    assert added == {"advisory", "advisories", "corpus"}
+    assert added == {"advisory", "advisories", "corpus", "passageBudget"}

@@ -49,7 +49,7 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +89,10 @@ class LoadedCorpus:
     status: dict[str, Any] | None = None  # status.json as read with the feeds (catalogue/facts.py)
     generation: str = ""  # a content hash of what answers (build_index.generation_of)
     pages_raw: bytes | None = None  # the snapshot's saved pages, checked, not yet decoded (docs/pages.py)
-    sections: dict[str, Any] | None = None  # the snapshot's section ranges, for those pages
+    markdown: dict[str, str] = field(default_factory=dict)  # page URL -> markdown read with the feeds
+    sections: dict[str, dict[str, dict[str, list[int]]]] = field(
+        default_factory=dict
+    )  # host -> page -> ranges: get_doc's saved pages and the passages are cut at them
 
     def describe(self) -> dict[str, str]:
         info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}
@@ -314,6 +317,8 @@ class CorpusKeeper:
             examples=_examples(snapshot.examples),
             status=snapshot.status,
             generation=build_index.generation_of(snapshot.header),
+            markdown=snapshot.markdown,
+            sections=snapshot.sections,
         )
 
     def _load_snapshot(self) -> LoadedCorpus:
@@ -340,6 +345,7 @@ class CorpusKeeper:
             snapshot.status,
             build_index.generation_of(snapshot.header),
             snapshot.pages_raw,
+            snapshot.markdown,
             snapshot.sections,
         )
 

@@ -23,6 +23,12 @@ from imqueue_mcp.build_index.examples import Example, example_corpus
 from imqueue_mcp.ranker import Index, rules
 from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
 from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.docs.hit_passages import (
+    PassageOptions,
+    add_example_passages,
+    passage_lines,
+    source_for,
+)
 from imqueue_mcp.server.docs.search import corpus_line
 
 DEFAULT_LIMIT = 3
@@ -97,8 +103,11 @@ def package_filter(package: str | None, known: frozenset[str]) -> str | None:
     return name
 
 
-async def find_examples(finder: ExampleFinder, query: str, limit: int, package: str | None) -> dict[str, Any]:
-    """The find_examples structured result (see schemas.ExampleResult)."""
+async def find_examples(
+    finder: ExampleFinder, query: str, limit: int, package: str | None, passages: PassageOptions | None = None
+) -> dict[str, Any]:
+    """The find_examples structured result (see schemas.ExampleResult); with `passages` (enabled),
+    each block with the prose of its section that best answers the query (hit_passages.py)."""
     if not query.strip():
         raise ValueError(
             "query is blank: describe the code you want in a few words, e.g. 'expose a method' or "
@@ -113,6 +122,8 @@ async def find_examples(finder: ExampleFinder, query: str, limit: int, package: 
     data.update(count=len(found), results=[example_hit(example) for example in found])
     if not found:
         data["miss"] = {"nearestTerms": nearest}
+    if passages is not None and passages.enabled:
+        add_example_passages(data, source_for(corpus), query, passages)
     data["corpus"] = corpus.describe()
     return data
 
@@ -174,7 +185,9 @@ def render_examples_text(data: dict[str, Any]) -> str:
             lines.append("")
             lines.append(f"{number}. {place} ({hit['language'] or 'code'}{packages})")
             lines.append(f"   {hit['url']}")
-            if hit["lead"]:
+            if hit.get("passage"):
+                lines.extend(passage_lines(hit["passage"]))
+            elif hit["lead"]:
                 lines.append(f"   {hit['lead']}")
             fence = code_fence(hit["code"])
             lines.append(f"{fence}{hit['language']}")

@@ -3,9 +3,10 @@
 Ranking is the ranker's alone: this module calls `ranker.Index.search` (the same function
 `imq-search` calls; through answer_cache, which reuses an answer while its index answers) and
 restates no rule. It adds what an agent needs around the ranking: what a pasted error code means
-(diagnose: ECONNREFUSED, ERESOLVE, ...), the exclusive-pair advisory
-when a result concerns one side of a pair (advisory_packages; as a sentence and as `advisories`
-records), the miss guidance and the corrected query spelled out, a "Weak match" line when even
+(diagnose: ECONNREFUSED, ERESOLVE, ...), the exclusive-pair advisory when a result concerns one
+side of a pair (advisory_packages; as a sentence and as `advisories` records), each hit's passage
+(hit_passages.py: the part of its section that best answers the query, within the token
+budgets), the miss guidance and the corrected query spelled out, a "Weak match" line when even
 the best hit is low (ranker.confidence), and which corpus answered (live, or a snapshot and its
 date). The result itself is the ranker's one shape (ranker.response_dict), the same dict
 `imq-search --json` prints.
@@ -26,6 +27,12 @@ from imqueue_mcp.server.catalogue.packages import (
 from imqueue_mcp.server.docs.answer_cache import AnswerCache
 from imqueue_mcp.server.docs.corpus import CorpusKeeper
 from imqueue_mcp.server.docs.diagnose import diagnose
+from imqueue_mcp.server.docs.hit_passages import (
+    PassageOptions,
+    add_search_passages,
+    passage_lines,
+    source_for,
+)
 from imqueue_mcp.server.docs.sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
@@ -34,10 +41,16 @@ _answers = AnswerCache()  # one server process, one corpus answering at a time
 
 
 async def search_docs(
-    keeper: CorpusKeeper, query: str, limit: int, package: str | None, sizes: DocSizes | None = None
+    keeper: CorpusKeeper,
+    query: str,
+    limit: int,
+    package: str | None,
+    sizes: DocSizes | None = None,
+    passages: PassageOptions | None = None,
 ) -> dict[str, Any]:
     """The search_docs structured result (see schemas.SearchResult). ValueError for a bad filter.
-    With `sizes`, each hit carries the tokens get_doc would return for it (sizes.py)."""
+    With `sizes`, each hit carries the tokens get_doc would return for it (sizes.py); with
+    `passages` (enabled), the part of its section that best answers the query (hit_passages.py)."""
     corpus = await keeper.current()
     response = _answers.search(corpus.index, query, limit, package)
     data = response_dict(response)
@@ -46,6 +59,8 @@ async def search_docs(
             size = sizes.tokens_of(result["url"], corpus.index.corpus.documents, id(corpus))
             if size is not None:
                 result["tokens"], result["tokensBasis"] = size
+    if passages is not None and passages.enabled:
+        add_search_passages(data, source_for(corpus), query, passages)
     named = advisory_packages(query, data["results"])
     advisory = exclusive_pair_advisory(named)
     if advisory:
@@ -110,12 +125,24 @@ def render_search_text(data: dict[str, Any]) -> str:
             lines.append(f"   {result['url']}")
             if result["description"]:
                 lines.append(f"   {result['description']}")
+            if result.get("passage"):
+                lines.extend(passage_lines(result["passage"]))
         if data["weak"]:
             lines.append(
                 "Weak match: even the best result matches this query poorly; the docs may not cover it. "
                 "Say so rather than rely on these, or search again with other words."
             )
-        lines.append("Read a result with get_doc(url) before relying on it, and cite its URL.")
+        if data.get("passageBudget", {}).get("omitted"):
+            budget = data["passageBudget"]
+            spent = f"maxTokens ({budget['maxTokens']}) was spent"
+            lines.append(f"{budget['omitted']} result(s) carry no passage: {spent}.")
+        if any(result.get("passage") for result in data["results"]):
+            lines.append(
+                "A passage is the part of its section that best matches the query, not the whole of it: "
+                "read the section with get_doc(url) before relying on it, and cite its URL."
+            )
+        else:
+            lines.append("Read a result with get_doc(url) before relying on it, and cite its URL.")
     else:
         lines.append(f'No results for "{data["query"]}".')
     miss = data.get("miss")

@@ -20,7 +20,7 @@ agent can always ask get_doc for the outline, which costs little.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from imqueue_mcp.ranker.corpus import SITES, WIRE_FIELDS
@@ -57,9 +57,22 @@ class DocSizes:
 
 
 def prose_sizes(documents: Iterable[Any]) -> dict[str, int]:
-    """Canonical URL -> prose tokens, for every tier-2 section and the page it belongs to.
-    Reads a snapshot's wire rows as they are when it can: decoding every document first would
-    cost the first search about 30 ms more."""
+    """Canonical URL -> prose tokens, for every tier-2 section and the page it belongs to."""
+    sections: dict[str, int] = {}
+    pages: dict[str, int] = {}
+    for url, heading, text in prose_sections(documents):
+        tokens = estimate_tokens(heading + PROSE_SEPARATOR + text)
+        if "#" in url:  # the prose before the first anchored heading counts for the page only
+            sections[url] = tokens
+        page = url.split("#", 1)[0]
+        pages[page] = pages.get(page, 0) + tokens
+    return pages | sections
+
+
+def prose_sections(documents: Iterable[Any]) -> Iterator[tuple[str, str, str]]:
+    """(canonical URL, heading, text) of every tier-2 prose section, in corpus order. Reads a
+    snapshot's wire rows as they are when it can: decoding every document first would cost the
+    first search about 30 ms more."""
     rows = documents.wire_rows() if hasattr(documents, "wire_rows") else None
     if rows is not None:
         tier, site, path, heading, text = (
@@ -73,15 +86,6 @@ def prose_sizes(documents: Iterable[Any]) -> dict[str, int]:
             (document.tier, document.site, document.path, document.heading, document.text)
             for document in documents
         )
-    sections: dict[str, int] = {}
-    pages: dict[str, int] = {}
     for row_tier, row_site, row_path, row_heading, row_text in fields:
-        if row_tier != "section":
-            continue
-        tokens = estimate_tokens(row_heading + PROSE_SEPARATOR + row_text)
-        url = SITES[row_site] + row_path
-        if "#" in url:  # the prose before the first anchored heading counts for the page only
-            sections[url] = tokens
-        page = url.split("#", 1)[0]
-        pages[page] = pages.get(page, 0) + tokens
-    return pages | sections
+        if row_tier == "section":
+            yield SITES[row_site] + row_path, row_heading, row_text

@@ -24,6 +24,34 @@ STORED = (
 # --- search_docs ---------------------------------------------------------------------
 
 
+class HitPassage(BaseModel):
+    """The part of a hit's section that best answers the query (server/docs/hit_passages.py)."""
+
+    text: str = Field(
+        description="Markdown: whole sentences, list items, table rows and code blocks as on the page; a "
+        "block over the budget is cut with a visible '[… ]' marker"
+    )
+    url: str = Field(description="The #anchor URL of the section the text is from; get_doc reads all of it")
+    tokens: int = Field(description="Size of text in tokens of 4 characters")
+    basis: Literal["markdown", "prose", "summary"] = Field(
+        description="Where the text is from: 'markdown': the page itself; 'prose': the indexed words of "
+        "its section (no markup, code flattened); 'summary': the hit's own description (an API page the "
+        "corpus was built without: build with `imq-build-index --pages` to have it)"
+    )
+    cut: bool | None = Field(None, description="True when the text was cut to fit passageTokens")
+
+
+class PassageBudget(BaseModel):
+    tokens: int = Field(description="Tokens of all the passages together")
+    maxTokens: int = Field(description="The most the passages may take together, as asked")
+    passageTokens: int = Field(description="The most one passage may take, as asked")
+    omitted: int = Field(description="Hits left without a passage because maxTokens was spent")
+
+
+PASSAGE = "Present unless passages: false: the part of the section that best answers the query"
+BUDGET = "Present unless passages: false: what the passages used of the budgets"
+
+
 class SearchHit(BaseModel):
     """One hit, in the ranker's one result shape (ranker.results.hit_dict), as imq-search --json."""
 
@@ -64,6 +92,7 @@ class SearchHit(BaseModel):
         description="'measured': from the page itself; 'prose': from its indexed prose (headings and "
         "text without code), so a lower bound",
     )
+    passage: HitPassage | None = Field(None, description=PASSAGE)
 
 
 class SearchMiss(BaseModel):
@@ -125,6 +154,7 @@ class SearchResult(BaseModel):
         description="Present when the query carries a system or npm error code (ECONNREFUSED, ENOTFOUND, "
         "ERESOLVE, ...): what it means in an @imqueue project and the pages with the fix",
     )
+    passageBudget: PassageBudget | None = Field(None, description=BUDGET)
     corpus: CorpusInfo
     versionNote: str | None = Field(None, description=VERSION_NOTE)
 
@@ -336,6 +366,11 @@ class ExampleHit(BaseModel):
     packages: list[str] = Field(description="The @imqueue packages the block concerns: the page's own first")
     version: str | None = Field(None, description="The version of packages[0] the page documents, if stated")
     truncated: bool | None = Field(None, description="True when the code was cut; read the url for all of it")
+    passage: HitPassage | None = Field(
+        None,
+        description="Present unless passages: false: the prose of the block's section that best "
+        "answers the query, the sentences beside the block first (the code itself is `code`)",
+    )
 
 
 class ExampleMiss(BaseModel):
@@ -348,4 +383,5 @@ class ExampleResult(BaseModel):
     count: int
     results: list[ExampleHit]
     miss: ExampleMiss | None = Field(None, description="Present when nothing matched")
+    passageBudget: PassageBudget | None = Field(None, description=BUDGET)
     corpus: CorpusInfo

@@ -34,6 +34,14 @@ from imqueue_mcp.server.docs import examples, search
 from imqueue_mcp.server.docs import read as docs
 from imqueue_mcp.server.docs.corpus import CorpusUnavailable
 from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, MalformedDocUrl, OfflineError
+from imqueue_mcp.server.docs.hit_passages import (
+    DEFAULT_PASSAGE_TOKENS,
+    DEFAULT_REPLY_TOKENS,
+    MAX_PASSAGE_TOKENS,
+    MAX_REPLY_TOKENS,
+    MIN_PASSAGE_TOKENS,
+    PassageOptions,
+)
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq import bridge
 from imqueue_mcp.server.imq.runner import BridgeResult
@@ -223,6 +231,25 @@ DocCursor = Annotated[
 OutlineOnly = Annotated[
     bool, Field(description="true: the page's sections (heading, level, anchor URL, tokens), no body")
 ]
+PassagesOn = Annotated[
+    bool, Field(description="false: no passages, only titles, descriptions and URLs (the smallest reply)")
+]
+PassageTokens = Annotated[
+    int,
+    Field(
+        ge=MIN_PASSAGE_TOKENS,
+        le=MAX_PASSAGE_TOKENS,
+        description="Most tokens in one result's passage (1 token = 4 characters)",
+    ),
+]
+PassagesMaxTokens = Annotated[
+    int,
+    Field(
+        ge=MIN_PASSAGE_TOKENS,
+        le=MAX_REPLY_TOKENS,
+        description="Most tokens in all the passages of the reply together; later results go without",
+    ),
+]
 Methods = Annotated[
     list[Method] | None,
     Field(description="The exposed methods; omit for a starter template"),
@@ -247,15 +274,25 @@ ServiceNames = Annotated[list[str] | None, Field(description="Service names; omi
         "the sections the corpus covers and the nearest indexed terms: search again with those "
         "instead of concluding the topic is undocumented. When results involve one of two mutually "
         "exclusive packages, an advisory says how to pick exactly one, and advisories[] give the "
-        "default's install command."
+        "default's install command. Each result carries a passage: the part of its section that best "
+        f"answers the query (whole sentences, code blocks whole or cut with a marker), its #anchor URL "
+        f"and tokens; at most passageTokens (default {DEFAULT_PASSAGE_TOKENS}) each and maxTokens "
+        f"(default {DEFAULT_REPLY_TOKENS}) in all; passages: false leaves them out. A passage often "
+        "answers outright; read the section with get_doc(passage.url) before relying on more."
     ),
 )
 def search_docs(services: Services) -> Handler:
     async def search_docs(
-        query: Query, limit: Limit = 6, package: PackageFilter = None
+        query: Query,
+        limit: Limit = 6,
+        package: PackageFilter = None,
+        passages: PassagesOn = True,
+        passageTokens: PassageTokens = DEFAULT_PASSAGE_TOKENS,  # the argument's published name
+        maxTokens: PassagesMaxTokens = DEFAULT_REPLY_TOKENS,
     ) -> Annotated[CallToolResult, SearchResult]:
+        wanted = PassageOptions(passages, passageTokens, maxTokens)
         try:
-            data = await search.search_docs(services.corpus, query, limit, package, services.sizes)
+            data = await search.search_docs(services.corpus, query, limit, package, services.sizes, wanted)
         except (CorpusUnavailable, ValueError) as error:
             return failed(error)
         return structured_result(data, search.render_search_text(data))
@@ -313,15 +350,24 @@ def get_doc(services: Services) -> Handler:
         "title and section heading, the sentence introducing it, and the @imqueue packages it "
         "concerns (with the documented version when the page states one). package (e.g. 'rpc') keeps "
         "the examples of one package: those its page documents or its code imports or installs. "
-        "limit is 1-10 (default 3). Read the section with get_doc before adapting an example."
+        "limit is 1-10 (default 3). Each result carries a passage: the prose of its section that best "
+        "answers the query, the sentences beside the block first, within passageTokens each and "
+        "maxTokens in all (passages: false leaves them out). Read the section with get_doc before "
+        "adapting an example."
     ),
 )
 def find_examples(services: Services) -> Handler:
     async def find_examples(
-        query: Query, limit: ExampleLimit = examples.DEFAULT_LIMIT, package: PackageFilter = None
+        query: Query,
+        limit: ExampleLimit = examples.DEFAULT_LIMIT,
+        package: PackageFilter = None,
+        passages: PassagesOn = True,
+        passageTokens: PassageTokens = DEFAULT_PASSAGE_TOKENS,
+        maxTokens: PassagesMaxTokens = DEFAULT_REPLY_TOKENS,
     ) -> Annotated[CallToolResult, ExampleResult]:
+        wanted = PassageOptions(passages, passageTokens, maxTokens)
         try:
-            data = await examples.find_examples(services.examples, query, limit, package)
+            data = await examples.find_examples(services.examples, query, limit, package, wanted)
         except examples.ExamplesUnavailable as error:
             return error_result(ErrorCode.CORPUS_UNAVAILABLE, str(error), examples.REBUILD_ACTION)
         except (CorpusUnavailable, ValueError) as error:

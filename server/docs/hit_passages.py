@@ -1,0 +1,268 @@
+"""The `passage` of each search_docs and find_examples hit: where its text comes from, and the budgets.
+
+    PassageOptions                the tools' arguments: passages on or off, passageTokens per hit,
+                                  maxTokens over the reply's passages together
+    PassageSource                 one corpus's text, prepared a page at a time on first use and
+                                  kept (the PAGE_CACHE pages used last); for a hit's page, in order:
+                                    markdown  the page's markdown as the corpus was built with it
+                                              (the snapshot's `markdown`: every llms-full.txt page,
+                                              and with --pages every page, the API pages too), cut
+                                              at the site's own section ranges (search-sections.json,
+                                              kept in the snapshot), each checked to start at a
+                                              heading as get_doc checks them
+                                    prose     else the corpus's prose of the page (search-text.json:
+                                              words without markup, code flattened into the text)
+                                    summary   else the hit's own description (an API symbol whose
+                                              page the build did not read)
+    add_search_passages(...)      each hit's passage in rank order until maxTokens is spent, and
+                                  `passageBudget` on the reply (what was used, what was left out)
+    add_example_passages(...)     find_examples: the prose of each block's section, the sentences
+                                  beside the block first; the code itself is the hit's `code`
+
+Live and offline alike: the markdown is read with the feeds (llms-full.txt is one of them), never
+fetched per query. Which words to show is passages.py's choice (pure text logic).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from imqueue_mcp.server.docs.budget import estimate_tokens
+from imqueue_mcp.server.docs.corpus import LoadedCorpus
+from imqueue_mcp.server.docs.passages import (
+    Passage,
+    PreparedPage,
+    QueryWords,
+    SectionText,
+    choose,
+    prepare,
+)
+from imqueue_mcp.server.docs.read import heading_of
+from imqueue_mcp.server.docs.sizes import prose_sections
+
+DEFAULT_PASSAGE_TOKENS = 120
+DEFAULT_REPLY_TOKENS = 1500
+MIN_PASSAGE_TOKENS = 20  # less than this left of maxTokens: the remaining hits carry none
+MAX_PASSAGE_TOKENS = 2000
+MAX_REPLY_TOKENS = 20_000
+PAGE_CACHE = 4096  # every page of a --pages corpus (1,260 on the mirror) and the summaries of a default one
+
+
+@dataclass(frozen=True)
+class PassageOptions:
+    enabled: bool = True
+    per_hit: int = DEFAULT_PASSAGE_TOKENS
+    total: int = DEFAULT_REPLY_TOKENS
+
+
+class PassageSource:
+    """The text passages are cut from, for one loaded corpus."""
+
+    def __init__(self, corpus: LoadedCorpus) -> None:
+        self.corpus = corpus
+        self._pages: OrderedDict[str, PreparedPage] = OrderedDict()
+        self._textless: set[str] = set()  # pages the corpus has no text of (most API pages by default)
+        self._prose: dict[str, list[SectionText]] | None = None
+
+    def page(self, page_url: str) -> PreparedPage | None:
+        """The page prepared for passages (markdown, else prose), or None when the corpus has neither."""
+        if page_url in self._pages:
+            self._pages.move_to_end(page_url)
+            return self._pages[page_url]
+        if page_url in self._textless:
+            return None
+        prepared = self._prepare(page_url)
+        if prepared is None:
+            self._textless.add(page_url)
+            return None
+        return self._keep(page_url, prepared)
+
+    def summary(self, url: str, description: str) -> PreparedPage | None:
+        """A hit's own description prepared as its only text, kept like a page."""
+        key = "summary " + url
+        if key in self._pages:
+            self._pages.move_to_end(key)
+            return self._pages[key]
+        return (
+            self._keep(key, prepare([SectionText(url, "", description)], "summary")) if description else None
+        )
+
+    def _keep(self, key: str, prepared: PreparedPage) -> PreparedPage:
+        self._pages[key] = prepared
+        if len(self._pages) > PAGE_CACHE:
+            self._pages.popitem(last=False)
+        return prepared
+
+    def _prepare(self, page_url: str) -> PreparedPage | None:
+        markdown = self.corpus.markdown.get(page_url)
+        if markdown is not None:
+            host, _, path = page_url.removeprefix("https://").partition("/")
+            ranges = self.corpus.sections.get(host, {}).get("/" + path)
+            return prepare(markdown_sections(page_url, markdown, ranges), "markdown", page_header=True)
+        prose = self.prose().get(page_url)
+        return prepare(prose, "prose") if prose else None
+
+    def prose(self) -> dict[str, list[SectionText]]:
+        """Page URL -> its tier-2 prose sections, the text before the first anchor first."""
+        if self._prose is None:
+            pages: dict[str, list[SectionText]] = {}
+            for url, heading, text in prose_sections(self.corpus.index.corpus.documents):
+                sections = pages.setdefault(url.split("#", 1)[0], [])
+                section = SectionText(url, heading, text)
+                sections.insert(0, section) if "#" not in url else sections.append(section)
+            self._prose = pages
+        return self._prose
+
+
+def markdown_sections(page_url: str, markdown: str, ranges: dict[str, list[int]] | None) -> list[SectionText]:
+    """The page cut at its anchored sections: the text before the first, then each section from its
+    heading line to where its range ends. A range that does not start at a heading, or overlaps
+    the one before, is not trusted (as get_doc's slice_section), and its lines stay with the section
+    above."""
+    lines = markdown.split("\n")
+    spans: list[tuple[int, int, str, str]] = []
+    for anchor, span in sorted((ranges or {}).items(), key=lambda item: item[1][0] if item[1] else 0):
+        if not isinstance(span, list) or len(span) != 2 or not 0 <= span[0] < span[1]:
+            continue
+        start, end = span[0], min(span[1], len(lines))
+        heading = heading_of(lines[start]) if start < len(lines) else None
+        if heading is None or (spans and start < spans[-1][1]):
+            continue
+        spans.append((start, end, anchor, heading[1]))
+    first = spans[0][0] if spans else len(lines)
+    sections = [SectionText(page_url, "", "\n".join(lines[:first]))]
+    for place, (start, end, anchor, title) in enumerate(spans):
+        stop = spans[place + 1][0] if place + 1 < len(spans) else max(end, len(lines))
+        sections.append(SectionText(f"{page_url}#{anchor}", title, "\n".join(lines[start:stop])))
+    return sections
+
+
+_sources: tuple[LoadedCorpus, PassageSource] | None = None
+
+
+def source_for(corpus: LoadedCorpus) -> PassageSource:
+    """The PassageSource of the corpus answering now (one at a time, as answer_cache keeps)."""
+    global _sources
+    if _sources is None or _sources[0] is not corpus:
+        _sources = (corpus, PassageSource(corpus))
+    return _sources[1]
+
+
+# --- search_docs -----------------------------------------------------------------------------
+
+
+def hit_passage(
+    source: PassageSource, hit: dict[str, Any], words: QueryWords, budget: int, shown: set[tuple[str, int]]
+) -> Passage | None:
+    """The passage of one search hit: from its own section for an anchored hit, from the best
+    section of its page for a page or an API symbol; a window shown for an earlier hit of the
+    same page is not shown again."""
+    page_url, _, anchor = hit["url"].partition("#")
+    page = source.page(page_url)
+    if page is None:  # the hit's own description: whole when it fits, as it nearly always does
+        description = hit.get("description", "")
+        if description and estimate_tokens(description) <= budget:
+            return Passage(description, hit["url"], estimate_tokens(description), "summary")
+        page = source.summary(hit["url"], description)
+    if page is None:
+        return None
+    part = page.part_named(hit["url"]) if anchor else None
+    passage = choose(page, words, budget, parts=None if part is None else [part], skip=frozenset(shown))
+    if passage is not None:
+        shown.add((passage.url, passage.start))
+    return passage
+
+
+def add_search_passages(
+    data: dict[str, Any], source: PassageSource, query: str, options: PassageOptions
+) -> None:
+    """Each hit's `passage`, best hit first, at most options.per_hit tokens each and options.total
+    in all; `passageBudget` says what they used and how many hits the budget left without one."""
+    words = QueryWords.of(data.get("corrected") or query)
+    _spend(data, options, lambda hit, budget, shown: hit_passage(source, hit, words, budget, shown))
+
+
+PassageOf = Callable[[dict[str, Any], int, set[tuple[str, int]]], Passage | None]
+
+
+def _spend(data: dict[str, Any], options: PassageOptions, passage_of: PassageOf) -> None:
+    """Give each hit, in order, passage_of(hit, its budget, the windows shown so far) while
+    maxTokens lasts; then the reply's passageBudget."""
+    left, used, omitted = options.total, 0, 0
+    shown: set[tuple[str, int]] = set()
+    for hit in data["results"]:
+        budget = min(options.per_hit, left)
+        if budget < MIN_PASSAGE_TOKENS:
+            omitted += 1
+            continue
+        passage = passage_of(hit, budget, shown)
+        if passage is None:
+            continue
+        hit["passage"] = passage.as_dict()
+        left -= passage.tokens
+        used += passage.tokens
+    data["passageBudget"] = {
+        "tokens": used,
+        "maxTokens": options.total,
+        "passageTokens": options.per_hit,
+        "omitted": omitted,
+    }
+
+
+# --- find_examples ---------------------------------------------------------------------------
+
+
+def example_passage(
+    source: PassageSource, hit: dict[str, Any], words: QueryWords, budget: int, shown: set[tuple[str, int]]
+) -> Passage | None:
+    """The prose of an example's section that best answers the query, the sentences beside its
+    block preferred; its lead (the paragraph before the block) when the page's text is not there."""
+    page_url = hit["url"].partition("#")[0]
+    page = source.page(page_url)
+    part = page.part_named(hit["url"]) if page is not None else None
+    if page is None or part is None:
+        if not hit.get("lead"):
+            return None
+        page, part = prepare([SectionText(hit["url"], "", hit["lead"])], "summary"), 0
+    near = block_place(page, part, hit["code"])
+    passage = choose(page, words, budget, parts=[part], near=near, prose_only=True, skip=frozenset(shown))
+    if passage is not None:
+        shown.add((passage.url, passage.start))
+    return passage
+
+
+def block_place(page: PreparedPage, part: int, code: str) -> int | None:
+    """The unit index of the code block whose body is `code` (or starts so: a long block's code is
+    cut), in the page's part `part`."""
+    wanted = " ".join(code.split())
+    span = page.parts[part]
+    for index in range(span.start, span.end):
+        unit = page.units[index]
+        if unit.kind == "code" and " ".join(_fenced_body(unit.text).split()).startswith(wanted):
+            return index
+    return None
+
+
+def _fenced_body(block: str) -> str:
+    lines = block.split("\n")
+    return "\n".join(
+        lines[1:-1] if len(lines) > 1 and lines[-1].strip().startswith(("```", "~~~")) else lines[1:]
+    )
+
+
+def add_example_passages(
+    data: dict[str, Any], source: PassageSource, query: str, options: PassageOptions
+) -> None:
+    """find_examples' hits, each with the prose around its block; the budgets as search_docs'."""
+    words = QueryWords.of(query)
+    _spend(data, options, lambda hit, budget, shown: example_passage(source, hit, words, budget, shown))
+
+
+def passage_lines(passage: dict[str, Any], indent: str = "   ") -> list[str]:
+    """A passage in the text reply: where it is from and its size, then its text, indented."""
+    lines = [f"{indent}Passage ({passage['tokens']} tokens) from {passage['url']}:"]
+    lines += [f"{indent}{line}" if line else "" for line in passage["text"].split("\n")]
+    return lines

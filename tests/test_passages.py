@@ -1,0 +1,216 @@
+"""Passages (server/docs/passages.py, hit_passages.py) on literal markdown: units, the choice, the
+cut markers, the budgets, and where a hit's text comes from. No server, no mirror."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from imqueue_mcp.ranker import Corpus, Document, Index
+from imqueue_mcp.server.docs.budget import estimate_tokens
+from imqueue_mcp.server.docs.corpus import LoadedCorpus
+from imqueue_mcp.server.docs.hit_passages import (
+    PassageOptions,
+    PassageSource,
+    add_example_passages,
+    add_search_passages,
+    markdown_sections,
+)
+from imqueue_mcp.server.docs.passages import (
+    CODE_CUT_MARKER,
+    TEXT_CUT_MARKER,
+    QueryWords,
+    SectionText,
+    choose,
+    prepare,
+    segment,
+    sentences,
+)
+
+PAGE = "https://imqueue.org/queues/"
+MARKDOWN = """# Queues
+
+Source: https://imqueue.org/queues/
+Published: 2026-01-01
+
+Queues carry every call between services.
+
+## Delivery {#delivery}
+
+Messages are delivered at least once. A worker that dies before it starts on a message leaves
+it behind, e.g. during a deploy. The watcher moves it back onto the queue after
+`safeDeliveryTtl` milliseconds, which defaults to 5000.
+
+- First item of a list.
+- Second item, with a [link](https://imqueue.org/elsewhere/) inside.
+
+## Install {#install}
+
+Install the package with npm:
+
+```bash
+npm i @imqueue/core
+```
+
+| Option | Default |
+| --- | --- |
+| prefix | imq |
+"""
+RANGES = {"delivery": [7, 16], "install": [16, 28]}
+
+
+def page_of(markdown: str = MARKDOWN, ranges: dict[str, list[int]] | None = None) -> Any:
+    return prepare(markdown_sections(PAGE, markdown, RANGES if ranges is None else ranges), "markdown", True)
+
+
+def test_sentences_split_at_sentence_ends_but_not_after_an_abbreviation() -> None:
+    text = "It stays, e.g. during a deploy. Then it moves (see `a.b`). Done!"
+    assert sentences(text) == ["It stays, e.g. during a deploy.", "Then it moves (see `a.b`).", "Done!"]
+
+
+def test_units_are_sentences_list_items_rows_headings_and_whole_code_blocks() -> None:
+    units = segment(MARKDOWN, skip_page_header=True)
+    kinds = [unit.kind for unit in units]
+    assert units[0].text == "Queues carry every call between services."  # title and metadata skipped
+    assert "code" in kinds and "row" in kinds and "heading" in kinds
+    code = next(unit for unit in units if unit.kind == "code")
+    assert code.text == "```bash\nnpm i @imqueue/core\n```"
+    items = [unit for unit in units if unit.text.startswith("- ")]
+    assert [item.joiner for item in items] == ["\n\n", "\n"]  # the second item follows on the next line
+    assert [unit.text for unit in units if unit.kind == "row"] == ["| Option | Default |", "| prefix | imq |"]
+
+
+def test_the_page_is_cut_at_its_section_ranges_with_anchor_urls() -> None:
+    sections = markdown_sections(PAGE, MARKDOWN, RANGES)
+    assert [s.url for s in sections] == [PAGE, PAGE + "#delivery", PAGE + "#install"]
+    assert sections[1].heading == "Delivery" and sections[1].markdown.startswith("## Delivery")
+
+
+def test_a_range_that_does_not_start_at_a_heading_is_not_trusted() -> None:
+    sections = markdown_sections(PAGE, MARKDOWN, {"delivery": [8, 16], "install": [16, 28]})
+    assert [s.url for s in sections] == [PAGE, PAGE + "#install"]
+    assert "at least once" in sections[0].markdown  # its lines stay with the section above
+
+
+def test_the_passage_is_the_run_of_whole_sentences_that_covers_the_query() -> None:
+    page = page_of()
+    passage = choose(page, QueryWords.of("how long until the watcher moves a message back"), 40)
+    assert passage is not None
+    assert passage.url == PAGE + "#delivery"
+    assert "The watcher moves it back onto the queue after `safeDeliveryTtl` milliseconds" in passage.text
+    assert passage.tokens == estimate_tokens(passage.text) <= 40
+    assert passage.text.rstrip().endswith((".", "!", "?", "inside."))  # whole sentences only
+
+
+def test_a_words_inflection_finds_its_sentence() -> None:
+    passage = choose(page_of(), QueryWords.of("installing packages"), 30)
+    assert passage is not None and passage.url == PAGE + "#install"
+
+
+def test_a_link_target_is_not_read_as_words() -> None:
+    passage = choose(page_of(), QueryWords.of("elsewhere"), 30)
+    assert passage is not None and "elsewhere" not in passage.text.split("(")[0]
+    assert passage.url == PAGE  # nothing matches: the start of the page's text
+
+
+def test_a_code_block_is_given_whole_when_it_fits_and_cut_with_a_marker_when_not() -> None:
+    lines = "\n".join(f"line {n} of the install script" for n in range(40))
+    markdown = f"# T\n\n## Install {{#install}}\n\n```bash\n{lines}\n```\n"
+    page = prepare(markdown_sections(PAGE, markdown, {"install": [2, 50]}), "markdown", True)
+    whole = choose(page, QueryWords.of("install script"), 2000)
+    assert (
+        whole is not None
+        and whole.text.startswith("```bash")
+        and whole.text.endswith("```")
+        and not whole.cut
+    )
+    cut = choose(page, QueryWords.of("install script"), 40)
+    assert cut is not None and cut.cut and cut.text.endswith(CODE_CUT_MARKER)
+    assert cut.text.count("```") == 2  # the fence is closed before the marker
+    assert cut.tokens <= 40
+
+
+def test_a_sentence_over_the_budget_is_cut_at_a_word_with_a_marker() -> None:
+    long = "Queues " + " ".join(["carry"] * 200) + " calls."
+    page = prepare([SectionText(PAGE, "", long)], "prose")
+    passage = choose(page, QueryWords.of("queues"), 25)
+    assert passage is not None and passage.cut and passage.text.endswith(TEXT_CUT_MARKER)
+    assert passage.tokens <= 25
+
+
+def test_an_example_passage_leaves_the_code_out_and_prefers_the_prose_beside_the_block() -> None:
+    page = page_of()
+    part = next(n for n, p in enumerate(page.parts) if p.url == PAGE + "#install")
+    passage = choose(page, QueryWords.of("npm"), 40, parts=[part], near=None, prose_only=True)
+    assert passage is not None and "```" not in passage.text and "npm" in passage.text
+
+
+# --- the budgets, over a corpus -------------------------------------------------------------
+
+
+def corpus(markdown: dict[str, str]) -> LoadedCorpus:
+    docs = [
+        Document(path="/queues/", site="org", tier="page", title="Queues", summary="Queues carry calls."),
+        Document(
+            path="/queues/#delivery",
+            site="org",
+            tier="section",
+            title="Queues",
+            heading="Delivery",
+            text="Messages are delivered at least once.",
+        ),
+        Document(path="/api/x/", site="org", tier="symbol", title="X", summary="Does X. Then Y."),
+    ]
+    index = Index(Corpus(docs))
+    sections = {"imqueue.org": {"/queues/": RANGES}}
+    return LoadedCorpus(index, "snapshot", "2026-01-01", "f", 0.0, markdown=markdown, sections=sections)
+
+
+def hits(*urls: str) -> dict[str, Any]:
+    return {"query": "q", "results": [{"url": url, "description": "Does X. Then Y."} for url in urls]}
+
+
+def test_each_hit_gets_a_passage_within_its_budget_until_max_tokens_is_spent() -> None:
+    source = PassageSource(corpus({PAGE: MARKDOWN}))
+    data = hits(PAGE + "#delivery", PAGE + "#install", PAGE, "https://imqueue.org/api/x/")
+    add_search_passages(data, source, "message delivered watcher install", PassageOptions(True, 30, 60))
+    given = [hit.get("passage") for hit in data["results"]]
+    assert all(p is None or p["tokens"] <= 30 for p in given)
+    assert sum(p["tokens"] for p in given if p) <= 60
+    assert data["passageBudget"]["tokens"] == sum(p["tokens"] for p in given if p)
+    assert data["passageBudget"]["omitted"] == sum(1 for p in given if p is None) >= 1
+    assert given[0] is not None and given[0]["url"] == PAGE + "#delivery" and given[0]["basis"] == "markdown"
+
+
+def test_text_comes_from_the_markdown_else_the_prose_else_the_hit_description() -> None:
+    without_markdown = PassageSource(corpus({}))
+    data = hits(PAGE + "#delivery", "https://imqueue.org/api/x/")
+    add_search_passages(data, without_markdown, "delivered", PassageOptions())
+    first, second = (hit["passage"] for hit in data["results"])
+    assert first["basis"] == "prose" and "at least once" in first["text"]
+    assert second["basis"] == "summary" and second["text"] == "Does X. Then Y."
+
+
+def test_a_window_shown_for_one_hit_is_not_shown_again_for_the_next_hit_of_its_page() -> None:
+    source = PassageSource(corpus({PAGE: MARKDOWN}))
+    data = hits(PAGE, PAGE)
+    add_search_passages(data, source, "watcher", PassageOptions())
+    first, second = (hit["passage"] for hit in data["results"])
+    assert (first["url"], first["text"]) != (second["url"], second["text"])
+
+
+def test_an_example_hit_gets_the_prose_of_its_section() -> None:
+    source = PassageSource(corpus({PAGE: MARKDOWN}))
+    hit = {"url": PAGE + "#install", "code": "npm i @imqueue/core", "lead": "Install it:"}
+    data: dict[str, Any] = {"results": [hit]}
+    add_example_passages(data, source, "install the core package", PassageOptions())
+    passage = data["results"][0]["passage"]
+    assert passage["url"] == PAGE + "#install" and "Install the package with npm" in passage["text"]
+    assert "npm i @imqueue/core" not in passage["text"]
+
+
+@pytest.mark.parametrize("query", ["", "zqxv"])
+def test_a_query_that_matches_nothing_gets_the_start_of_the_section(query: str) -> None:
+    passage = choose(page_of(), QueryWords.of(query), 30, parts=[1])
+    assert passage is not None and passage.text.startswith("Messages are delivered")

@@ -1,0 +1,107 @@
+"""Passages through the SDK's client: the real server over stdio, live over the loopback mirror
+of ../shared/site, and offline over a snapshot built from it (no network at all)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+
+from imqueue_mcp.build_index import build, save_snapshot
+
+from conftest import SITE, McpConnection, origin_args, server_environment, stdio_connection
+
+QUESTION = "how long does a leased message stay in a worker key before it is swept back"
+
+
+@pytest.fixture(scope="module")
+def live(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+    home = tmp_path_factory.mktemp("passages-home")
+    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    yield connection
+    connection.close()
+
+
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+    folder = tmp_path_factory.mktemp("passages-offline")
+    snapshot = folder / "snapshot.msgpack"
+    save_snapshot(build(mirror=SITE), snapshot)
+    home = folder / "home"
+    home.mkdir()
+    connection = stdio_connection(
+        ["--offline", "--snapshot", str(snapshot)], server_environment(home), home, "legacy"
+    )
+    yield connection
+    connection.close()
+
+
+def call(connection: McpConnection, tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    result = connection.call(tool, arguments)
+    text = result.content[0].text
+    assert not result.is_error, text
+    schema = next(t.output_schema for t in connection.tools() if t.name == tool)
+    jsonschema.validate(result.structured_content, schema)
+    return dict(result.structured_content), text
+
+
+def test_every_search_hit_carries_a_passage_with_its_anchor_url_and_tokens(live: McpConnection) -> None:
+    data, text = call(live, "search_docs", {"query": QUESTION})
+    passages = [hit["passage"] for hit in data["results"]]
+    assert len(passages) == data["count"] > 0
+    for passage in passages:
+        assert passage["url"].startswith("https://imqueue.")
+        assert 0 < passage["tokens"] <= 120 and passage["basis"] in ("markdown", "prose", "summary")
+    assert sum(p["tokens"] for p in passages) == data["passageBudget"]["tokens"] <= 1500
+    assert "safeDeliveryTtl" in " ".join(p["text"] for p in passages[:3])  # the answer, in the reply
+    assert f"Passage ({passages[0]['tokens']} tokens) from {passages[0]['url']}:" in text
+    assert passages[0]["text"].split("\n")[0] in text
+
+
+def test_passages_false_leaves_them_out(live: McpConnection) -> None:
+    data, text = call(live, "search_docs", {"query": QUESTION, "passages": False})
+    assert data["count"] > 0 and all("passage" not in hit for hit in data["results"])
+    assert "passageBudget" not in data and "Passage (" not in text
+
+
+def test_passage_tokens_and_max_tokens_bound_each_passage_and_the_reply(live: McpConnection) -> None:
+    data, text = call(
+        live, "search_docs", {"query": QUESTION, "limit": 6, "passageTokens": 30, "maxTokens": 60}
+    )
+    given = [hit["passage"] for hit in data["results"] if "passage" in hit]
+    assert given and all(p["tokens"] <= 30 for p in given) and sum(p["tokens"] for p in given) <= 60
+    assert data["passageBudget"]["omitted"] == data["count"] - len(given) > 0
+    assert "carry no passage: maxTokens (60) was spent" in text
+
+
+def test_the_passage_arguments_are_published_strict_and_bounded(live: McpConnection) -> None:
+    for name in ("search_docs", "find_examples"):
+        schema = next(t.input_schema for t in live.tools() if t.name == name)
+        assert schema["additionalProperties"] is False
+        properties = schema["properties"]
+        assert properties["passages"]["type"] == "boolean" and properties["passages"]["default"] is True
+        assert (properties["passageTokens"]["minimum"], properties["passageTokens"]["default"]) == (20, 120)
+        assert properties["maxTokens"]["default"] == 1500
+    refused = live.call("search_docs", {"query": QUESTION, "passageTokens": 5})
+    assert refused.is_error and "passageTokens" in refused.content[0].text
+
+
+def test_offline_passages_come_from_the_snapshot_markdown(offline: McpConnection) -> None:
+    data, _text = call(
+        offline, "search_docs", {"query": "does imqueue need a load balancer for internal calls"}
+    )
+    assert data["corpus"]["source"] == "snapshot"
+    assert any(hit["passage"]["basis"] == "markdown" for hit in data["results"])
+
+
+def test_find_examples_hits_carry_the_prose_of_their_section_without_the_code(live: McpConnection) -> None:
+    data, text = call(
+        live, "find_examples", {"query": "expose a service method so it can be called remotely"}
+    )
+    for hit in data["results"]:
+        passage = hit["passage"]
+        assert passage["url"].split("#")[0] == hit["url"].split("#")[0] and passage["tokens"] <= 120
+        assert hit["code"] not in passage["text"]
+    assert "Passage (" in text
