@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from conftest import SITE, McpConnection
 
 REPO = Path(__file__).resolve().parents[1]
@@ -124,7 +125,12 @@ def test_the_wheel_installed_in_a_clean_venv_serves_mcp_over_stdio(wheel: Path, 
 
     def run(*command: str | Path, timeout: float = 300) -> None:
         done = subprocess.run(
-            [str(part) for part in command], cwd=home, env=env, capture_output=True, text=True, timeout=timeout
+            [str(part) for part in command],
+            cwd=home,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         assert done.returncode == 0, f"{command}: {done.stderr[-3000:]}"
 

@@ -98,7 +98,7 @@ def test_the_root_is_a_short_plain_text_landing(hosted: HttpServer, method: str)
         assert "POST /mcp" in response.text and len(response.text) < 2000
         # The install it names works today; uvx only as the published form, named as such.
         assert "bin/pip install ./imqueue-mcp" in response.text
-        assert "once published on PyPI, uvx imqueue-mcp" in response.text
+        assert "once published on PyPI, uvx imqueue-mcp" in response.text.replace("\n", " ")
 
 
 def test_anything_else_is_404(hosted: HttpServer) -> None:
