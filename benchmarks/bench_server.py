@@ -195,6 +195,7 @@ def environment(home: Path) -> dict[str, str]:
         "PYTHONPATH": str(REPO),
         "XDG_CACHE_HOME": str(home / "cache"),
         "IMQ_CLI_HOME": str(home / "imq"),
+        "IMQUEUE_MCP_DRAIN_SECONDS": "0",  # stopped at once between runs: no load balancer to tell
     }
 
 

@@ -4,24 +4,26 @@
     feeds.py     feed bytes -> ranker.corpus.Document records (strict on feed versions)
     build.py     read every feed from one source and assemble the Snapshot
     snapshot.py  the msgpack file: header + body, atomic write, checked load
-    pages.py     the --pages sidecar (<snapshot>.pages): every page's markdown, for offline get_doc
+    pages.py     every page's markdown (--pages), carried in the snapshot file, for offline get_doc
     examples.py  the docs' fenced code blocks (llms-full.txt, and every page with --pages) -> Example
     cli.py       `imq-build-index`
 
 Flow: Source.read -> feeds.* -> build.assemble -> Snapshot -> snapshot.save_snapshot.
-With --pages: build.build(pages=True) -> pages.read_pages (same Source) -> pages.save_pages.
+With --pages: build.build(pages=True) -> pages.read_pages (same Source) -> Snapshot.pages ->
+the snapshot file's "pages" part (one file, one rename: one generation).
 Examples: build.assemble -> examples.collect_examples (llms-full.txt pages; every page's own
 markdown with --pages) -> Snapshot.examples -> the snapshot body's "examples".
 """
 
 from .build import FEEDS, build
 from .files import SnapshotError
-from .pages import Pages, load_pages, pages_path, save_pages
-from .snapshot import Snapshot, default_snapshot_path, load_snapshot, save_snapshot
+from .pages import Pages, decode_pages, load_pages, pages_path, save_pages
+from .snapshot import FIX, Snapshot, default_snapshot_path, generation_of, load_snapshot, save_snapshot
 from .sources import BuildError, FeedUnavailable, HttpSource, MirrorSource, NotFound, source_from
 
 __all__ = [
     "FEEDS",
+    "FIX",
     "BuildError",
     "FeedUnavailable",
     "HttpSource",
@@ -31,7 +33,9 @@ __all__ = [
     "Snapshot",
     "SnapshotError",
     "build",
+    "decode_pages",
     "default_snapshot_path",
+    "generation_of",
     "load_pages",
     "load_snapshot",
     "pages_path",

@@ -3,13 +3,15 @@
     imq-build-index                          # the live sites -> the user cache snapshot
     imq-build-index --from ../shared/site    # a mirror folder (or a base URL serving HOST/ folders)
     imq-build-index --origin imqueue.org=http://127.0.0.1:8101 --origin imqueue.com=http://127.0.0.1:8102
-    imq-build-index --pages                  # also every page's markdown, in <snapshot>.pages
+    imq-build-index --pages                  # also every page's markdown, in the same file
 
 Progress on a terminal (stderr), --quiet for none, one summary line at the end. On any error:
 one line naming the URL or file and the fix, and exit 1. A feed that cannot be read leaves both
-previous files untouched (nothing is written before every feed is read). Each file is replaced
-atomically, the sidecar first: if the snapshot then cannot be written, the new sidecar stands
-beside the old snapshot, and the server ignores a sidecar whose date is not its snapshot's.
+previous file untouched (nothing is written before every feed is read). The snapshot and its
+pages are one file, replaced atomically (temp file + fsync + rename): a server reads the previous
+generation whole or the new one whole, never one's corpus with the other's pages, and a build
+killed at any point leaves the previous file as it was. A `<snapshot>.pages` file written beside
+it by an older version belongs to an older generation and is removed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import time
 from pathlib import Path
 
 from .build import build
-from .pages import pages_path, save_pages
+from .pages import pages_path
 from .sites import OriginError, parse_origin
 from .snapshot import default_snapshot_path, save_snapshot
 from .sources import BuildError
@@ -56,8 +58,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--pages",
         action="store_true",
-        help="also save every page's markdown beside the snapshot (<snapshot>.pages), so that the "
-        "server's get_doc can read pages offline",
+        help="also save every page's markdown in the snapshot, so that the server's get_doc can "
+        "read pages offline",
     )
     ap.add_argument("--quiet", action="store_true", help="no progress and no summary line")
     return ap
@@ -83,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             progress=progress,
             pages=args.pages,
         )
-        pages_size = save_pages(snapshot.pages, pages_path(out)) if snapshot.pages is not None else 0
         size = save_snapshot(snapshot, out)
+        pages_path(out).unlink(missing_ok=True)  # an older version's sidecar: another generation
     except BuildError as error:
         if show_progress:
             sys.stderr.write("\n")
@@ -98,12 +100,12 @@ def main(argv: list[str] | None = None) -> int:
         pages = ""
         if snapshot.pages is not None:
             pages = (
-                f", and {pages_path(out)}: {len(snapshot.pages.body)} pages incl. both llms.txt "
-                f"({len(snapshot.pages.missing)} not found, skipped), {pages_size / 1024:.0f} kB"
+                f", {len(snapshot.pages.body)} pages incl. both llms.txt "
+                f"({len(snapshot.pages.missing)} not found, skipped)"
             )
         sys.stderr.write(
-            f"wrote {out}: {len(snapshot.corpus.documents)} records ({counts}), "
-            f"{size / 1024:.0f} kB{pages} in {seconds:.2f} s\n"
+            f"wrote {out}: {len(snapshot.corpus.documents)} records ({counts}){pages}, "
+            f"{size / 1024:.0f} kB in {seconds:.2f} s\n"
         )
     return 0
 

@@ -1,8 +1,11 @@
 """The file format the snapshot and its pages sidecar share: a checked envelope, written atomically.
 
 wrap(header, body, version)     msgpack {header, body}, the header stamped with the format and
-                                the body's sha256
-unwrap(path, raw, version, ..)  that envelope checked: SnapshotError names the file and the fix
+                                the body's sha256; `pages` (the snapshot's saved pages, an envelope
+                                of their own) rides along as {.., pages}, its sha256 in the header,
+                                so one file and one rename carry both: one generation
+unwrap(path, raw, version, ..)  that envelope checked: SnapshotError names the file and the fix;
+                                Envelope(header, body, pages or None)
 write_atomically(path, data)    temp file in the same folder + fsync + rename: a crash leaves
                                 the old file whole; temp files of dead writers are removed
 """
@@ -13,7 +16,7 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack  # type: ignore[import-untyped]
 
@@ -26,17 +29,31 @@ class SnapshotError(BuildError):
     pass
 
 
-def wrap(header: dict[str, Any], body: bytes, version: int) -> bytes:
-    """The file: msgpack `{header, body}`, the header stamped with the format and the body's sha256."""
-    header = {**header, "format": version, "body_sha256": hashlib.sha256(body).hexdigest()}
-    return bytes(msgpack.packb({"header": header, "body": body}, use_bin_type=True))
+class Envelope(NamedTuple):
+    header: dict[str, Any]
+    body: bytes
+    pages: bytes | None  # the pages envelope carried in the same file, checked; None if there is none
 
 
-def unwrap(path: Path, raw: bytes, version: int, kind: str, fix: str) -> tuple[dict[str, Any], bytes]:
-    """`wrap` undone and checked: the header and the body bytes, else SnapshotError naming `kind`."""
+def wrap(header: dict[str, Any], body: bytes, version: int, pages: bytes | None = None) -> bytes:
+    """The file: msgpack `{header, body}` (+ `pages`), the header stamped with the format and the
+    sha256 of the body (and of the pages)."""
+    header = {key: value for key, value in header.items() if key != "pages_sha256"}  # a loaded one's
+    header |= {"format": version, "body_sha256": hashlib.sha256(body).hexdigest()}
+    outer: dict[str, Any] = {"header": header, "body": body}
+    if pages is not None:
+        header["pages_sha256"] = hashlib.sha256(pages).hexdigest()
+        outer["pages"] = pages
+    return bytes(msgpack.packb(outer, use_bin_type=True))
+
+
+def unwrap(path: Path | str, raw: bytes, version: int, kind: str, fix: str) -> Envelope:
+    """`wrap` undone and checked: header, body and pages, else SnapshotError naming `kind`."""
     try:
         outer = msgpack.unpackb(raw, raw=False)
-        header, body = outer["header"], outer["body"]
+        header, body, pages = outer["header"], outer["body"], outer.get("pages")
+        if not isinstance(header, dict) or not isinstance(body, bytes):
+            raise TypeError("not an envelope")
     except Exception:
         raise SnapshotError(f"{path}: not an imqueue-mcp {kind} (unreadable msgpack); {fix}") from None
     if header.get("format") != version:
@@ -45,7 +62,11 @@ def unwrap(path: Path, raw: bytes, version: int, kind: str, fix: str) -> tuple[d
         )
     if hashlib.sha256(body).hexdigest() != header.get("body_sha256"):
         raise SnapshotError(f"{path}: checksum mismatch (the file is damaged); {fix}")
-    return header, body
+    if (pages is None) != (header.get("pages_sha256") is None) or (
+        pages is not None and hashlib.sha256(pages).hexdigest() != header.get("pages_sha256")
+    ):
+        raise SnapshotError(f"{path}: checksum mismatch in its saved pages (the file is damaged); {fix}")
+    return Envelope(header, body, pages if isinstance(pages, bytes) else None)
 
 
 def write_atomically(path: Path, data: bytes) -> int:

@@ -105,7 +105,12 @@ def load_pages(path: Path) -> Pages:
         raw = path.read_bytes()
     except OSError as error:
         raise SnapshotError(f"{path}: cannot read ({error.strerror}); {fix}") from None
-    header, body = unwrap(path, raw, PAGES_FORMAT, "pages file", fix)
+    return decode_pages(path, raw, fix)
+
+
+def decode_pages(path: Path | str, raw: bytes, fix: str) -> Pages:
+    """A pages envelope (a file's bytes, or the part a snapshot carries), checked."""
+    header, body, _ = unwrap(path, raw, PAGES_FORMAT, "pages file", fix)
     pages = msgpack.unpackb(body, raw=False)
     if not isinstance(pages, dict) or not all(isinstance(v, bytes) for v in pages.values()):
         raise SnapshotError(f"{path}: not an imqueue-mcp pages file (unexpected body); {fix}")

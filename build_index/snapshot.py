@@ -1,10 +1,14 @@
-"""The snapshot file: msgpack `{header, body}`, written atomically, checked on load.
+"""The snapshot file: msgpack `{header, body}` (+ `pages`), written atomically, checked on load.
 
 header: format version, origins, fetched-at, sha256 per feed, counts, body checksum.
 body:   the corpus (ranker.corpus wire form), per-host section line ranges, status.json, both
         sites' curated /llms.txt links (the server's resources list), and the code examples
         (examples.py; wire rows). A snapshot written before examples existed has no "examples"
         key: it loads with `examples` None, and find_examples says to rebuild it.
+pages:  with `imq-build-index --pages`, every page's markdown (pages.py's envelope, kept as bytes
+        until get_doc needs it offline). In the same file as the corpus, so that one rename
+        switches both: a reader sees the old generation whole or the new one whole, never a mix,
+        and a builder killed mid-write leaves the old file as it was.
 
 The envelope and the atomic write are files.py's, shared with the pages sidecar (pages.py).
 """
@@ -12,6 +16,8 @@ The envelope and the atomic write are files.py's, shared with the pages sidecar 
 from __future__ import annotations
 
 import gc
+import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +31,9 @@ from imqueue_mcp.ranker.corpus import Corpus
 from .examples import Example
 from .feeds import CuratedLink
 from .files import SnapshotError, unwrap, wrap, write_atomically
-from .pages import Pages
+from .pages import Pages, decode_pages, encode_pages
 
+FIX = "rebuild it with `imq-build-index` (or `imq-build-index --from DIR` offline)"
 FORMAT_VERSION = 5  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
 
 
@@ -38,7 +45,8 @@ class Snapshot:
     status: dict[str, Any] | None
     index_wire: dict[str, Any] | None = None  # the ranker's postings, so loading rebuilds nothing
     links: list[CuratedLink] = field(default_factory=list)  # both llms.txt, one per URL, sorted by URL
-    pages: Pages | None = None  # `build(pages=True)`: the sidecar's pages (never written into this file)
+    pages: Pages | None = None  # `build(pages=True)`: every page's markdown, written into this file
+    pages_raw: bytes | None = None  # as loaded: the pages envelope, checked, decoded on demand (saved_pages)
     examples: list[Example] | None = None  # the docs' code blocks; None: built before they were extracted
 
     def index(self) -> Index:
@@ -58,6 +66,20 @@ class Snapshot:
     @property
     def fetched_at(self) -> str:
         return str(self.header.get("fetched_at", ""))
+
+    def saved_pages(self, where: Path | str) -> Pages | None:
+        """The pages this snapshot carries (decoded now), or None when it was built without --pages."""
+        if self.pages is None and self.pages_raw is not None:
+            self.pages = decode_pages(where, self.pages_raw, "rebuild it with `imq-build-index --pages`")
+        return self.pages
+
+
+def generation_of(header: dict[str, Any]) -> str:
+    """A content hash naming what a snapshot serves (16 hex digits): its body's checksum, or for a
+    corpus built in memory the feeds' checksums. The same content always gets the same name."""
+    basis = header.get("body_sha256") or json.dumps(header.get("feeds", {}), sort_keys=True)
+    pages = header.get("pages_sha256") or ""
+    return hashlib.sha256(f"{basis}:{pages}".encode()).hexdigest()[:16]
 
 
 def default_snapshot_path() -> Path:
@@ -84,7 +106,8 @@ def encode(snapshot: Snapshot) -> bytes:
         },
         use_bin_type=True,
     )
-    return wrap(snapshot.header, body, FORMAT_VERSION)
+    pages = encode_pages(snapshot.pages) if snapshot.pages is not None else snapshot.pages_raw
+    return wrap(snapshot.header, body, FORMAT_VERSION, pages)
 
 
 def save_snapshot(snapshot: Snapshot, path: Path) -> int:
@@ -94,25 +117,25 @@ def save_snapshot(snapshot: Snapshot, path: Path) -> int:
 
 def load_snapshot(path: Path) -> Snapshot:
     path = Path(path)
-    fix = "rebuild it with `imq-build-index` (or `imq-build-index --from DIR` offline)"
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise SnapshotError(f"{path}: no snapshot there; {fix}") from None
+        raise SnapshotError(f"{path}: no snapshot there; {FIX}") from None
     except OSError as error:
-        raise SnapshotError(f"{path}: cannot read ({error.strerror}); {fix}") from None
+        raise SnapshotError(f"{path}: cannot read ({error.strerror}); {FIX}") from None
     # Unpacking builds ~100k small objects; the cyclic GC has nothing to find among them.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return decode(path, raw, fix)
+        return decode(path, raw)
     finally:
         if collecting:
             gc.enable()
 
 
-def decode(path: Path, raw: bytes, fix: str) -> Snapshot:
-    header, body = unwrap(path, raw, FORMAT_VERSION, "snapshot", fix)
+def decode(path: Path | str, raw: bytes, fix: str = FIX) -> Snapshot:
+    """A snapshot's bytes (read from `path`, a file or a URL), checked; SnapshotError naming it."""
+    header, body, pages = unwrap(path, raw, FORMAT_VERSION, "snapshot", fix)
     data = msgpack.unpackb(body, raw=False)
     return Snapshot(
         header=header,
@@ -122,6 +145,7 @@ def decode(path: Path, raw: bytes, fix: str) -> Snapshot:
         index_wire=data.get("index"),
         links=[CuratedLink.from_wire(row) for row in data["links"]],
         examples=examples_of(data.get("examples")),
+        pages_raw=pages,
     )
 
 

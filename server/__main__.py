@@ -3,6 +3,9 @@
     imqueue-mcp [--http [--host H] [--port P] [--workers N]] [--snapshot PATH] [--offline]
                 [--origin imqueue.org=URL] [--origin imqueue.com=URL]
                 [--allow-host HOST] [--allow-origin ORIGIN] [--log-level LEVEL]
+                [--snapshot-url URL] [--snapshot-poll-seconds S]
+                [--drain-seconds S] [--header-timeout S] [--body-timeout S] [--idle-timeout S]
+                [--max-connections N] [--keep-alive-requests N]
 
 stdio is the default. Bad configuration is reported before any transport opens, as one
 line on stderr, with exit status 2. Nothing but protocol is ever written to stdout.
@@ -15,7 +18,14 @@ import os
 import sys
 from typing import NoReturn
 
-from imqueue_mcp.server.config import ENV_LOG_LEVEL, Config, ConfigError, build_config, parse_log_level
+from imqueue_mcp.server.config import (
+    ENV_LOG_LEVEL,
+    HOSTED_SETTINGS,
+    Config,
+    ConfigError,
+    build_config,
+    parse_log_level,
+)
 from imqueue_mcp.server.mcp.observe import configure_logging
 
 EXIT_BAD_CONFIG = 2
@@ -70,6 +80,27 @@ def parser() -> argparse.ArgumentParser:
         help="an extra browser Origin the HTTP endpoint accepts; repeatable",
     )
     p.add_argument(
+        "--snapshot-url",
+        metavar="URL",
+        help="follow the snapshot a builder publishes at this HTTP(S) URL (and its pages file beside it), "
+        "checked against its checksum, instead of rebuilding from the live sites "
+        "[env IMQUEUE_MCP_SNAPSHOT_URL]",
+    )
+    p.add_argument(
+        "--snapshot-poll-seconds",
+        metavar="S",
+        help="how often a followed snapshot (--snapshot-url, or the --offline snapshot file) is checked "
+        "for a new generation, also checked on SIGHUP; 0: only on SIGHUP (default 30) "
+        "[env IMQUEUE_MCP_SNAPSHOT_POLL_SECONDS]",
+    )
+    for setting in HOSTED_SETTINGS:
+        p.add_argument(
+            setting.flag,
+            dest=setting.name,
+            metavar="N" if setting.integer else "S",
+            help=f"(with --http) {setting.help} (default {setting.default:g}) [env {setting.env}]",
+        )
+    p.add_argument(
         "--log-level",
         metavar="LEVEL",
         help="what reaches stderr: DEBUG, INFO (adds one JSON line per tool call), WARNING (default), "
@@ -87,10 +118,18 @@ def main(argv: list[str] | None = None) -> None:
             origins=args.origin,
             allow_hosts=args.allow_host,
             allow_origins=args.allow_origin,
+            snapshot_url=args.snapshot_url,
+            snapshot_poll_seconds=args.snapshot_poll_seconds,
+            hosted={setting.name: getattr(args, setting.name) for setting in HOSTED_SETTINGS},
         )
         http_only = [
             flag
-            for flag, value in (("--host", args.host), ("--port", args.port), ("--workers", args.workers))
+            for flag, value in (
+                ("--host", args.host),
+                ("--port", args.port),
+                ("--workers", args.workers),
+                *((setting.flag, getattr(args, setting.name)) for setting in HOSTED_SETTINGS),
+            )
             if value is not None
         ]
         if http_only and not args.http:

@@ -205,6 +205,8 @@ def server_environment(home: Path, *, with_imq: bool = True, **extra: str) -> di
         "XDG_CACHE_HOME": str(home / "cache"),
         "IMQ_CLI_HOME": str(home / "imq"),
         "PYTHONUNBUFFERED": "1",
+        # A hosted server stops at once on SIGTERM in tests; test_hosted_operations.py drains it.
+        "IMQUEUE_MCP_DRAIN_SECONDS": "0",
     }
     env.update(extra)
     return env

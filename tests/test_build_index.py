@@ -145,6 +145,17 @@ def split(path: Path) -> tuple[dict[str, Any], bytes]:
     return outer["header"], outer["body"]
 
 
+def pages_part(path: Path) -> bytes:
+    """The pages envelope a snapshot file carries (imq-build-index --pages)."""
+    pages: bytes = msgpack.unpackb(path.read_bytes(), raw=False)["pages"]
+    return pages
+
+
+def split_pages(path: Path) -> tuple[dict[str, Any], bytes]:
+    outer = msgpack.unpackb(pages_part(path), raw=False)
+    return outer["header"], outer["body"]
+
+
 def site_copy(tmp_path: Path) -> Path:
     copy = tmp_path / "site"
     shutil.copytree(SITE, copy)
@@ -167,11 +178,10 @@ def mirror_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def mirror_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A snapshot built with --pages from the tiny site, its sidecar beside it (read-only)."""
+    """A snapshot built with --pages from the tiny site, carrying its pages (read-only)."""
     path = tmp_path_factory.mktemp("pages") / "snapshot.msgpack"
     snapshot = build(mirror=SITE, pages=True)
     assert snapshot.pages is not None
-    save_pages(snapshot.pages, pages_path(path))
     save_snapshot(snapshot, path)
     return path
 
@@ -412,7 +422,7 @@ def test_a_failed_build_exits_1_with_one_line_and_keeps_the_previous_files(
     out_dir = tmp_path / "cache"
     out_dir.mkdir()
     out = out_dir / "snapshot.msgpack"
-    previous = {out: mirror_pages.read_bytes(), pages_path(out): pages_path(mirror_pages).read_bytes()}
+    previous = {out: mirror_pages.read_bytes()}
     for file, data in previous.items():
         file.write_bytes(data)
     args, expected = FAILURES[case](tmp_path, serve)
@@ -425,7 +435,7 @@ def test_a_failed_build_exits_1_with_one_line_and_keeps_the_previous_files(
         assert fragment in err, (fragment, err)
     assert {file: file.read_bytes() for file in previous} == previous
     # no temp file left behind
-    assert sorted(p.name for p in out_dir.iterdir()) == ["snapshot.msgpack", "snapshot.msgpack.pages"]
+    assert sorted(p.name for p in out_dir.iterdir()) == ["snapshot.msgpack"]
 
 
 def test_the_console_script_fails_with_one_line_and_no_traceback(tmp_path: Path) -> None:
@@ -633,7 +643,7 @@ def test_a_feed_named_optional_may_be_missing_and_the_snapshot_then_lacks_it(tmp
         build(mirror=site)
 
 
-# --- --pages: every page's markdown in <snapshot>.pages ----------------------------------
+# --- --pages: every page's markdown, in the snapshot file itself -----------------------------
 
 # The pages of the tiny site that have an index.md mirror (canonical URL -> file), and both llms.txt.
 SAVED_PAGES = {
@@ -647,19 +657,21 @@ SAVED_PAGES = {
 MISSING_PAGES = 8  # the corpus's other pages (/api/faq/, the blog post, five symbols, /license/)
 
 
-def sidecar_body(path: Path) -> dict[str, bytes]:
-    return dict(msgpack.unpackb(split(path)[1], raw=False))
+def pages_body(path: Path) -> dict[str, bytes]:
+    return dict(msgpack.unpackb(split_pages(path)[1], raw=False))
 
 
-def test_pages_writes_the_sidecar_with_every_page_the_mirror_has(
+def test_pages_are_written_into_the_snapshot_with_every_page_the_mirror_has(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], mirror_snapshot: Path
 ) -> None:
     out = tmp_path / "snapshot.msgpack"
+    pages_path(out).write_bytes(b"an older version's sidecar")
     code, stdout, err = run_build(capsys, "--from", str(SITE), "--out", str(out), "--pages", "--quiet")
     assert (code, stdout, err) == (0, "", "")
-    sidecar = tmp_path / "snapshot.msgpack.pages"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot.msgpack", "snapshot.msgpack.pages"]
-    header, body = split(sidecar)
+    # One file: one rename switches the corpus and its pages together (the old sidecar is gone).
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot.msgpack"]
+    assert split(out)[0]["pages_sha256"] == hashlib.sha256(pages_part(out)).hexdigest()
+    header, body = split_pages(out)
     assert header == {
         "format": PAGES_FORMAT,
         "fetched_at": split(out)[0]["fetched_at"],
@@ -667,7 +679,7 @@ def test_pages_writes_the_sidecar_with_every_page_the_mirror_has(
         "count": len(SAVED_PAGES),
         "body_sha256": hashlib.sha256(body).hexdigest(),
     }
-    pages = sidecar_body(sidecar)
+    pages = pages_body(out)
     assert list(pages) == sorted(SAVED_PAGES)
     assert pages == {url: (SITE / file).read_bytes() for url, file in SAVED_PAGES.items()}
     assert "https://imqueue.org/api/faq/" not in pages  # no mirror: skipped, not a failure
@@ -681,8 +693,9 @@ def test_pages_writes_the_sidecar_with_every_page_the_mirror_has(
         "/api/faq/#~1",
         "/tutorial/expose-methods/#write-the-method~1",
     ]
-    loaded = load_pages(sidecar)
-    assert loaded.body == pages and loaded.fetched_at == load_snapshot(out).fetched_at
+    snapshot = load_snapshot(out)
+    loaded = snapshot.saved_pages(out)
+    assert loaded is not None and loaded.body == pages and loaded.fetched_at == snapshot.fetched_at
 
 
 def test_pages_reads_through_http_origins_with_the_same_user_agent_and_body(
@@ -693,16 +706,16 @@ def test_pages_reads_through_http_origins_with_the_same_user_agent_and_body(
     args = origin_args({h: s.url for h, s in servers.items()})
     code, _, err = run_build(capsys, *args, "--out", str(out), "--pages", "--quiet")
     assert (code, err) == (0, "")
-    assert split(pages_path(out))[1] == split(pages_path(mirror_pages))[1]
+    assert split_pages(out)[1] == split_pages(mirror_pages)[1]
     asked = {path for server in servers.values() for path, _ in server.requests}
     assert "/intro/index.md" in asked and "/api/faq/index.md" in asked and "/license/index.md" in asked
     expected = f"imqueue-mcp/{metadata.version('imqueue-mcp')}"
     assert {headers.get("User-Agent") for s in servers.values() for _, headers in s.requests} == {expected}
 
 
-def test_the_sidecar_body_is_the_same_bytes_in_separate_processes(tmp_path: Path, mirror_pages: Path) -> None:
-    bodies = [split(pages_path(build_in_a_process(tmp_path, seed, "--pages")))[1] for seed in ("1", "2")]
-    assert bodies[0] == bodies[1] == split(pages_path(mirror_pages))[1]
+def test_the_pages_are_the_same_bytes_in_separate_processes(tmp_path: Path, mirror_pages: Path) -> None:
+    bodies = [split_pages(build_in_a_process(tmp_path, seed, "--pages"))[1] for seed in ("1", "2")]
+    assert bodies[0] == bodies[1] == split_pages(mirror_pages)[1]
 
 
 def test_the_summary_line_counts_the_pages_and_their_size(
@@ -711,25 +724,44 @@ def test_the_summary_line_counts_the_pages_and_their_size(
     out = tmp_path / "snapshot.msgpack"
     code, _, err = run_build(capsys, "--from", str(SITE), "--out", str(out), "--pages")
     assert code == 0 and err.count("\n") == 1, err
-    kb = round(pages_path(out).stat().st_size / 1024)
-    assert f"{pages_path(out)}: {len(SAVED_PAGES)} pages" in err
-    assert f"({MISSING_PAGES} not found, skipped), {kb} kB in " in err
+    kb = round(out.stat().st_size / 1024)
+    assert (
+        f", {len(SAVED_PAGES)} pages incl. both llms.txt ({MISSING_PAGES} not found, skipped), {kb} kB in "
+        in err
+    )
 
 
-def test_without_pages_an_earlier_sidecar_is_left_alone(
+def test_without_pages_the_new_snapshot_carries_none(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], mirror_pages: Path
 ) -> None:
     out = tmp_path / "snapshot.msgpack"
-    earlier = pages_path(mirror_pages).read_bytes()
-    pages_path(out).write_bytes(earlier)
+    out.write_bytes(mirror_pages.read_bytes())
     assert run_build(capsys, "--from", str(SITE), "--out", str(out), "--quiet") == (0, "", "")
-    assert pages_path(out).read_bytes() == earlier
-    assert load_pages(pages_path(out)).fetched_at == split(mirror_pages)[0]["fetched_at"]
+    assert "pages" not in msgpack.unpackb(out.read_bytes(), raw=False)
+    assert load_snapshot(out).saved_pages(out) is None
 
 
-def test_a_damaged_sidecar_is_refused_naming_the_file_and_the_fix(tmp_path: Path, mirror_pages: Path) -> None:
+def test_damaged_pages_in_a_snapshot_are_refused_naming_the_file_and_the_fix(
+    tmp_path: Path, mirror_pages: Path
+) -> None:
+    path = tmp_path / "snapshot.msgpack"
+    outer = msgpack.unpackb(mirror_pages.read_bytes(), raw=False)
+    damaged = bytearray(outer["pages"])
+    damaged[-1] ^= 0xFF
+    outer["pages"] = bytes(damaged)
+    path.write_bytes(msgpack.packb(outer, use_bin_type=True))
+    with pytest.raises(SnapshotError) as raised:
+        load_snapshot(path)
+    assert str(raised.value).startswith(f"{path}: checksum mismatch in its saved pages")
+
+
+def test_an_older_versions_sidecar_is_refused_when_damaged(tmp_path: Path, mirror_pages: Path) -> None:
+    snapshot = load_snapshot(mirror_pages)
+    pages = snapshot.saved_pages(mirror_pages)
+    assert pages is not None
     path = tmp_path / "snapshot.msgpack.pages"
-    damaged = bytearray(pages_path(mirror_pages).read_bytes())
+    save_pages(pages, path)
+    damaged = bytearray(path.read_bytes())
     damaged[-1] ^= 0xFF
     path.write_bytes(bytes(damaged))
     with pytest.raises(SnapshotError) as raised:

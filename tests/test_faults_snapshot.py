@@ -34,7 +34,7 @@ KILLS = int(os.environ.get("IMQUEUE_MCP_KILLS", "10"))
 
 @pytest.fixture(scope="module")
 def good_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A snapshot and its pages sidecar, built once from the mirror."""
+    """A snapshot carrying its pages, built once from the mirror."""
     path = tmp_path_factory.mktemp("good") / "snapshot.msgpack"
     assert build_main(["--from", str(SITE), "--out", str(path), "--pages", "--quiet"]) == 0
     return path
@@ -130,14 +130,21 @@ def test_the_server_starts_with_a_bad_snapshot_and_each_call_explains_it(
         assert not connection.call("list_packages").is_error  # a tool that needs no snapshot works
 
 
-def test_offline_get_doc_with_a_damaged_pages_file_names_it(good_snapshot: Path, tmp_path: Path) -> None:
+def test_offline_get_doc_with_an_older_versions_damaged_pages_file_names_it(
+    good_snapshot: Path, tmp_path: Path
+) -> None:
     path = tmp_path / "snapshot.msgpack"
-    path.write_bytes(good_snapshot.read_bytes())
+    snapshot = build_index.load_snapshot(good_snapshot)
+    saved = snapshot.saved_pages(good_snapshot)
+    assert saved is not None
+    snapshot.pages, snapshot.pages_raw = None, None
+    build_index.save_snapshot(snapshot, path)  # the corpus alone, and a damaged sidecar beside it
     pages = build_index.pages_path(path)
-    pages.write_bytes(build_index.pages_path(good_snapshot).read_bytes()[:1000])
+    build_index.save_pages(saved, pages)
+    pages.write_bytes(pages.read_bytes()[:1000])
     with offline_server(["--snapshot", str(path)], tmp_path) as connection:
         result = connection.call("get_doc", {"url": "https://imqueue.org/cli/"})
-        assert result.is_error and str(pages) in text_of(result), text_of(result)
+        assert result.is_error and str(pages) in text_of(result), text_of(result)[-600:]
         assert not connection.call("search_docs", {"query": "expose a method"}).is_error
 
 

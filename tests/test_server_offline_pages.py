@@ -31,7 +31,16 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"the site mirror is not at {SHARED_SITE}")
     path = tmp_path_factory.mktemp("offline") / "snapshot.msgpack"
     assert build_main(["--from", str(SHARED_SITE), "--out", str(path), "--pages", "--quiet"]) == 0
-    assert pages_path(path).is_file()
+    assert load_snapshot(path).saved_pages(path) is not None  # the pages are in the snapshot file
+    return path
+
+
+@pytest.fixture(scope="module")
+def snapshot_without_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not SHARED_SITE.is_dir():
+        pytest.skip(f"the site mirror is not at {SHARED_SITE}")
+    path = tmp_path_factory.mktemp("offline-bare") / "snapshot.msgpack"
+    assert build_main(["--from", str(SHARED_SITE), "--out", str(path), "--quiet"]) == 0
     return path
 
 
@@ -68,7 +77,7 @@ def test_offline_get_doc_reads_the_page_from_the_snapshot_and_says_so(
     assert data["source"] == {
         "source": "snapshot",
         "fetchedAt": fetched_at,
-        "from": str(pages_path(snapshot)),
+        "from": str(snapshot),
         "note": "the server runs with --offline",
     }
     assert text.startswith(f"Source: {PAGE}\nRead from the snapshot of {fetched_at} ")
@@ -148,10 +157,12 @@ def test_a_site_that_does_not_answer_falls_back_to_the_saved_pages(
     assert f"Read from the snapshot of {fetched_at}" in text
 
 
-def test_without_the_sidecar_get_doc_says_how_to_build_one(snapshot: Path, tmp_path: Path) -> None:
+def test_without_saved_pages_get_doc_says_how_to_build_them(
+    snapshot_without_pages: Path, tmp_path: Path
+) -> None:
     alone = tmp_path / "alone" / "snapshot.msgpack"
     alone.parent.mkdir()
-    shutil.copyfile(snapshot, alone)
+    shutil.copyfile(snapshot_without_pages, alone)
     connection = serve(["--offline", "--snapshot", str(alone)], tmp_path)
     try:
         result = connection.call("get_doc", {"url": PAGE})
@@ -160,15 +171,17 @@ def test_without_the_sidecar_get_doc_says_how_to_build_one(snapshot: Path, tmp_p
         connection.close()
     text = result.content[0].text
     assert result.is_error and "--offline" in text
-    assert f"imq-build-index --pages --out {alone}" in text and str(pages_path(alone)) in text
+    assert f"imq-build-index --pages --out {alone}" in text and f"{alone} was built without its pages" in text
     assert not searched.is_error  # search answers from the snapshot as before
 
 
-def test_a_sidecar_from_another_build_is_ignored_with_a_log_line(snapshot: Path, tmp_path: Path) -> None:
+def test_an_older_versions_sidecar_from_another_build_is_ignored_with_a_log_line(
+    snapshot: Path, snapshot_without_pages: Path, tmp_path: Path
+) -> None:
     stale = tmp_path / "stale" / "snapshot.msgpack"
     stale.parent.mkdir()
-    shutil.copyfile(snapshot, stale)
-    outer = msgpack.unpackb(pages_path(snapshot).read_bytes(), raw=False)
+    shutil.copyfile(snapshot_without_pages, stale)
+    outer = msgpack.unpackb(msgpack.unpackb(snapshot.read_bytes(), raw=False)["pages"], raw=False)
     outer["header"]["fetched_at"] = "2000-01-01T00:00:00+00:00"
     pages_path(stale).write_bytes(msgpack.packb(outer, use_bin_type=True))
     raw = RawStdio(["--offline", "--snapshot", str(stale)], server_environment(tmp_path), tmp_path)

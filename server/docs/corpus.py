@@ -24,6 +24,13 @@ Rules that keep this predictable:
   `read_snapshot_early` starts reading the file even earlier, while the SDK is still being
   imported, and the keeper takes that read instead of reading the file again.
 - With --offline the network is never contacted: the snapshot is the only source.
+- Following a builder (--snapshot-url, or --offline): the snapshot is the only corpus, and no
+  live rebuild runs here. `check_generation()` (on SIGHUP, and started by a call at most every
+  snapshot_poll_seconds) reads the file again when its size, time or inode changed, or the URL
+  when it answers other than 304 to a conditional GET; a checked snapshot of another generation
+  replaces the one answering in one assignment (its corpus and its saved pages together), and one
+  that cannot be read or fails its checksum is counted and logged while the previous generation
+  keeps answering.
 - Whoever needs to know that a new corpus replaced the old one (resources.py, to announce
   a changed resource list) registers a watcher with `watch`; it is called with the old and
   the new corpus after each replacement, and a watcher that fails is logged, never fatal.
@@ -51,6 +58,7 @@ from imqueue_mcp.build_index import Snapshot
 from imqueue_mcp.ranker import Index
 from imqueue_mcp.server import progress
 from imqueue_mcp.server.config import Config
+from imqueue_mcp.server.docs.follow import SnapshotFollower
 
 if TYPE_CHECKING:
     from imqueue_mcp.build_index.examples import Example
@@ -79,6 +87,9 @@ class LoadedCorpus:
     links: tuple[CuratedLink, ...] = ()  # both sites' /llms.txt links, one per URL, sorted by URL
     examples: tuple[Example, ...] | None = None  # the docs' code blocks; None: a snapshot without them
     status: dict[str, Any] | None = None  # status.json as read with the feeds (catalogue/facts.py)
+    generation: str = ""  # a content hash of what answers (build_index.generation_of)
+    pages_raw: bytes | None = None  # the snapshot's saved pages, checked, not yet decoded (docs/pages.py)
+    sections: dict[str, Any] | None = None  # the snapshot's section ranges, for those pages
 
     def describe(self) -> dict[str, str]:
         info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}
@@ -96,16 +107,32 @@ class CorpusKeeper:
         self.refresh_seconds = config.refresh_seconds
         self.retry_seconds = min(RETRY_SECONDS, config.refresh_seconds)
         self._watchers: list[CorpusWatcher] = []
+        self._failure_listeners: list[Callable[[str], None]] = []
         self.refreshes = 0  # live rebuilds started: lets a test see that concurrent callers shared one
         self._current: LoadedCorpus | None = None
         self._task: asyncio.Task[None] | None = None
         self._next_attempt = 0.0
         self._live_failure = ""
         self._snapshot_failure = ""
+        self._follower = SnapshotFollower(config, self.snapshot_path)
+        self._checking: asyncio.Task[bool] | None = None
+        self._next_check = 0.0
 
     def watch(self, watcher: CorpusWatcher) -> None:
         """Call `watcher(old, new)` each time a newly loaded corpus replaces the one answering."""
         self._watchers.append(watcher)
+
+    def on_failure(self, listener: Callable[[str], None]) -> None:
+        """Call `listener(kind)` each time a load fails: "live" (the sites) or "snapshot"."""
+        self._failure_listeners.append(listener)
+
+    def answering(self) -> LoadedCorpus | None:
+        """The corpus loaded now, without loading or refreshing anything."""
+        return self._current
+
+    def _failed(self, kind: str) -> None:
+        for listener in self._failure_listeners:
+            listener(kind)
 
     async def current(self) -> LoadedCorpus:
         """The corpus to rank over now; waits only when none has been loaded yet (a snapshot on
@@ -117,7 +144,51 @@ class CorpusKeeper:
                 raise CorpusUnavailable(self._unavailable_message())
         if self._refresh_due():
             self._start_refresh()
+        elif self._check_due():
+            self._next_check = time.monotonic() + self.config.snapshot_poll_seconds
+            self._start_check()  # in the background: this call answers from the generation it has
         return self._current
+
+    def _check_due(self) -> bool:
+        poll = self.config.snapshot_poll_seconds
+        return self.config.follows_snapshot and poll > 0 and time.monotonic() >= self._next_check
+
+    async def check_generation(self) -> bool:
+        """Following a builder: load its snapshot again if a new generation was published (see the
+        module's docstring); True when another generation now answers. One check at a time:
+        concurrent callers share the running one."""
+        if not self.config.follows_snapshot:
+            return False
+        return await asyncio.shield(self._start_check())
+
+    def _start_check(self) -> asyncio.Task[bool]:
+        if self._checking is None or self._checking.done():
+            self._checking = asyncio.get_running_loop().create_task(self._check())
+        return self._checking
+
+    async def _check(self) -> bool:
+        await self.settled()  # never race the first load
+        try:
+            loaded = await asyncio.to_thread(self._follow)
+        except Exception as error:
+            self._snapshot_failure = str(error) or type(error).__name__
+            self._failed("snapshot")
+            logger.warning("a new docs snapshot could not be loaded, the previous one answers: %s", error)
+            return False
+        previous = self._current
+        if loaded is None or (previous is not None and loaded.generation == previous.generation):
+            return False
+        self._current = loaded
+        logger.warning(
+            "docs snapshot generation %s now answers (from %s)", loaded.generation, loaded.location
+        )
+        await self._notify(previous)
+        return True
+
+    def _follow(self) -> LoadedCorpus | None:
+        """The followed snapshot, loaded, when it changed since the last read; else None."""
+        snapshot = self._follower.read_if_changed()
+        return None if snapshot is None else self._loaded_snapshot(snapshot, self._follower.location)
 
     async def preload(self) -> None:
         """Load the snapshot on disk, if there is one and nothing is loaded yet, so that the first
@@ -159,13 +230,26 @@ class CorpusKeeper:
         previous = self._current
         await self._replace()
         if self._current is not None and self._current.loaded_at != getattr(previous, "loaded_at", None):
-            for watcher in list(self._watchers):
-                try:
-                    await watcher(previous, self._current)
-                except Exception:  # a watcher must not cost the corpus
-                    logger.exception("a corpus watcher failed")
+            await self._notify(previous)
+
+    async def _notify(self, previous: LoadedCorpus | None) -> None:
+        assert self._current is not None
+        for watcher in list(self._watchers):
+            try:
+                await watcher(previous, self._current)
+            except Exception:  # a watcher must not cost the corpus
+                logger.exception("a corpus watcher failed")
 
     async def _replace(self) -> None:
+        if self.config.follows_snapshot:
+            if self._current is None:
+                try:
+                    self._current = await asyncio.to_thread(self._follow)
+                except Exception as error:
+                    self._snapshot_failure = str(error) or type(error).__name__
+                    self._failed("snapshot")
+                    logger.warning("no docs snapshot: %s", self._snapshot_failure)
+            return
         snapshot_tried = False
         if (
             self._current is None
@@ -178,6 +262,7 @@ class CorpusKeeper:
                 return  # the first caller answers from it; the live read follows in the background
             except Exception as error:  # unusable: wait for the live sites instead, as with none
                 self._snapshot_failure = str(error) or type(error).__name__
+                self._failed("snapshot")
                 logger.warning("the docs snapshot could not be loaded: %s", self._snapshot_failure)
         if not self.config.offline and time.monotonic() >= self._next_attempt:
             self.refreshes += 1
@@ -189,6 +274,7 @@ class CorpusKeeper:
             except Exception as error:  # any failure keeps the previous corpus
                 self._next_attempt = time.monotonic() + self.retry_seconds
                 self._live_failure = str(error) or type(error).__name__
+                self._failed("live")
                 logger.warning("live docs refresh failed: %s", self._live_failure)
                 if self._current is not None:
                     self._current = _with_note(self._current, self._stale_note())
@@ -197,6 +283,7 @@ class CorpusKeeper:
                 self._current = await asyncio.to_thread(self._load_snapshot)
             except Exception as error:
                 self._snapshot_failure = str(error) or type(error).__name__
+                self._failed("snapshot")
                 logger.warning("no docs snapshot: %s", self._snapshot_failure)
 
     def _build_live(self) -> LoadedCorpus:
@@ -214,6 +301,7 @@ class CorpusKeeper:
             links=tuple(snapshot.links),
             examples=_examples(snapshot.examples),
             status=snapshot.status,
+            generation=build_index.generation_of(snapshot.header),
         )
 
     def _load_snapshot(self) -> LoadedCorpus:
@@ -223,22 +311,28 @@ class CorpusKeeper:
             if not path.is_file():
                 raise FileNotFoundError(f"there is no snapshot file at {path}")
             snapshot = build_index.load_snapshot(path)
-        note = "" if self.config.offline else self._stale_note()
+        return self._loaded_snapshot(snapshot, str(path))
+
+    def _loaded_snapshot(self, snapshot: Snapshot, location: str) -> LoadedCorpus:
+        note = "" if self.config.follows_snapshot else self._stale_note()
         # snapshot.index() is a ranker.Index over snapshot.corpus, reusing the stored postings
         return LoadedCorpus(
             snapshot.index(),
             "snapshot",
             snapshot.fetched_at,
-            str(path),
+            location,
             time.monotonic(),
             note,
             tuple(snapshot.links),
             _examples(snapshot.examples),
             snapshot.status,
+            build_index.generation_of(snapshot.header),
+            snapshot.pages_raw,
+            snapshot.sections,
         )
 
     def _snapshot_on_disk(self) -> bool:
-        return self.snapshot_path().is_file()
+        return self.config.snapshot_url is not None or self.snapshot_path().is_file()
 
     def snapshot_path(self) -> Path:
         if self.config.snapshot is not None:
@@ -250,7 +344,9 @@ class CorpusKeeper:
 
     def _unavailable_message(self) -> str:
         why = (
-            "the server runs with --offline"
+            f"the server follows the snapshot at {self.config.snapshot_url}"
+            if self.config.snapshot_url is not None
+            else "the server runs with --offline"
             if self.config.offline
             else f"the live sites could not be read ({self._live_failure})"
         )

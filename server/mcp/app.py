@@ -38,7 +38,8 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -155,6 +156,8 @@ class ImqueueServer(MCPServer[Any]):
         self.hosted = hosted
         # On stdio one process serves one connection, so the level is the connection's.
         self.client_log_level: LoggingLevel = DEFAULT_CLIENT_LOG_LEVEL
+        # Hosted: metrics.Metrics.call, counting each call by tool and outcome (None: not counted).
+        self.meter: Callable[[str], AbstractContextManager[Callable[[str], None]]] | None = None
 
     async def set_logging_level(
         self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams
@@ -170,6 +173,17 @@ class ImqueueServer(MCPServer[Any]):
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        if self.meter is None:
+            return await self._call_tool(name, arguments, context)
+        with self.meter(name) as finish:
+            result = await self._call_tool(name, arguments, context)
+            detail = error_of(result) if isinstance(result, CallToolResult) and result.is_error else None
+            finish(str((detail or {}).get("code", "error")) if detail is not None else "ok")
+            return result
+
+    async def _call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
     ) -> CallToolResult | InputRequiredResult:
         started = time.perf_counter()
         records: list[logging.LogRecord] = []

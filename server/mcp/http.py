@@ -29,11 +29,8 @@ configuration from the same environment variables as the command line (config.py
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
 import json
 import logging
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -51,6 +48,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imqueue_mcp.server import server_version
 from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
+from imqueue_mcp.server.mcp import hosting
 from imqueue_mcp.server.mcp.app import create_server
 from imqueue_mcp.server.mcp.observe import configure_logging
 from imqueue_mcp.server.mcp.services import Services
@@ -58,7 +56,6 @@ from imqueue_mcp.server.mcp.tools import hosted_records
 
 ENDPOINT = "/mcp"
 MAX_BODY_BYTES = 1_000_000
-KEEP_ALIVE_SECONDS = 75
 ALLOWED_METHODS = {ENDPOINT: "POST, OPTIONS", "/": "GET, HEAD, OPTIONS"}
 CORS_MAX_AGE = "86400"
 CORS_HEADERS = (
@@ -343,42 +340,28 @@ def hosted_app(server: MCPServer[Any], services: Services, config: Config) -> AS
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # A mounted sub-app's lifespan never runs, so the managers are entered here.
-        async with manager.run(), streaming.run():
-            preloading = asyncio.create_task(services.corpus.preload())  # the first search answers at once
+        # hosting.operating loads the corpus (the first search answers at once) and takes the signals.
+        async with manager.run(), streaming.run(), hosting.operating(services, config, metrics):
             try:
                 yield
             finally:
-                preloading.cancel()
                 await services.fetcher.aclose()
 
     routes = [
         Route("/", landing(), methods=["GET", "HEAD"]),
         Route(ENDPOINT, McpEndpoint(manager, streaming)),
     ]
-    return Guard(Starlette(routes=routes, lifespan=lifespan), security)
+    app, metrics = hosting.operated(
+        Guard(Starlette(routes=routes, lifespan=lifespan), security), server, services
+    )
+    return app
 
 
 def run_http(config: Config, *, host: str, port: int, workers: int) -> None:
-    import uvicorn
-
     if host not in ("127.0.0.1", "localhost", "::1") and config.allowed_hosts == DEFAULT_ALLOWED_HOSTS:
         logging.getLogger(__name__).warning(
             "serving on %s, but only these Host headers are accepted: %s; add yours with --allow-host",
             host,
             ", ".join(config.allowed_hosts),
         )
-    os.environ.update(config.to_environment())  # what each worker's create_app() reads
-    options: dict[str, Any] = {
-        "factory": True,
-        "host": host,
-        "port": port,
-        "workers": workers,
-        "loop": "uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
-        "log_level": "warning",
-        "server_header": False,
-        "timeout_graceful_shutdown": 5,
-        # Longer than clients keep idle connections (httpx: 5 s), so the server never closes
-        # one just as a client reuses it; at uvicorn's 5 s, a busy loop did (the soak saw it).
-        "timeout_keep_alive": KEEP_ALIVE_SECONDS,
-    }
-    uvicorn.run("imqueue_mcp.server.mcp.http:create_app", **options)
+    hosting.serve(config, host=host, port=port, workers=workers)

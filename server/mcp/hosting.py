@@ -1,0 +1,146 @@
+"""Running the hosted app in production: the probes, metrics and signals around it, and uvicorn.
+
+    operated(app, server, services)   the app with /healthz, /readyz and /metrics in front
+                                      (lifecycle.operations) and each tool call metered
+    operating(services, config)       the lifespan part: SIGTERM drains, SIGHUP checks for a new
+                                      snapshot generation, the corpus starts loading, and the
+                                      metrics follow each new generation
+    serve(config, host, port, workers)  uvicorn with the connection guard (connections.py), one
+                                      process or a supervisor of N workers
+
+With N workers the supervisor is uvicorn's own, except for SIGHUP: uvicorn restarts every worker
+on it (and each restart would drain); here it is passed on to the workers, each of which then
+checks for a new snapshot generation, as a single process does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from starlette.types import ASGIApp
+
+from imqueue_mcp.server.config import Config
+from imqueue_mcp.server.docs.corpus import CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.mcp import connections, lifecycle
+from imqueue_mcp.server.mcp.metrics import MULTIPROCESS_DIR, Metrics, unix_time
+from imqueue_mcp.server.mcp.services import Services
+
+logger = logging.getLogger(__name__)
+
+APP_FACTORY = "imqueue_mcp.server.mcp.http:create_app"
+
+
+def operated(app: ASGIApp, server: MCPServer[Any], services: Services) -> tuple[ASGIApp, Metrics]:
+    """`app` behind the probe paths, with `server`'s tool calls counted; and the metrics."""
+    keeper = services.corpus
+
+    def corpus_age() -> float | None:
+        corpus = keeper.answering()
+        stamp = unix_time(corpus.fetched_at) if corpus is not None else None
+        return None if stamp is None else max(0.0, time.time() - stamp)
+
+    def readiness() -> dict[str, Any] | None:
+        corpus = keeper.answering()
+        if corpus is None:
+            return None
+        return {"generation": corpus.generation, **corpus.describe()}
+
+    metrics = Metrics(corpus_age)
+    server.meter = metrics.call  # type: ignore[attr-defined]
+
+    async def loaded(old: LoadedCorpus | None, new: LoadedCorpus) -> None:
+        metrics.corpus_loaded(new.generation, new.source, new.fetched_at)
+
+    keeper.watch(loaded)
+    keeper.on_failure(metrics.refresh_failed)
+    return lifecycle.operations(app, readiness, metrics.page), metrics
+
+
+@asynccontextmanager
+async def operating(services: Services, config: Config, metrics: Metrics) -> AsyncIterator[None]:
+    """Inside the app's lifespan: signals taken over, the corpus loading, metrics closed at the end."""
+    lifecycle.take_over_signals(config.drain_seconds, services.corpus.check_generation)
+    tasks = [asyncio.create_task(warm(services))]
+    if config.follows_snapshot and config.snapshot_poll_seconds > 0:
+        tasks.append(asyncio.create_task(poll(services, config.snapshot_poll_seconds)))
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        metrics.close()
+
+
+async def poll(services: Services, seconds: float) -> None:
+    """Check the followed snapshot for a new generation every `seconds`, calls or none."""
+    while True:
+        await asyncio.sleep(seconds)
+        await services.corpus.check_generation()
+
+
+async def warm(services: Services) -> None:
+    """Load a corpus now, so that /readyz can say ready before the first call: the snapshot on
+    disk if there is one, else the first load (the live sites, or the followed snapshot)."""
+    keeper = services.corpus
+    await keeper.preload()
+    if keeper.answering() is None:
+        try:
+            await keeper.current()
+        except CorpusUnavailable as error:
+            logger.warning("not ready: %s", error)
+
+
+def serve(config: Config, *, host: str, port: int, workers: int) -> None:
+    import uvicorn
+    from uvicorn.supervisors.multiprocess import Multiprocess
+
+    os.environ.update(config.to_environment())  # what each worker's create_app() reads
+    metrics_dir = None
+    if workers > 1 and not os.environ.get(MULTIPROCESS_DIR):
+        # prometheus_client's multiprocess mode: every worker writes its values under one folder.
+        metrics_dir = tempfile.mkdtemp(prefix="imqueue-mcp-metrics-")
+        os.environ[MULTIPROCESS_DIR] = metrics_dir
+    options: dict[str, Any] = {
+        "factory": True,
+        "host": host,
+        "port": port,
+        "workers": workers,
+        "loop": "uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
+        "http": connections.PROTOCOL,
+        "log_level": "warning",
+        "server_header": False,
+        "timeout_graceful_shutdown": lifecycle.IN_FLIGHT_GRACE_SECONDS,
+        "timeout_keep_alive": config.idle_timeout,
+    }
+    settings = uvicorn.Config(APP_FACTORY, **options)
+
+    class Supervisor(Multiprocess):
+        def handle_hup(self) -> None:
+            logger.warning("SIGHUP: each worker checks for a new snapshot generation")
+            for process in self.processes:
+                if process.pid is not None and process.exitcode is None:
+                    os.kill(process.pid, signal.SIGHUP)
+
+    if workers > 1:
+        try:
+            Supervisor(settings, sockets=[settings.bind_socket()]).run()
+        finally:
+            if metrics_dir is not None:
+                shutil.rmtree(metrics_dir, ignore_errors=True)
+        return
+    server = uvicorn.Server(settings)
+    server.run()
+    if not server.started:
+        sys.exit(3)  # uvicorn's STARTUP_FAILURE: the app, or the socket, failed before serving

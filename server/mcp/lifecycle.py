@@ -1,0 +1,171 @@
+"""A hosted process's life: ready, draining, stopped; the probes that report it and the signals
+that move it.
+
+    LIFECYCLE          this worker process's state (each uvicorn worker has its own)
+    operations(...)    ASGI in front of everything else: GET/HEAD /healthz, /readyz and /metrics,
+                       answered before the Host/Origin guard (a load balancer's probe names the
+                       backend's address as Host, e.g. 10.0.0.7:8000, and that must not be 421)
+    take_over_signals  SIGTERM starts the drain, SIGHUP asks for a new snapshot generation
+
+The probes:
+
+    /healthz   200 "ok" while the process answers at all (liveness: restart it when this fails)
+    /readyz    200 when a docs corpus is loaded and the process takes calls; 503 while the corpus
+               is still loading, or once the drain has begun (readiness: send it no new traffic)
+
+The drain. uvicorn's own SIGTERM stops accepting at once, which fails every call a load balancer
+sends before it has noticed. Here SIGTERM only marks the process draining: /readyz turns 503 at
+once, every response carries `Connection: close` (connections.py) so clients stop reusing this
+instance's connections, and calls are still served for drain_seconds. Then uvicorn's own graceful
+shutdown runs: the listener closes, in-flight calls finish (IN_FLIGHT_GRACE_SECONDS at most), and
+the process exits 0. A second SIGTERM during the drain changes nothing (a supervisor that signals
+the whole process group must not cut it short); SIGINT still stops at once, as uvicorn does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+logger = logging.getLogger(__name__)
+
+IN_FLIGHT_GRACE_SECONDS = 15  # after the drain: how long in-flight calls may take before they are cancelled
+PROBE_PATHS = ("/healthz", "/readyz", "/metrics")
+
+
+@dataclass
+class Lifecycle:
+    draining: bool = False
+    drain_started: float | None = None  # time.monotonic()
+
+
+LIFECYCLE = Lifecycle()
+
+
+Readiness = Callable[[], dict[str, Any] | None]  # the loaded corpus, described; None while loading
+MetricsPage = Callable[[], tuple[bytes, str]]  # the exposition and its content type
+
+
+def operations(app: ASGIApp, readiness: Readiness, metrics: MetricsPage) -> ASGIApp:
+    """`app`, with the probe paths answered first (GET and HEAD only, no CORS: they are for the
+    operator's machinery, not for browsers)."""
+
+    async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            send = closing_while_draining(send)
+        if scope["type"] != "http" or scope["path"] not in PROBE_PATHS:
+            await app(scope, receive, send)
+            return
+        if scope["method"] not in ("GET", "HEAD"):
+            await _answer(send, scope, 405, b"only GET and HEAD\n", "text/plain", [(b"allow", b"GET, HEAD")])
+            return
+        if scope["path"] == "/healthz":
+            await _answer(send, scope, 200, b"ok\n", "text/plain")
+        elif scope["path"] == "/readyz":
+            status, body = ready(readiness)
+            await _answer(send, scope, status, body, "application/json")
+        else:
+            page, content_type = metrics()
+            await _answer(send, scope, 200, page, content_type)
+
+    return serve
+
+
+CLOSE = (b"connection", b"close")
+
+
+def closing_while_draining(send: Send) -> Send:
+    """`send`, adding `Connection: close` to a response that starts while the process drains: the
+    client then opens its next connection elsewhere instead of reusing this one until it closes."""
+
+    async def sending(message: Message) -> None:
+        if LIFECYCLE.draining and message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            if CLOSE not in headers:
+                message = {**message, "headers": [*headers, CLOSE]}
+        await send(message)
+
+    return sending
+
+
+def ready(readiness: Readiness) -> tuple[int, bytes]:
+    """/readyz's status and JSON body."""
+    corpus = readiness()
+    state: dict[str, Any]
+    if LIFECYCLE.draining:
+        state = {"status": "draining", "reason": "SIGTERM received: finishing calls before exit"}
+    elif corpus is None:
+        state = {"status": "loading", "reason": "no docs corpus is loaded yet"}
+    else:
+        state = {"status": "ready"}
+    if corpus is not None:
+        state["corpus"] = corpus
+    code = 200 if state["status"] == "ready" else 503
+    return code, json.dumps(state, separators=(",", ":")).encode() + b"\n"
+
+
+async def _answer(
+    send: Send,
+    scope: Scope,
+    status: int,
+    body: bytes,
+    content_type: str,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    headers = [
+        (b"content-type", content_type.encode()),
+        (b"content-length", b"%d" % len(body)),
+        (b"cache-control", b"no-store"),
+        *(extra or []),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
+def take_over_signals(drain_seconds: float, on_hangup: Callable[[], Coroutine[Any, Any, object]]) -> bool:
+    """Put the drain in front of uvicorn's SIGTERM handling, and `on_hangup` on SIGHUP. Called from
+    the lifespan's startup (uvicorn has installed its handlers by then, on the main thread). False,
+    with nothing changed, when the process is not served by a uvicorn Server (its handler is how
+    the server is found: uvicorn installs its bound `handle_exit`)."""
+    handler = signal.getsignal(signal.SIGTERM)
+    server = getattr(handler, "__self__", None)
+    if server is None or not hasattr(server, "should_exit"):
+        logger.info("no uvicorn server owns SIGTERM here: the drain is not installed")
+        return False
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        logger.warning("drain over: closing the listener and finishing in-flight calls")
+        server.should_exit = True
+
+    def begin_drain() -> None:
+        logger.warning("SIGTERM: draining (/readyz 503) and serving for %g s more", drain_seconds)
+        loop.call_later(drain_seconds, stop)
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        # Only flags here: a signal handler may interrupt the logging module mid-write.
+        if LIFECYCLE.draining:
+            return
+        LIFECYCLE.draining = True
+        LIFECYCLE.drain_started = time.monotonic()
+        loop.call_soon_threadsafe(begin_drain)
+
+    hangups: set[asyncio.Task[object]] = set()
+
+    def hang_up() -> None:
+        task = loop.create_task(on_hangup())
+        hangups.add(task)
+        task.add_done_callback(hangups.discard)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    signal.signal(signal.SIGHUP, lambda signum, frame: loop.call_soon_threadsafe(hang_up))
+    return True

@@ -1,0 +1,155 @@
+"""GET /metrics: the hosted server's Prometheus metrics, through prometheus_client.
+
+    imqueue_mcp_tool_calls_total{tool,outcome}         calls answered; outcome "ok" or the
+                                                       error code of an isError result
+    imqueue_mcp_tool_call_duration_seconds{tool}       latency histogram, per tool
+    imqueue_mcp_tool_calls_in_flight                   calls running now
+    imqueue_mcp_snapshot_generation_info{generation,source}  1 for the corpus answering
+    imqueue_mcp_snapshot_fetched_timestamp_seconds     when its feeds were read (Unix time)
+    imqueue_mcp_snapshot_age_seconds                   now minus that, at scrape time
+    imqueue_mcp_snapshot_refresh_failures_total{kind}  failed loads: "live" (a rebuild from the
+                                                       sites), "snapshot" (a file or URL that
+                                                       could not be read or failed its checksum)
+
+With --workers N each worker is its own process. When PROMETHEUS_MULTIPROC_DIR is set (the
+hosted launch sets it to a fresh folder for N > 1), prometheus_client's multiprocess mode adds
+the workers up: counters and histograms summed, in-flight summed over live workers, and the
+generation, timestamp and age carry a `pid` label per live worker, so a scrape that lands on any
+worker sees the whole process group. With one worker the process's own registry answers.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import multiprocess as prometheus_multiprocess
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
+
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+def multiprocess() -> bool:
+    return bool(os.environ.get(MULTIPROCESS_DIR))
+
+
+class Metrics:
+    """The metrics of one process; `page()` is the exposition of all of them (all workers' when
+    multiprocess)."""
+
+    def __init__(self, corpus_age: Callable[[], float | None]):
+        self.registry = CollectorRegistry(auto_describe=True)
+        # In multiprocess mode the values live in files and are gathered at scrape time.
+        own = None if multiprocess() else self.registry
+        self.calls = Counter(
+            "imqueue_mcp_tool_calls",
+            "Tool calls answered, by tool and outcome (ok, or the error code of an isError result).",
+            ["tool", "outcome"],
+            registry=own,
+        )
+        self.latency = Histogram(
+            "imqueue_mcp_tool_call_duration_seconds",
+            "Tool call latency in seconds, by tool.",
+            ["tool"],
+            buckets=LATENCY_BUCKETS,
+            registry=own,
+        )
+        self.in_flight = Gauge(
+            "imqueue_mcp_tool_calls_in_flight",
+            "Tool calls running now.",
+            registry=own,
+            multiprocess_mode="livesum",
+        )
+        self.generation = Gauge(
+            "imqueue_mcp_snapshot_generation_info",
+            "1 for the docs corpus generation answering (a content hash) and its source.",
+            ["generation", "source"],
+            registry=own,
+            multiprocess_mode="liveall",
+        )
+        self.fetched = Gauge(
+            "imqueue_mcp_snapshot_fetched_timestamp_seconds",
+            "When the answering corpus's feeds were read, in Unix time.",
+            registry=own,
+            multiprocess_mode="liveall",
+        )
+        self.failures = Counter(
+            "imqueue_mcp_snapshot_refresh_failures",
+            "Corpus loads that failed and left the previous generation answering, by kind.",
+            ["kind"],
+            registry=own,
+        )
+        self._generation: tuple[str, str] | None = None
+        if multiprocess():
+            prometheus_multiprocess.MultiProcessCollector(self.registry)  # type: ignore[no-untyped-call]
+        self.registry.register(_AgeCollector(corpus_age))
+
+    @contextmanager
+    def call(self, tool: str) -> Iterator[Callable[[str], None]]:
+        """Around one tool call: yields `finish(outcome)`, which the caller calls once it knows."""
+        started = time.perf_counter()
+        outcome = "internal_error"  # what a call that raised out of here counts as
+
+        def finish(value: str) -> None:
+            nonlocal outcome
+            outcome = value
+
+        self.in_flight.inc()
+        try:
+            yield finish
+        finally:
+            self.in_flight.dec()
+            self.calls.labels(tool, outcome).inc()
+            self.latency.labels(tool).observe(time.perf_counter() - started)
+
+    def corpus_loaded(self, generation: str, source: str, fetched_at: str) -> None:
+        if self._generation is not None:
+            self.generation.labels(*self._generation).set(0)
+        self._generation = (generation, source)
+        self.generation.labels(generation, source).set(1)
+        stamp = unix_time(fetched_at)
+        if stamp is not None:
+            self.fetched.set(stamp)
+
+    def refresh_failed(self, kind: str) -> None:
+        self.failures.labels(kind).inc()
+
+    def page(self) -> tuple[bytes, str]:
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+    def close(self) -> None:
+        """This worker is going away: its live gauges leave the multiprocess sums."""
+        if multiprocess():
+            prometheus_multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
+
+
+class _AgeCollector(Collector):
+    """The answering corpus's age, computed when scraped (a stored gauge would be stale)."""
+
+    def __init__(self, corpus_age: Callable[[], float | None]):
+        self.corpus_age = corpus_age
+
+    def collect(self) -> Iterator[Any]:
+        age = self.corpus_age()
+        family = GaugeMetricFamily(
+            "imqueue_mcp_snapshot_age_seconds",
+            "Seconds since the answering corpus's feeds were read (in the worker that answered the scrape).",
+        )
+        if age is not None:
+            family.add_metric([], age)
+        yield family
+
+
+def unix_time(iso: str) -> float | None:
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None

@@ -1,0 +1,229 @@
+"""The hosted server as an operator runs it: probes, the SIGTERM drain and /metrics.
+
+Each test starts the real `imqueue-mcp --http` (one worker or two) on a free loopback port and
+talks to it with httpx for the probes and the SDK's Streamable HTTP client for MCP calls. The
+snapshot is built once per module from ../shared/site into a temporary folder.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import re
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fault_origin import Fault, FaultyOrigins
+
+from imqueue_mcp.build_index.cli import main as build_main
+
+from conftest import SITE, HttpServer, McpConnection, origin_args, server_environment
+
+PAGE = "https://imqueue.org/tutorial/user-service/"
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not SITE.is_dir():
+        pytest.skip(f"the site mirror is not at {SITE}")
+    path = tmp_path_factory.mktemp("hosted-ops") / "snapshot.msgpack"
+    assert build_main(["--from", str(SITE), "--out", str(path), "--pages", "--quiet"]) == 0
+    return path
+
+
+def offline_server(snapshot: Path, home: Path, *extra: str, **env: str) -> HttpServer:
+    return HttpServer(
+        ["--offline", "--snapshot", str(snapshot), *extra], {**server_environment(home), **env}, home
+    )
+
+
+def wait_ready(server: HttpServer, seconds: float = 30.0) -> dict[str, object]:
+    """/readyz's body once it answers 200 (the snapshot loads after the port opens)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        ready = httpx.get(server.url + "/readyz", timeout=5)
+        if ready.status_code == 200:
+            body: dict[str, object] = ready.json()
+            return body
+        assert time.monotonic() < deadline, ready.text
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def served(snapshot: Path, tmp_path: Path) -> Iterator[HttpServer]:
+    server = offline_server(snapshot, tmp_path)
+    wait_ready(server)
+    yield server
+    server.close()
+
+
+# --- probes ----------------------------------------------------------------------------------
+
+
+def test_probes_answer_a_balancer_that_names_the_backend_address_as_host(served: HttpServer) -> None:
+    for host in ("10.0.0.7:8000", f"127.0.0.1:{served.port}", "backend.internal"):
+        assert httpx.get(served.url + "/healthz", headers={"Host": host}, timeout=5).text == "ok\n"
+        ready = httpx.get(served.url + "/readyz", headers={"Host": host}, timeout=5)
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["status"] == "ready"
+        assert re.fullmatch(r"[0-9a-f]{16}", ready.json()["corpus"]["generation"])
+    # The MCP endpoint keeps its Host lock.
+    assert (
+        httpx.post(served.url + "/mcp", json={}, headers={"Host": "10.0.0.7:8000"}, timeout=5).status_code
+        == 421
+    )
+
+
+def test_probes_take_only_get_and_head(served: HttpServer) -> None:
+    assert httpx.head(served.url + "/readyz", timeout=5).status_code == 200
+    refused = httpx.post(served.url + "/readyz", timeout=5)
+    assert refused.status_code == 405 and refused.headers["allow"] == "GET, HEAD"
+
+
+def test_readyz_is_503_while_no_corpus_can_be_loaded(tmp_path: Path) -> None:
+    server = offline_server(tmp_path / "no-snapshot.msgpack", tmp_path)
+    try:
+        assert httpx.get(server.url + "/healthz", timeout=5).status_code == 200
+        ready = httpx.get(server.url + "/readyz", timeout=5)
+        assert ready.status_code == 503 and ready.json()["status"] == "loading"
+    finally:
+        server.close()
+
+
+# --- the drain -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_drains_serves_new_and_in_flight_calls_then_exits_0(
+    snapshot: Path, tmp_path: Path, workers: int
+) -> None:
+    drain = 4.0
+    origins = FaultyOrigins()
+    try:
+        # The page answers DELAY_SECONDS late: a call that is in flight when SIGTERM comes.
+        origins.inject(Fault("delayed", frozenset({"/tutorial/user-service/index.md"})))
+        server = HttpServer(
+            ["--snapshot", str(snapshot), "--workers", str(workers), *origin_args(origins.urls)],
+            server_environment(tmp_path, IMQUEUE_MCP_DRAIN_SECONDS=str(drain)),
+            tmp_path,
+        )
+        wait_ready(server)
+        slow = McpConnection(server.url + "/mcp", "legacy")
+        try:
+            in_flight = slow.submit(lambda client: client.call_tool("get_doc", {"url": PAGE}))
+            time.sleep(0.5)
+            server.process.send_signal(signal.SIGTERM)
+            signalled = time.monotonic()
+            while httpx.get(server.url + "/readyz", timeout=5).status_code != 503:
+                assert time.monotonic() - signalled < 2.0, "/readyz did not turn 503"
+                time.sleep(0.05)
+            served_while_draining = 0
+            # New clients on new connections, well inside the drain: a balancer has stopped sending
+            # by its end (a session that straddled it could find the listener closed).
+            while time.monotonic() - signalled < drain / 2:
+                fresh = McpConnection(server.url + "/mcp", "legacy")
+                try:
+                    result = fresh.call("search_docs", {"query": "expose a method"})
+                finally:
+                    fresh.close()
+                assert not result.is_error, result.content[0].text
+                served_while_draining += 1
+            page = in_flight.result(30)
+            assert not page.is_error, page.content[0].text
+            assert page.structured_content["url"] == PAGE
+            assert server.process.wait(30) == 0
+            lasted = time.monotonic() - signalled
+        finally:
+            slow.close()
+            server.close()
+    finally:
+        origins.close()
+    assert served_while_draining >= 1
+    assert drain <= lasted < drain + 10, lasted
+
+
+def test_a_second_sigterm_does_not_cut_the_drain_short(snapshot: Path, tmp_path: Path) -> None:
+    server = offline_server(snapshot, tmp_path, IMQUEUE_MCP_DRAIN_SECONDS="2")
+    wait_ready(server)
+    try:
+        server.process.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        server.process.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        assert httpx.get(server.url + "/readyz", timeout=5).status_code == 503
+        assert httpx.get(server.url + "/healthz", timeout=5).status_code == 200
+        assert server.process.wait(20) == 0
+    finally:
+        server.close()
+
+
+def test_responses_while_draining_close_their_connection(snapshot: Path, tmp_path: Path) -> None:
+    server = offline_server(snapshot, tmp_path, IMQUEUE_MCP_DRAIN_SECONDS="2")
+    try:
+        with httpx.Client(timeout=5) as client:
+            assert "connection" not in client.get(server.url + "/healthz").headers
+            server.process.send_signal(signal.SIGTERM)
+            time.sleep(0.3)
+            assert client.get(server.url + "/healthz").headers["connection"] == "close"
+        assert server.process.wait(20) == 0
+    finally:
+        server.close()
+
+
+# --- metrics ---------------------------------------------------------------------------------
+
+
+def metric(page: str, name: str, **labels: str) -> float:
+    """The sum of `name`'s samples whose labels include `labels` (workers' pid labels add up)."""
+    total = 0.0
+    for line in page.splitlines():
+        match = re.fullmatch(r"([a-z_]+)(?:\{(.*)\})? (\S+)", line)
+        if not match or match.group(1) != name:
+            continue
+        have = dict(re.findall(r'(\w+)="([^"]*)"', match.group(2) or ""))
+        if all(have.get(key) == value for key, value in labels.items()):
+            total += float(match.group(3))
+    return total
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_metrics_count_calls_by_tool_and_outcome_across_workers(
+    snapshot: Path, tmp_path: Path, workers: int
+) -> None:
+    server = offline_server(snapshot, tmp_path, "--workers", str(workers))
+    wait_ready(server)
+    try:
+        calls = 8
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:  # new clients: spread over the workers
+
+            def one(number: int) -> bool:
+                connection = McpConnection(server.url + "/mcp", "legacy")
+                try:
+                    ok = connection.call("search_docs", {"query": f"expose a method {number}"})
+                    bad = connection.call("search_docs", {"query": ""})
+                    return not ok.is_error and bool(bad.is_error)
+                finally:
+                    connection.close()
+
+            assert all(pool.map(one, range(calls)))
+        page = httpx.get(server.url + "/metrics", timeout=5).text
+        assert metric(page, "imqueue_mcp_tool_calls_total", tool="search_docs", outcome="ok") == calls
+        assert (
+            metric(page, "imqueue_mcp_tool_calls_total", tool="search_docs", outcome="invalid_arguments")
+            == calls
+        )
+        assert metric(page, "imqueue_mcp_tool_call_duration_seconds_count", tool="search_docs") == 2 * calls
+        assert (
+            metric(page, "imqueue_mcp_tool_call_duration_seconds_bucket", tool="search_docs", le="+Inf")
+            == 2 * calls
+        )
+        assert metric(page, "imqueue_mcp_tool_calls_in_flight") == 0
+        generation = httpx.get(server.url + "/readyz", timeout=5).json()["corpus"]["generation"]
+        assert metric(page, "imqueue_mcp_snapshot_generation_info", generation=generation) >= 1
+        assert metric(page, "imqueue_mcp_snapshot_age_seconds") >= 0
+        assert metric(page, "imqueue_mcp_snapshot_fetched_timestamp_seconds") > 1.7e9
+    finally:
+        server.close()
