@@ -8,7 +8,7 @@ For each instance count N, everything on 127.0.0.1:
 
     builder    `imq-build-index --from ../shared/site --pages` publishes the snapshot into a folder
                that a plain HTTP server serves: one builder, many servers
-    instances  N x `imqueue-mcp --http --snapshot-url URL --drain-seconds D`
+    instances  N x `imqueue-mcp --http --offline --snapshot-url URL --drain-seconds D`
     balancer   HAProxy with deploy/compose/haproxy.cfg itself (round robin, `option httpchk GET
                /readyz`), its bind and its server lines rewritten for loopback (`balancer_config`)
     load       `--clients` sessions at once through HAProxy, each with the SDK's Streamable HTTP
@@ -482,14 +482,10 @@ class Fleet:
 
 @contextlib.contextmanager
 def fleet(count: int, builder: Builder, drain_seconds: float, folder: Path) -> Iterator[Fleet]:
-    args = [
-        "--snapshot-url",
-        builder.url,
-        "--snapshot-poll-seconds",
-        "0",
-        "--drain-seconds",
-        f"{drain_seconds:g}",
-    ]
+    # --offline: get_doc answers from the pages in the followed snapshot, never from the live site
+    # (without it, a page is read from imqueue.org first). The snapshot URL is on loopback.
+    args = ["--offline", "--snapshot-url", builder.url, "--snapshot-poll-seconds", "0"]
+    args += ["--drain-seconds", f"{drain_seconds:g}"]
     home = folder / "home"
     home.mkdir(parents=True, exist_ok=True)
     instances = [Instance(free_port(), args, home) for _ in range(count)]
