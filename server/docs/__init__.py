@@ -1,7 +1,8 @@
 """docs: the docs tools' behaviour, with no MCP in it.
 
 corpus.py        which corpus answers: live (hourly, read in the background), else the snapshot
-                 (answering at once, labelled), else CorpusUnavailable with the fix
+                 (answering at once, labelled), else CorpusUnavailable with the fix; following a
+                 builder's snapshot, each new generation swapped in whole
 search.py        search_docs: the ranker's answer in its one shape, plus advisories and sizes
 answer_cache.py  the ranker's answers kept for the index that gave them
 sizes.py         the `tokens` of search hits: measured by a read, else the prose's estimate
@@ -10,5 +11,6 @@ fetch.py         the host lock (parse_doc_url) and origin-mapped GETs (Fetcher)
 site_paths.py    plain site paths, dot segments resolved (encoded ones too), the send check
 read.py          get_doc: mirror resolution, #fragment sections, budgeted parts, outlines
 budget.py        get_doc's token budget: where a part ends, nextCursor, outlines
-pages.py         the pages saved beside the snapshot, for get_doc offline
+pages.py         the pages the snapshot carries (imq-build-index --pages), for get_doc offline
+follow.py        a followed snapshot (a file, or --snapshot-url) read again only when it changed
 """

@@ -7,10 +7,10 @@
 
 A file: its size, modification time and inode are compared with the last read's; a builder
 replaces the file by rename, so a changed file is a whole new one. A URL (--snapshot-url):
-a conditional GET (If-None-Match with the last ETag, If-Modified-Since with the last
-Last-Modified); 304, or a body whose checksum names the generation already loaded, changes
-nothing. The body is bounded (MAX_SNAPSHOT_BYTES) and read within FETCH_TIMEOUT_SECONDS. Runs in
-a worker thread (blocking I/O).
+a conditional GET with If-None-Match when the last answer had an ETag; 304, or a body whose
+sha256 is the last one's, changes nothing. Last-Modified is not used: a file replaced twice
+within its one-second resolution would look unchanged. The body is bounded
+(MAX_SNAPSHOT_BYTES), each read waits at most FETCH_TIMEOUT_SECONDS. Runs in a worker thread (blocking I/O).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class SnapshotFollower:
     def __init__(self, config: Config, snapshot_path: Callable[[], Path]):
         self.url = config.snapshot_url
         self.snapshot_path = snapshot_path
-        self._seen: tuple[object, ...] | None = None  # the last read's file signature, or URL validators
+        self._seen: tuple[object, ...] | None = None  # the last read's file signature, or (ETag,)
         self._digest = ""  # sha256 of the last body read from the URL
 
     @property
@@ -60,12 +60,8 @@ class SnapshotFollower:
         import httpx
 
         headers = {"User-Agent": user_agent()}
-        if self._seen is not None:
-            etag, modified = self._seen
-            if etag:
-                headers["If-None-Match"] = str(etag)
-            if modified:
-                headers["If-Modified-Since"] = str(modified)
+        if self._seen is not None and self._seen[0]:
+            headers["If-None-Match"] = str(self._seen[0])
         try:
             with (
                 httpx.Client(timeout=FETCH_TIMEOUT_SECONDS, follow_redirects=True) as client,
@@ -82,7 +78,7 @@ class SnapshotFollower:
                         raise SnapshotError(
                             f"{url}: larger than {MAX_SNAPSHOT_BYTES // 2**20} MB, not a snapshot; {FIX_URL}"
                         )
-                validators = (response.headers.get("etag", ""), response.headers.get("last-modified", ""))
+                validators = (response.headers.get("etag", ""),)
         except httpx.HTTPError as error:
             reason = str(error) or type(error).__name__
             raise SnapshotError(f"{url}: cannot be read ({reason}); {FIX_URL}") from None

@@ -16,4 +16,8 @@ observe.py        stderr logging at the user's level, the per-call JSON line, cl
 instructions.py   the server instructions and the local-install guide
 stdio.py          the stdio transport, answering malformed lines with parse errors
 http.py           the hosted Streamable HTTP app: method table, Host/Origin, CORS, limits
+hosting.py        the hosted app in production: probes, metrics and signals wired in; uvicorn
+lifecycle.py      /healthz, /readyz (and the /metrics route) before the Host lock; the SIGTERM drain
+metrics.py        /metrics through prometheus_client (multiprocess sums with --workers N)
+connections.py    uvicorn's h11 protocol with header/body timeouts, a connection cap, keep-alive limits
 """

@@ -1,0 +1,301 @@
+"""One builder, many servers: snapshot generations switched whole, followed from a file or a URL,
+and get_doc cursors that hold across instances.
+
+Real processes throughout: `imqueue-mcp --http` servers on loopback, `imq-build-index` killed
+with SIGKILL mid-write, a loopback HTTP server publishing the snapshot, the SDK's client. The
+snapshots are built from ../shared/site into temporary folders; a second generation is the
+first with one saved page changed (so its content hash differs).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from test_hosted_operations import metric, offline_server, wait_ready
+
+from imqueue_mcp.build_index import load_snapshot, save_snapshot
+from imqueue_mcp.build_index.cli import main as build_main
+
+from conftest import SITE, HttpServer, McpConnection, server_environment
+
+PAGE = "https://imqueue.org/tutorial/user-service/"
+OTHER_PAGE = "https://imqueue.org/intro/"
+MARKER = "\n\nThis paragraph exists only in the second generation.\n"
+KILLS = int(os.environ.get("IMQUEUE_MCP_GENERATION_KILLS", "6"))
+
+
+@pytest.fixture(scope="module")
+def generations(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """ "a": built from the mirror; "b": PAGE changed; "a2": OTHER_PAGE changed (PAGE as in "a")."""
+    if not SITE.is_dir():
+        pytest.skip(f"the site mirror is not at {SITE}")
+    folder = tmp_path_factory.mktemp("generations")
+    paths = {"a": folder / "a.msgpack", "b": folder / "b.msgpack", "a2": folder / "a2.msgpack"}
+    assert build_main(["--from", str(SITE), "--out", str(paths["a"]), "--pages", "--quiet"]) == 0
+    for name, page in (("b", PAGE), ("a2", OTHER_PAGE)):
+        snapshot = load_snapshot(paths["a"])
+        pages = snapshot.saved_pages(paths["a"])
+        assert pages is not None
+        pages.body[page] += MARKER.encode()
+        save_snapshot(snapshot, paths[name])
+    return paths
+
+
+def publish(source: Path, target: Path) -> None:
+    """What a builder does: a temp file in the same folder, then one rename."""
+    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    shutil.copyfile(source, temp)
+    os.replace(temp, target)
+
+
+def page_text(connection: McpConnection, url: str = PAGE, **arguments: Any) -> dict[str, Any]:
+    result = connection.call("get_doc", {"url": url, **arguments})
+    assert not result.is_error, result.content[0].text
+    structured: dict[str, Any] = result.structured_content
+    return structured
+
+
+def generation_of(server: HttpServer) -> str:
+    return str(httpx.get(server.url + "/readyz", timeout=5).json()["corpus"]["generation"])
+
+
+def wait_for_generation(server: HttpServer, wanted: str, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while generation_of(server) != wanted:
+        assert time.monotonic() < deadline, f"still {generation_of(server)}, not {wanted}"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def mcp() -> Iterator[list[McpConnection]]:
+    opened: list[McpConnection] = []
+    yield opened
+    for connection in opened:
+        connection.close()
+
+
+def home(tmp_path: Path, name: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    return folder
+
+
+def connect(server: HttpServer, opened: list[McpConnection]) -> McpConnection:
+    connection = McpConnection(server.url + "/mcp", "legacy")
+    opened.append(connection)
+    return connection
+
+
+# --- following a published snapshot ------------------------------------------------------------
+
+
+class Publisher:
+    """A folder served over HTTP on 127.0.0.1 (the builder's web server)."""
+
+    def __init__(self, folder: Path):
+        handler = functools.partial(_QuietHandler, directory=str(folder))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_server_following_a_url_switches_whole_generations_on_sighup_and_refuses_a_damaged_one(
+    generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection]
+) -> None:
+    folder = tmp_path / "published"
+    folder.mkdir()
+    published = folder / "snapshot.msgpack"
+    publish(generations["a"], published)
+    publisher = Publisher(folder)
+    server = HttpServer(
+        ["--offline", "--snapshot-url", publisher.url + "/snapshot.msgpack", "--snapshot-poll-seconds", "0"],
+        server_environment(tmp_path),
+        tmp_path,
+    )
+    try:
+        first = wait_ready(server)["corpus"]
+        assert isinstance(first, dict) and first["from"] == publisher.url + "/snapshot.msgpack"
+        client = connect(server, mcp)
+        assert MARKER.strip() not in page_text(client)["markdown"]
+        a = generation_of(server)
+
+        damaged = bytearray(generations["b"].read_bytes())
+        damaged[len(damaged) // 2] ^= 0xFF
+        published.write_bytes(bytes(damaged))
+        server.process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        while (
+            metric(
+                httpx.get(server.url + "/metrics", timeout=5).text,
+                "imqueue_mcp_snapshot_refresh_failures_total",
+            )
+            < 1
+        ):
+            assert time.monotonic() < deadline, "the damaged snapshot was not reported"
+            time.sleep(0.1)
+        assert generation_of(server) == a  # the previous generation still answers, whole
+        assert MARKER.strip() not in page_text(client)["markdown"]
+
+        publish(generations["b"], published)
+        server.process.send_signal(signal.SIGHUP)
+        wait_for_generation(server, generation_of_file(generations["b"]))
+        assert MARKER.strip() in page_text(client)["markdown"]  # the new generation's pages with it
+        assert "checksum mismatch" in server.stderr()
+    finally:
+        server.close()
+        publisher.close()
+
+
+def generation_of_file(path: Path) -> str:
+    from imqueue_mcp.build_index import generation_of
+
+    return generation_of(load_snapshot(path).header)
+
+
+def test_an_offline_server_picks_up_a_new_generation_by_polling(
+    generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection]
+) -> None:
+    path = tmp_path / "snapshot.msgpack"
+    publish(generations["a"], path)
+    server = offline_server(path, tmp_path, "--snapshot-poll-seconds", "1")
+    try:
+        wait_ready(server)
+        client = connect(server, mcp)
+        assert MARKER.strip() not in page_text(client)["markdown"]
+        publish(generations["b"], path)
+        wait_for_generation(server, generation_of_file(generations["b"]))
+        assert MARKER.strip() in page_text(client)["markdown"]
+    finally:
+        server.close()
+
+
+# --- a builder killed mid-write --------------------------------------------------------------------
+
+
+@pytest.mark.timeout(max(240, KILLS * 30))
+def test_builders_killed_mid_write_never_take_offline_get_doc_down(
+    generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection]
+) -> None:
+    path = tmp_path / "cache" / "snapshot.msgpack"
+    path.parent.mkdir()
+    publish(generations["a"], path)
+    running = offline_server(path, tmp_path, "--snapshot-poll-seconds", "1")
+    failures: list[str] = []
+    calls = 0
+    stop = threading.Event()
+
+    def keep_reading() -> None:  # a client of the long-running server, all along
+        nonlocal calls
+        client = connect(running, mcp)
+        while not stop.is_set():
+            result = client.call("get_doc", {"url": PAGE, "maxTokens": 2000})
+            calls += 1
+            if result.is_error:
+                failures.append(result.content[0].text)
+
+    reader = threading.Thread(target=keep_reading, daemon=True)
+    started: list[HttpServer] = []
+    try:
+        wait_ready(running)
+        reader.start()
+        rng = random.Random(20)
+        for _ in range(KILLS):
+            builder = subprocess.Popen(
+                [sys.executable, "-m", "imqueue_mcp.build_index.cli", "--from", str(SITE), "--out", str(path)]
+                + ["--pages", "--quiet"],
+                env=server_environment(tmp_path),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            time.sleep(rng.uniform(0.3, 1.2))
+            fresh = offline_server(path, tmp_path)  # started while the rebuild runs
+            started.append(fresh)
+            time.sleep(rng.uniform(0.0, 1.5))  # the write lands around 1.5-2.5 s in
+            builder.kill()
+            builder.wait(30)
+            wait_ready(fresh)
+            assert page_text(connect(fresh, mcp))["url"] == PAGE
+            fresh.close()
+        stop.set()
+        reader.join(60)
+    finally:
+        stop.set()
+        running.close()
+        for server in started:
+            server.close()
+    assert calls > KILLS and failures == []
+    leftovers = [p.name for p in path.parent.iterdir() if p.name != "snapshot.msgpack"]
+    assert all(name.startswith(".snapshot-") for name in leftovers)  # a dead writer's temp file at most
+
+
+# --- get_doc cursors across instances --------------------------------------------------------------
+
+
+def read_all(first: McpConnection, rest: McpConnection) -> tuple[str, str]:
+    """The page read in parts: the first part from `first`, every later one from `rest`; and the
+    whole page as one read gives it."""
+    part = page_text(first, maxTokens=1000)
+    text = part["markdown"]
+    while part.get("nextCursor"):
+        part = page_text(rest, cursor=part["nextCursor"], maxTokens=1000)
+        text += part["markdown"]
+    return text, page_text(rest, maxTokens=50_000)["markdown"]
+
+
+def test_a_cursor_continues_on_another_instance_with_the_same_page(
+    generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection]
+) -> None:
+    one = offline_server(generations["a"], home(tmp_path, "one"))
+    other = offline_server(generations["a2"], home(tmp_path, "other"))  # another generation, same PAGE
+    try:
+        wait_ready(one)
+        wait_ready(other)
+        assert generation_of(one) != generation_of(other)
+        parts, whole = read_all(connect(one, mcp), connect(other, mcp))
+        assert parts == whole and len(whole) > 4000  # nothing lost, nothing repeated
+    finally:
+        one.close()
+        other.close()
+
+
+def test_a_cursor_for_a_page_another_instance_holds_changed_is_refused_with_a_restart_hint(
+    generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection]
+) -> None:
+    one = offline_server(generations["a"], home(tmp_path, "one"))
+    other = offline_server(generations["b"], home(tmp_path, "other"))
+    try:
+        wait_ready(one)
+        wait_ready(other)
+        cursor = page_text(connect(one, mcp), maxTokens=1000)["nextCursor"]
+        refused = connect(other, mcp).call("get_doc", {"url": PAGE, "cursor": cursor, "maxTokens": 1000})
+        text = refused.content[0].text
+        assert refused.is_error and refused.structured_content["error"]["code"] == "invalid_arguments"
+        assert "changed since the cursor was issued" in text and "read it again from the start" in text
+        assert "url alone" in text
+    finally:
+        one.close()
+        other.close()
