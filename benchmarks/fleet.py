@@ -62,6 +62,7 @@ from typing import Any
 
 import httpx
 
+from .bench_server import QuietHandler, free_port
 from .machine import machine
 from .paths import REPO, shared_dir, site_dir
 from .processes import stop
@@ -88,17 +89,6 @@ PHASE_LIMIT = 300.0  # no phase runs longer than this, whatever happens
 # --- the parts: builder, instances, balancer ----------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 class Builder:
     """Publishes snapshot generations into a folder, and serves that folder on loopback.
 
@@ -113,7 +103,7 @@ class Builder:
         self.published = folder / "published"
         self.published.mkdir()
         self.count = 0
-        handler = functools.partial(_Quiet, directory=str(self.published))
+        handler = functools.partial(QuietHandler, directory=str(self.published))
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -156,6 +146,7 @@ class Instance:
     home: Path
     process: subprocess.Popen[bytes] | None = None
     log: Any = None
+    errors: list[str] = field(default_factory=list)  # what each run of it logged at ERROR, kept past close
 
     @property
     def url(self) -> str:
@@ -222,8 +213,20 @@ class Instance:
             stop(self.process, grace=30)
             self.process = None
         if self.log is not None:
+            self.errors += logged_errors(self.stderr())
             self.log.close()
             self.log = None
+
+
+def logged_errors(stderr: str) -> list[str]:
+    """Each ERROR record of a server's stderr with its traceback, joined into one line."""
+    blocks: list[list[str]] = []
+    for line in stderr.splitlines():
+        if " ERROR " in line or line.startswith("ERROR"):
+            blocks.append([line])
+        elif blocks and (line.startswith((" ", "Traceback")) or (line and line[0].isupper() and ":" in line)):
+            blocks[-1].append(line.strip())
+    return [" | ".join(block)[:3000] for block in blocks]
 
 
 def balancer_config(text: str, bind_port: int, server_ports: list[int], stats_socket: Path) -> str:
@@ -321,7 +324,9 @@ class Balancer:
     def errors(self) -> list[str]:
         """HAProxy's log: requests that failed or were retried (option log-separate-errors)."""
         self.log.seek(0)
-        return [line for line in self.log.read().decode(errors="replace").splitlines() if line.strip()]
+        lines = self.log.read().decode(errors="replace").splitlines()
+        # HAProxy prints each server state change twice: once as its own [WARNING], once as a log line
+        return [line for line in lines if line.strip() and not line.startswith(("[WARNING]", "[NOTICE]"))]
 
     def close(self) -> None:
         stop(self.process, grace=10)
@@ -576,6 +581,7 @@ def measure(count: int, builder: Builder, args: argparse.Namespace, folder: Path
         rolling = load.finish()
         after = running.balancer.counters()
         balancer_log = running.balancer.errors()
+    instance_errors = [error for instance in [*running.instances, running.spare] for error in instance.errors]
     return {
         "instances": count,
         "restart": "surge" if count == 1 else "in place",
@@ -585,6 +591,7 @@ def measure(count: int, builder: Builder, args: argparse.Namespace, folder: Path
         "switch": switch,
         "haproxy": {key: after[key] - before.get(key, 0) for key in after},
         "haproxy_log": balancer_log[-20:],
+        "instance_errors": instance_errors[:10],
     }
 
 
@@ -666,6 +673,8 @@ def report(figures: dict[str, Any]) -> None:
         )
         for failure in run["steady"]["failures"] + run["rolling"]["failures"]:
             print(f"{'':>9} failed: {failure}")
+        for error in run["instance_errors"]:
+            print(f"{'':>9} an instance logged: {error}")
         for line in run["haproxy_log"]:
             print(f"{'':>9} haproxy: {line}")
     print(f"failed calls in all: {figures['failed']}")
@@ -685,7 +694,7 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--clients", type=int, default=8, help="concurrent sessions (default 8)")
     parser.add_argument("--steady-seconds", type=float, default=10.0, help="the steady phase (default 10)")
-    parser.add_argument("--drain-seconds", type=float, default=3.0, help="each instance's drain (default 3)")
+    parser.add_argument("--drain-seconds", type=float, default=5.0, help="each instance's drain (default 5)")
     parser.add_argument("--shared", help="the shared folder (default ../shared)")
     return parser
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from imqueue_mcp.server.mcp.lifecycle import IN_FLIGHT_GRACE_SECONDS
+
 from conftest import require_external
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,16 +83,17 @@ def test_readiness_probes_readyz_and_liveness_probes_healthz() -> None:
     assert probes["readinessProbe"]["httpGet"]["port"] == probes["ports"][0]["name"]
 
 
-def test_every_grace_period_outlasts_the_drain() -> None:
+def test_every_grace_period_outlasts_the_drain_and_the_in_flight_grace() -> None:
+    """SIGKILL must never come while a replica drains or finishes its calls: the orchestrator's grace
+    period is above --drain-seconds plus the time the server gives in-flight calls after it."""
     drain = float(environment()["IMQUEUE_MCP_DRAIN_SECONDS"])
     grace = manifest("Deployment")["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
-    assert grace > drain
+    assert grace > drain + IN_FLIGHT_GRACE_SECONDS
     service = yaml.safe_load(COMPOSE.read_text())["services"]["imqueue-mcp"]
-    assert float(service["stop_grace_period"].removesuffix("s")) > float(
-        service["environment"]["IMQUEUE_MCP_DRAIN_SECONDS"]
-    )
+    compose_drain = float(service["environment"]["IMQUEUE_MCP_DRAIN_SECONDS"])
+    assert float(service["stop_grace_period"].removesuffix("s")) > compose_drain + IN_FLIGHT_GRACE_SECONDS
     image_drain = re.search(r"IMQUEUE_MCP_DRAIN_SECONDS=(\d+)", CONTAINERFILE.read_text())
-    assert image_drain and float(image_drain[1]) < grace
+    assert image_drain and float(image_drain[1]) + IN_FLIGHT_GRACE_SECONDS < grace
 
 
 def test_the_selectors_match_the_pods() -> None:

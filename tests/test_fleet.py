@@ -56,7 +56,7 @@ def test_a_deploy_config_without_a_server_template_is_refused(tmp_path: Path) ->
 @pytest.mark.timeout(900)
 def test_no_call_fails_through_haproxy_across_a_rolling_restart_and_a_generation_switch() -> None:
     haproxy()
-    arguments = ["--instances", "2", "--clients", "3", "--steady-seconds", "3", "--drain-seconds", "2"]
+    arguments = ["--instances", "2", "--clients", "3", "--steady-seconds", "3", "--drain-seconds", "4"]
     figures = fleet.run(fleet.parser().parse_args([*arguments, "--shared", str(SHARED)]))
     fleet.report(figures)  # shown with -s, and in the failure report
     (run,) = figures["runs"]
