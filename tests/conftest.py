@@ -190,6 +190,19 @@ def require_external(present: bool, what: str, install: str) -> None:
     pytest.skip(message)
 
 
+def built_snapshot(folder: Path, *, pages: bool = True) -> Path:
+    """`imq-build-index --from ../shared/site [--pages]` into folder/snapshot.msgpack (skips the
+    test when the mirror is missing)."""
+    from imqueue_mcp.build_index.cli import main as build_main
+
+    if not SITE.is_dir():
+        pytest.skip(f"the site mirror is not at {SITE}")
+    path = folder / "snapshot.msgpack"
+    flags = ["--pages"] if pages else []
+    assert build_main(["--from", str(SITE), "--out", str(path), *flags, "--quiet"]) == 0
+    return path
+
+
 # --- environment of a spawned server ---------------------------------------------------
 
 

@@ -14,11 +14,9 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from test_hosted_operations import offline_server, wait_ready
+from test_hosted_operations import offline_server, search_once, wait_ready
 
-from imqueue_mcp.build_index.cli import main as build_main
-
-from conftest import SITE, HttpServer, McpConnection
+from conftest import HttpServer, built_snapshot
 
 HEADER_TIMEOUT = 1.0
 BODY_TIMEOUT = 1.0
@@ -29,11 +27,8 @@ SLACK = 4.0  # a loaded 2-CPU machine: the close comes within the timeout plus t
 
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    if not SITE.is_dir():
-        pytest.skip(f"the site mirror is not at {SITE}")
     folder = tmp_path_factory.mktemp("limits")
-    snapshot = folder / "snapshot.msgpack"
-    assert build_main(["--from", str(SITE), "--out", str(snapshot), "--quiet"]) == 0
+    snapshot = built_snapshot(folder, pages=False)
     server = offline_server(
         snapshot,
         folder,
@@ -113,11 +108,7 @@ def test_idle_sockets_past_the_cap_make_room_and_a_real_client_is_served(limited
         time.sleep(0.5)
         held = open_descriptors(limited.process.pid)
         assert held - before <= MAX_CONNECTIONS + 2, (before, held)
-        connection = McpConnection(limited.url + "/mcp", "legacy")
-        try:
-            result = connection.call("search_docs", {"query": "expose a method"})
-        finally:
-            connection.close()
+        result = search_once(limited)
         assert not result.is_error, result.content[0].text
     finally:
         for client in idle:

@@ -13,25 +13,31 @@ import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from fault_origin import Fault, FaultyOrigins
 
-from imqueue_mcp.build_index.cli import main as build_main
+from imqueue_mcp.server.mcp.lifecycle import IN_FLIGHT_GRACE_SECONDS
 
-from conftest import SITE, HttpServer, McpConnection, origin_args, server_environment
+from conftest import HttpServer, McpConnection, built_snapshot, origin_args, server_environment
 
 PAGE = "https://imqueue.org/tutorial/user-service/"
 
 
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not SITE.is_dir():
-        pytest.skip(f"the site mirror is not at {SITE}")
-    path = tmp_path_factory.mktemp("hosted-ops") / "snapshot.msgpack"
-    assert build_main(["--from", str(SITE), "--out", str(path), "--pages", "--quiet"]) == 0
-    return path
+    return built_snapshot(tmp_path_factory.mktemp("hosted-ops"))
+
+
+def search_once(server: HttpServer) -> Any:
+    """A new client's one search_docs call (its own connections), then the client closed."""
+    connection = McpConnection(server.url + "/mcp", "legacy")
+    try:
+        return connection.call("search_docs", {"query": "expose a method"})
+    finally:
+        connection.close()
 
 
 def offline_server(snapshot: Path, home: Path, *extra: str, **env: str) -> HttpServer:
@@ -124,11 +130,7 @@ def test_sigterm_drains_serves_new_and_in_flight_calls_then_exits_0(
             # New clients on new connections, well inside the drain: a balancer has stopped sending
             # by its end (a session that straddled it could find the listener closed).
             while time.monotonic() - signalled < drain / 2:
-                fresh = McpConnection(server.url + "/mcp", "legacy")
-                try:
-                    result = fresh.call("search_docs", {"query": "expose a method"})
-                finally:
-                    fresh.close()
+                result = search_once(server)
                 assert not result.is_error, result.content[0].text
                 served_while_draining += 1
             page = in_flight.result(30)
@@ -142,7 +144,9 @@ def test_sigterm_drains_serves_new_and_in_flight_calls_then_exits_0(
     finally:
         origins.close()
     assert served_while_draining >= 1
-    assert drain <= lasted < drain + 10, lasted
+    # Served until the drain's end; gone within the in-flight grace after it (a loaded machine
+    # and N worker processes to wind down take seconds of it).
+    assert drain <= lasted < drain + IN_FLIGHT_GRACE_SECONDS + 10, lasted
 
 
 def test_a_second_sigterm_does_not_cut_the_drain_short(snapshot: Path, tmp_path: Path) -> None:

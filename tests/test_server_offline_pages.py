@@ -16,9 +16,15 @@ import pytest
 from test_server_transport import RawStdio, initialize
 
 from imqueue_mcp.build_index import load_snapshot, pages_path
-from imqueue_mcp.build_index.cli import main as build_main
 
-from conftest import McpConnection, free_port, origin_args, server_environment, stdio_connection
+from conftest import (
+    McpConnection,
+    built_snapshot,
+    free_port,
+    origin_args,
+    server_environment,
+    stdio_connection,
+)
 
 SHARED_SITE = Path(__file__).resolve().parents[2] / "shared" / "site"
 PAGE = "https://imqueue.org/tutorial/user-service/"
@@ -27,21 +33,14 @@ PAGE_FILE = SHARED_SITE / "imqueue.org" / "tutorial" / "user-service" / "index.m
 
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not SHARED_SITE.is_dir():
-        pytest.skip(f"the site mirror is not at {SHARED_SITE}")
-    path = tmp_path_factory.mktemp("offline") / "snapshot.msgpack"
-    assert build_main(["--from", str(SHARED_SITE), "--out", str(path), "--pages", "--quiet"]) == 0
+    path = built_snapshot(tmp_path_factory.mktemp("offline"))
     assert load_snapshot(path).saved_pages(path) is not None  # the pages are in the snapshot file
     return path
 
 
 @pytest.fixture(scope="module")
 def snapshot_without_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not SHARED_SITE.is_dir():
-        pytest.skip(f"the site mirror is not at {SHARED_SITE}")
-    path = tmp_path_factory.mktemp("offline-bare") / "snapshot.msgpack"
-    assert build_main(["--from", str(SHARED_SITE), "--out", str(path), "--quiet"]) == 0
-    return path
+    return built_snapshot(tmp_path_factory.mktemp("offline-bare"), pages=False)
 
 
 @pytest.fixture(scope="module")

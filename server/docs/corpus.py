@@ -144,14 +144,18 @@ class CorpusKeeper:
                 raise CorpusUnavailable(self._unavailable_message())
         if self._refresh_due():
             self._start_refresh()
-        elif self._check_due():
-            self._next_check = time.monotonic() + self.config.snapshot_poll_seconds
-            self._start_check()  # in the background: this call answers from the generation it has
+        else:
+            self.check_if_due()
         return self._current
 
-    def _check_due(self) -> bool:
+    def check_if_due(self) -> None:
+        """Following a builder: start a check for a new generation in the background when the poll
+        interval has passed since the last (a call answers from the generation it has; the next
+        one sees the new generation). Calls drive it on stdio; hosted workers also poll on a timer."""
         poll = self.config.snapshot_poll_seconds
-        return self.config.follows_snapshot and poll > 0 and time.monotonic() >= self._next_check
+        if self.config.follows_snapshot and poll > 0 and time.monotonic() >= self._next_check:
+            self._next_check = time.monotonic() + poll
+            self._start_check()
 
     async def check_generation(self) -> bool:
         """Following a builder: load its snapshot again if a new generation was published (see the
@@ -187,6 +191,12 @@ class CorpusKeeper:
 
     def _follow(self) -> LoadedCorpus | None:
         """The followed snapshot, loaded, when it changed since the last read; else None."""
+        early = (
+            _take_early_read(self.config, self.snapshot_path()) if self.config.snapshot_url is None else None
+        )
+        if early is not None:  # stdio's read at launch, made while the SDK was importing
+            self._follower.adopt(self.snapshot_path())
+            return self._loaded_snapshot(early, self._follower.location)
         snapshot = self._follower.read_if_changed()
         return None if snapshot is None else self._loaded_snapshot(snapshot, self._follower.location)
 

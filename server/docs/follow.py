@@ -44,12 +44,12 @@ class SnapshotFollower:
     def read_if_changed(self) -> Snapshot | None:
         return self._from_url(self.url) if self.url is not None else self._from_file(self.snapshot_path())
 
+    def adopt(self, path: Path) -> None:
+        """The file was read elsewhere (stdio's early read): take it as the last read."""
+        self._seen = _signature(path)
+
     def _from_file(self, path: Path) -> Snapshot | None:
-        try:
-            stat = path.stat()
-        except FileNotFoundError:
-            raise FileNotFoundError(f"there is no snapshot file at {path}") from None
-        signature = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        signature = _signature(path)
         if signature == self._seen:
             return None
         snapshot = build_index.load_snapshot(path)
@@ -89,3 +89,11 @@ class SnapshotFollower:
         snapshot = decode(url, bytes(raw), FIX_URL)  # checks format and checksums
         self._seen, self._digest = validators, digest
         return snapshot
+
+
+def _signature(path: Path) -> tuple[int, int, int]:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"there is no snapshot file at {path}") from None
+    return (stat.st_ino, stat.st_mtime_ns, stat.st_size)

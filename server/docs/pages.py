@@ -60,6 +60,7 @@ class SavedPages:
         """The pages of the snapshot generation answering searches, when it carries them (one
         generation: never one build's pages beside another's corpus); else those of the snapshot
         file on disk, read again whenever the file was replaced."""
+        self.keeper.check_if_due()
         corpus = self.keeper.answering()
         if corpus is not None and corpus.pages_raw is not None:
             return await asyncio.to_thread(self._generation_store, corpus)

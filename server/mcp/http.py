@@ -11,6 +11,8 @@ server runs on, which for a hosted server is nobody's). The HTTP surface, in ful
     any other method on /mcp   405, Allow: POST, OPTIONS, with a JSON-RPC error body saying
                                the method is not supported (GET would otherwise open an SSE
                                stream that never ends in stateless mode)
+    GET, HEAD /healthz, /readyz, /metrics   the operator's probes and metrics (lifecycle.py),
+                               answered before the Host/Origin checks below
     any other path             404
 
 In front of all of it, for every path: the Host header must be allowed (421 otherwise) and

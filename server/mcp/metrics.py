@@ -88,6 +88,8 @@ class Metrics:
             registry=own,
         )
         self._generation: tuple[str, str] | None = None
+        self._counters: dict[tuple[str, str], Counter] = {}
+        self._latencies: dict[str, Histogram] = {}
         if multiprocess():
             prometheus_multiprocess.MultiProcessCollector(self.registry)  # type: ignore[no-untyped-call]
         self.registry.register(_AgeCollector(corpus_age))
@@ -107,8 +109,18 @@ class Metrics:
             yield finish
         finally:
             self.in_flight.dec()
-            self.calls.labels(tool, outcome).inc()
-            self.latency.labels(tool).observe(time.perf_counter() - started)
+            self._counter(tool, outcome).inc()
+            latency = self._latencies.get(tool)
+            if latency is None:
+                latency = self._latencies[tool] = self.latency.labels(tool)
+            latency.observe(time.perf_counter() - started)
+
+    def _counter(self, tool: str, outcome: str) -> Counter:
+        # The labelled children, kept: labels() takes a lock and builds a key on every call.
+        counter = self._counters.get((tool, outcome))
+        if counter is None:
+            counter = self._counters[(tool, outcome)] = self.calls.labels(tool, outcome)
+        return counter
 
     def corpus_loaded(self, generation: str, source: str, fetched_at: str) -> None:
         if self._generation is not None:
