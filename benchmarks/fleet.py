@@ -69,6 +69,7 @@ from .processes import stop
 
 HAPROXY_CFG = REPO / "deploy" / "compose" / "haproxy.cfg"
 BACKEND = "imqueue_mcp"
+NORMAL_REQUEST = re.compile(r" [23]\d\d \d+ \S+ \S+ ---- ")  # httplog: status, bytes, cookies, state
 QUERIES = (
     "expose decorator",
     "redis connection options",
@@ -325,8 +326,15 @@ class Balancer:
         """HAProxy's log: requests that failed or were retried (option log-separate-errors)."""
         self.log.seek(0)
         lines = self.log.read().decode(errors="replace").splitlines()
-        # HAProxy prints each server state change twice: once as its own [WARNING], once as a log line
-        return [line for line in lines if line.strip() and not line.startswith(("[WARNING]", "[NOTICE]"))]
+        # HAProxy prints each server state change twice: once as its own [WARNING], once as a log
+        # line; and a request answered 2xx/3xx with termination state ---- (normal) is no news.
+        return [
+            line
+            for line in lines
+            if line.strip()
+            and not line.startswith(("[WARNING]", "[NOTICE]"))
+            and not NORMAL_REQUEST.search(line)
+        ]
 
     def close(self) -> None:
         stop(self.process, grace=10)
