@@ -153,19 +153,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
-class _Slow(_Quiet):
+class _Slow(QuietHandler):
     def do_GET(self) -> None:
         time.sleep(SLOW_ORIGIN_SECONDS)
         super().do_GET()
 
 
 @contextmanager
-def site_origins(handler: type[_Quiet] = _Quiet) -> Iterator[dict[str, str]]:
+def site_origins(handler: type[QuietHandler] = QuietHandler) -> Iterator[dict[str, str]]:
     """Both hosts of the mirror on loopback; with handler=_Slow each answer comes late."""
     servers = []
     origins = {}

@@ -1,30 +1,67 @@
-"""The distribution installs one import name, imqueue_mcp, with every subpackage and py.typed."""
+"""The distribution as released: `python -m build` makes an sdist and a wheel that pass `twine check`;
+the wheel installs one import name, imqueue_mcp, with every subpackage and py.typed; and installed
+into a clean venv, the way local_install_guide tells a user to, it serves MCP over stdio."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from conftest import SITE, McpConnection
 
 REPO = Path(__file__).resolve().parents[1]
 LAYERS = ("ranker", "build_index", "server")
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder holding the sdist and the wheel (built from that sdist), as `python -m build` makes them."""
+    out = tmp_path_factory.mktemp("dist")
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
+        [sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(REPO)],
         capture_output=True,
         text=True,
         timeout=300,
     )
-    assert done.returncode == 0, done.stderr
-    (built,) = out.glob("imqueue_mcp-*.whl")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(dist: Path) -> Path:
+    (built,) = dist.glob("imqueue_mcp-*.whl")
     return built
+
+
+@pytest.fixture(scope="module")
+def sdist(dist: Path) -> Path:
+    (built,) = dist.glob("imqueue_mcp-*.tar.gz")
+    return built
+
+
+def test_twine_passes_the_sdist_and_the_wheel(wheel: Path, sdist: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("PASSED") == 2
+
+
+def test_the_sdist_holds_the_source_the_wheel_is_built_from(sdist: Path) -> None:
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"pyproject.toml", "README.md", "LICENSE", "py.typed", "__init__.py"} <= names
+    for layer in LAYERS:
+        for module in sorted((REPO / layer).rglob("*.py")):
+            assert module.relative_to(REPO).as_posix() in names
 
 
 def test_the_wheel_holds_only_imqueue_mcp_and_its_metadata(wheel: Path) -> None:
@@ -72,3 +109,52 @@ def test_the_console_scripts_run_from_any_directory(tmp_path: Path, script: str)
     done = subprocess.run([str(path), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert script in done.stdout
+
+
+@pytest.mark.slow
+def test_the_wheel_installed_in_a_clean_venv_serves_mcp_over_stdio(wheel: Path, tmp_path: Path) -> None:
+    """local_install_guide's steps on the built wheel: a fresh venv, `pip install` of the wheel (its
+    dependencies from the package index), a snapshot from the site mirror, then the installed
+    `imqueue-mcp` answers initialize and a search through the SDK's stdio client, from another folder."""
+    if not SITE.is_dir():
+        pytest.skip(f"the site mirror is not at {SITE}")
+    venv = tmp_path / "venv"
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "PATH": "/usr/local/bin:/usr/bin:/bin", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+    def run(*command: str | Path, timeout: float = 300) -> None:
+        done = subprocess.run(
+            [str(part) for part in command],
+            cwd=home,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        assert done.returncode == 0, f"{command}: {done.stderr[-3000:]}"
+
+    run(sys.executable, "-m", "venv", venv)
+    # PIP_CACHE_DIR stays the machine's own (warm) cache: only $HOME is the temporary one.
+    run(venv / "bin" / "pip", "install", "-q", wheel, timeout=600)
+    snapshot = tmp_path / "snapshot.msgpack"
+    run(venv / "bin" / "imq-build-index", "--from", SITE, "--pages", "--out", snapshot, "--quiet")
+
+    from mcp.client.stdio import StdioServerParameters
+
+    server = StdioServerParameters(
+        command=str(venv / "bin" / "imqueue-mcp"),
+        args=["--offline", "--snapshot", str(snapshot)],
+        env={**env, "XDG_CACHE_HOME": str(home / "cache")},
+        cwd=home,
+    )
+    connection = McpConnection(server, "legacy")
+    try:
+        assert connection.client.server_info.name  # initialize answered
+        tools = {tool.name for tool in connection.tools()}
+        found = connection.call("search_docs", {"query": "expose decorator"})
+    finally:
+        connection.close()
+    assert {"search_docs", "cli_status"} <= tools  # the local server, with its CLI bridge
+    assert found.is_error is False
+    assert found.structured_content["results"][0]["url"].startswith("https://imqueue.org/")

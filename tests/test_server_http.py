@@ -62,9 +62,13 @@ def test_search_over_http_reports_confidence_and_a_weak_answer(hosted_client: Mc
     assert "Weak match" in weak.content[0].text
 
 
-def test_local_install_guide_names_uvx_and_three_clients(hosted_client: McpConnection) -> None:
+def test_local_install_guide_gives_an_install_that_works_today_and_three_clients(
+    hosted_client: McpConnection,
+) -> None:
     text = hosted_client.call("local_install_guide").content[0].text
-    assert "uvx imqueue-mcp" in text and "pipx" in text
+    # What tests/test_packaging.py runs from a built wheel; uvx/pipx only as the published form.
+    assert "python3 -m venv ~/.imqueue-mcp" in text and "bin/pip install ./imqueue-mcp" in text
+    assert "not on PyPI yet" in text and "Once the package is published on PyPI, `uvx imqueue-mcp`" in text
     assert "claude mcp add" in text and "Cursor" in text and "VS Code" in text
 
 
@@ -92,6 +96,9 @@ def test_the_root_is_a_short_plain_text_landing(hosted: HttpServer, method: str)
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
     if method == "GET":
         assert "POST /mcp" in response.text and len(response.text) < 2000
+        # The install it names works today; uvx only as the published form, named as such.
+        assert "bin/pip install ./imqueue-mcp" in response.text
+        assert "once published on PyPI, uvx imqueue-mcp" in response.text.replace("\n", " ")
 
 
 def test_anything_else_is_404(hosted: HttpServer) -> None:

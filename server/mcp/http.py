@@ -82,7 +82,10 @@ def landing_text() -> str:
         "progress).\n"
         f"Tools:\n{tools}\n\n"
         "Docs: https://imqueue.org/mcp/\n"
-        "Run it locally, with the imq CLI tools as well: uvx imqueue-mcp\n"
+        "Run it locally, with the imq CLI tools as well (local_install_guide says more), from a clone\n"
+        "of the source in ./imqueue-mcp:\n"
+        "  python3 -m venv ~/.imqueue-mcp && ~/.imqueue-mcp/bin/pip install ./imqueue-mcp\n"
+        "and, once published on PyPI, uvx imqueue-mcp\n"
     )
 
 

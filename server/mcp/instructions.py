@@ -28,22 +28,31 @@ so it can only run there. It is one Python package, `imqueue-mcp`, speaking MCP 
 
 ## Run it
 
-    uvx imqueue-mcp            # with uv (https://docs.astral.sh/uv/)
-    pipx run imqueue-mcp       # or with pipx
+imqueue-mcp is not on PyPI yet, so install it from its source (a clone or a source archive,
+here in ./imqueue-mcp) or from a wheel built from it (`python3 -m build`), into a venv:
 
-Optional: `imq-build-index --pages` stores a docs snapshot and its pages so search and
-get_doc keep working offline (`imqueue-mcp --offline`). The imq CLI itself comes from
-`npm install -g @imqueue/cli` (the cli_install tool runs that for you).
+    python3 -m venv ~/.imqueue-mcp
+    ~/.imqueue-mcp/bin/pip install ./imqueue-mcp     # or: ... pip install imqueue_mcp-*.whl
+    ~/.imqueue-mcp/bin/imqueue-mcp                   # MCP over stdio; the clients below start it
+
+Optional: `~/.imqueue-mcp/bin/imq-build-index --pages` stores a docs snapshot and its pages so
+search and get_doc keep working offline (`imqueue-mcp --offline`). The imq CLI itself comes
+from `npm install -g @imqueue/cli` (the cli_install tool runs that for you).
+
+Once the package is published on PyPI, `uvx imqueue-mcp` (uv) or `pipx run imqueue-mcp`
+will do the same in one step; until then those two commands find nothing.
+
+The clients need the absolute path of the venv's command: below, /home/you/.imqueue-mcp/bin/imqueue-mcp.
 
 ## Claude Code
 
-    claude mcp add imqueue -- uvx imqueue-mcp
+    claude mcp add imqueue -- /home/you/.imqueue-mcp/bin/imqueue-mcp
 
 ## Cursor (~/.cursor/mcp.json, or .cursor/mcp.json in a project)
 
     {
       "mcpServers": {
-        "imqueue": { "command": "uvx", "args": ["imqueue-mcp"] }
+        "imqueue": { "command": "/home/you/.imqueue-mcp/bin/imqueue-mcp" }
       }
     }
 
@@ -51,11 +60,10 @@ get_doc keep working offline (`imqueue-mcp --offline`). The imq CLI itself comes
 
     {
       "servers": {
-        "imqueue": { "type": "stdio", "command": "uvx", "args": ["imqueue-mcp"] }
+        "imqueue": { "type": "stdio", "command": "/home/you/.imqueue-mcp/bin/imqueue-mcp" }
       }
     }
 
-With pipx instead of uv, use `"command": "pipx", "args": ["run", "imqueue-mcp"]`.
 Restart the client after editing its configuration, then check that the imqueue server
 lists sixteen tools.
 """

@@ -481,7 +481,7 @@ def scaffold_client(services: Services) -> Handler:
     hints=READS_LOCALLY,
     where="hosted",
     description=(
-        "READ-ONLY: returns how to run this MCP server on your own machine (uvx or pipx) and the "
+        "READ-ONLY: returns how to install and run this MCP server on your own machine and the "
         "configuration snippets for Claude Code, Cursor and VS Code; installs nothing. The local "
         "server adds the imq CLI tools (create_service, generate_client, fleet, config, logs, ...), "
         "which this hosted endpoint cannot offer because they act on the caller's machine."
