@@ -357,3 +357,14 @@ def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactor
     server = HttpServer(origin_args(site_origins), server_environment(home), home)
     yield server
     server.close()
+
+
+@pytest.fixture(scope="module")
+def redis_port(workspace: Path) -> Iterator[int]:
+    """A redis-server on a free 127.0.0.1 port for a module's framework tests, its files in the
+    module's own `workspace` fixture; stopped after the module."""
+    from benchmarks.stack import redis_server
+
+    port = free_port()
+    with redis_server(port, workspace / "redis"):
+        yield port

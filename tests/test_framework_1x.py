@@ -23,8 +23,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.stack import redis_server
-from conftest import REPO, free_port, require_external, server_environment, stdio_connection
+from conftest import REPO, require_external, server_environment, stdio_connection
 
 pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
 
@@ -57,13 +56,6 @@ def workspace() -> Iterator[Path]:
         yield root
     finally:
         shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def redis_port(workspace: Path) -> Iterator[int]:
-    port = free_port()
-    with redis_server(port, workspace / "redis"):
-        yield port
 
 
 @pytest.fixture

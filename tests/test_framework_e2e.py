@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 from imq_real import INSTALL, NODE, NODE_BIN, SERVICE_RUNTIME, TSC
 
-from benchmarks.stack import redis_server, stop_group
-from conftest import REPO, free_port, require_external, server_environment, stdio_connection
+from benchmarks.stack import stop_group
+from conftest import REPO, require_external, server_environment, stdio_connection
 
 pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
 
@@ -89,13 +89,6 @@ def workspace(framework_installed: None) -> Iterator[Path]:
         yield root
     finally:
         shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def redis_port(workspace: Path) -> Iterator[int]:
-    port = free_port()
-    with redis_server(port, workspace / "redis"):
-        yield port
 
 
 def node_environment(workspace: Path, **extra: str) -> dict[str, str]:
