@@ -24,12 +24,11 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from . import rules
 from .corpus import Document
-from .text import SNOWBALL, STOPWORDS, query_terms, words
+from .text import STOPWORDS, query_terms, snowball_stem, words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,9 +44,8 @@ def page_key(doc: Document) -> tuple[str, str]:
     return doc.site, doc.path.split("#", 1)[0]
 
 
-@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    return str(SNOWBALL.stemWord(word)) if word.isalpha() else word
+    return snowball_stem(word) if word.isalpha() else word
 
 
 def stems(text: str) -> list[str]:

@@ -12,13 +12,27 @@ identifier segments, or a prefix of one (see ranker.rules).
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 
 import snowballstemmer  # type: ignore[import-untyped]  # pure code, no data files
 
 from . import rules
 
-SNOWBALL = snowballstemmer.stemmer("english")  # Porter2, as the Snowball project publishes it
+# Porter2, as the Snowball project publishes it. A stemmer object keeps its cursor in itself
+# while it stems, so two threads sharing one corrupt each other (the server ranks in worker
+# threads): each thread gets its own.
+_STEMMERS = threading.local()
+
+
+@lru_cache(maxsize=1 << 16)
+def snowball_stem(word: str) -> str:
+    """The Snowball (Porter2) stem of a lowercase word; safe to call from any thread."""
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word))
+
 
 # An identifier may carry dots, underscores and hyphens inside it: RedisQueue.send, pg-prisma, IMQ_CLI_HOME.
 RAW_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[._\-/][A-Za-z0-9]+)*")
@@ -132,7 +146,7 @@ def _roots(word: str, min_inflected: int, min_root: int, min_doubled: int, snowb
     elif word.endswith("ed"):
         _add_verb_roots(word[:-2], add, min_doubled)
     if snowball:  # beside the suffix rules: configurable ~ configure, retries ~ retrying
-        add(SNOWBALL.stemWord(word))
+        add(snowball_stem(word))
     return frozenset(roots)
 
 

@@ -173,3 +173,46 @@ def test_unrelated_words_share_no_root() -> None:
 )
 def test_feed_lemma_folds_only_where_suffix_rules_cannot(word: str, lemma: str, folded: str | None) -> None:
     assert fold_lemma(word, lemma) == folded
+
+
+# --- snowball_stem from many threads ------------------------------------------------------
+
+
+def test_snowball_stem_gives_each_thread_the_single_threaded_answer() -> None:
+    """The server ranks in worker threads; a stemmer shared between them once crashed a
+    find_examples call under load (CI's fleet run). Every thread must get the stem one
+    stemmer alone gives."""
+    import random
+    import threading
+
+    import snowballstemmer  # type: ignore[import-untyped]
+
+    from imqueue_mcp.ranker.text import snowball_stem
+
+    rng = random.Random(7)
+    suffixes = ["ational", "ization", "fulness", "iveness", "ing", "edly", "ements", "ousli", "icate", "ies"]
+    letters = "abcdefghilmnoprstuv"
+    stems = ("".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(6000))
+    vocabulary = sorted({stem + rng.choice(suffixes) for stem in stems})
+    alone = snowballstemmer.stemmer("english")
+    expected = {word: alone.stemWord(word) for word in vocabulary}
+    snowball_stem.cache_clear()
+    wrong: list[str] = []
+    errors: list[BaseException] = []
+
+    def stem_all(seed: int) -> None:
+        order = vocabulary[:]
+        random.Random(seed).shuffle(order)
+        for word in order:
+            try:
+                if snowball_stem(word) != expected[word]:
+                    wrong.append(word)
+            except Exception as error:  # the shared stemmer raised IndexError mid-word
+                errors.append(error)
+
+    threads = [threading.Thread(target=stem_all, args=(seed,)) for seed in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors and not wrong, (errors[:3], wrong[:10])
