@@ -194,6 +194,17 @@ def test_fixture_mirror_holds_every_feed_the_builder_reads() -> None:
         assert (SITE / host / path.lstrip("/")).is_file(), f"the tiny site lacks {host}{path}"
 
 
+def test_build_from_a_relative_mirror_folder_as_the_readme_types_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    relative = os.path.relpath(SITE, tmp_path)  # ../../shared/site, say
+    code, _, err = run_build(capsys, "--from", relative, "--out", "snapshot.msgpack", "--quiet")
+    assert (code, err) == (0, "")
+    header, _body = split(tmp_path / "snapshot.msgpack")
+    assert header["origins"] == {h: (SITE / h).resolve().as_uri() for h in HOSTS}
+
+
 def test_build_from_the_mirror_writes_a_snapshot_with_a_complete_header(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

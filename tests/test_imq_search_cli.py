@@ -436,10 +436,10 @@ def imq_search_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "imqueue_mcp.build_index.search_cli"]
 
 
-def test_the_console_script_searches_a_mirror_built_in_memory(tmp_path: Path) -> None:
+def test_the_console_script_searches_a_mirror_built_in_memory_from_a_relative_folder(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
-    done = subprocess.run(
-        [*imq_search_command(), "--from", str(SITE), "redis queue"],
+    done = subprocess.run(  # a relative folder, as a user types it
+        [*imq_search_command(), "--from", os.path.relpath(SITE, REPO), "redis queue"],
         cwd=REPO,
         env=env,
         capture_output=True,
