@@ -12,26 +12,19 @@ identifier segments, or a prefix of one (see ranker.rules).
 from __future__ import annotations
 
 import re
-import threading
 from functools import lru_cache
 
 import snowballstemmer  # type: ignore[import-untyped]  # pure code, no data files
 
 from . import rules
 
-# Porter2, as the Snowball project publishes it. A stemmer object keeps its cursor in itself
-# while it stems, so two threads sharing one corrupt each other (the server ranks in worker
-# threads): each thread gets its own.
-_STEMMERS = threading.local()
-
 
 @lru_cache(maxsize=1 << 16)
 def snowball_stem(word: str) -> str:
-    """The Snowball (Porter2) stem of a lowercase word; safe to call from any thread."""
-    stemmer = getattr(_STEMMERS, "english", None)
-    if stemmer is None:
-        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
-    return str(stemmer.stemWord(word))
+    """The Snowball (Porter2) stem of a lowercase word; safe to call from any thread. A stemmer
+    keeps its cursor in itself while it stems, so one shared between threads (the server ranks
+    in worker threads) corrupts its words: each call makes its own (under a microsecond)."""
+    return str(snowballstemmer.stemmer("english").stemWord(word))
 
 
 # An identifier may carry dots, underscores and hyphens inside it: RedisQueue.send, pg-prisma, IMQ_CLI_HOME.
