@@ -99,6 +99,18 @@ def group_members(group: int) -> list[int]:
     return members
 
 
+def processes_in(folder: Path) -> set[int]:
+    """The processes whose working directory is folder (a service's npm and node)."""
+    found = set()
+    for cwd in Path("/proc").glob("[0-9]*/cwd"):
+        try:
+            if cwd.readlink() == folder:
+                found.add(int(cwd.parent.name))
+        except OSError:
+            continue
+    return found
+
+
 def wait_for_no_members(group: int) -> list[int]:
     deadline = time.monotonic() + STOP_SECONDS
     while group_members(group) and time.monotonic() < deadline:
@@ -177,6 +189,23 @@ def test_a_second_production_start_leaves_the_running_service_as_it_is(
     dev = run(fleet("start", str(work), runner=runner))  # imq ctl start does not double-start it either
     assert f"alpha is already running (pid {pid})" in dev.stdout
     assert read_pids(var)["alpha"] == pid
+
+
+def test_two_production_starts_at_once_start_the_service_once(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    folder = make_service(work, "alpha", {"build": counting_build(work / "alpha"), "start": SERVE})
+
+    async def both() -> list[BridgeResult]:
+        return list(await asyncio.gather(*(fleet("start", mode="production", runner=runner) for _ in "ab")))
+
+    results = run(both())
+
+    assert not any(result.is_error for result in results), [result.text for result in results]
+    pid = read_pids(var)["alpha"]
+    assert sorted("already running in production" in result.text for result in results) == [False, True]
+    assert (folder / "builds.txt").read_text() == "built\n"
+    assert processes_in(folder) == set(group_members(pid))  # every process there is of one group
 
 
 def test_a_dev_started_service_is_not_started_again_and_restart_switches_it_to_production(
