@@ -323,3 +323,27 @@ def test_mode_misuse_is_refused_with_what_to_do_instead(
     assert result.is_error and says in result.text
     assert result.error_code == ErrorCode.ARGUMENT_REFUSED
     assert read_pids(var) == {}
+
+
+def test_without_imq_a_production_service_is_still_shown_and_stopped_as_imq_would(
+    monkeypatch: pytest.MonkeyPatch, runner: ImqRunner, work: Path, var: Path
+) -> None:
+    """A production start needs npm, not imq; so stop and status fall back to imq's own steps."""
+    without_imq = [folder for folder in os.environ["PATH"].split(os.pathsep) if folder != str(IMQ.parent)]
+    monkeypatch.setenv("PATH", os.pathsep.join(without_imq))
+    assert runner.find_imq() is None
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE})
+    pid = read_pids_after(production_start(runner), runner)
+
+    status = run(fleet("status", runner=runner))
+    assert not status.is_error, status.text
+    assert f"- alpha: running (pid {pid}), mode production" in status.text
+    assert "imq is not installed here" in status.text
+
+    stopped = run(fleet("stop", str(work), runner=runner))
+
+    assert not stopped.is_error, stopped.text
+    assert "Stopped 1 service(s): alpha" in stopped.text
+    assert group_members(pid) == []  # the stop returns once the group is gone
+    assert read_pids(var) == {}
+    assert run(fleet("status", runner=runner)).error_code == ErrorCode.IMQ_NOT_INSTALLED  # nothing tracked

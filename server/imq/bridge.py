@@ -45,7 +45,14 @@ from imqueue_mcp.server.imq.broker import (
 )
 from imqueue_mcp.server.imq.fleet_start import describe_start
 from imqueue_mcp.server.imq.generated_client import attach_generated_client
-from imqueue_mcp.server.imq.production import describe_modes, forget_stopped, start_production
+from imqueue_mcp.server.imq.production import (
+    describe_modes,
+    forget_stopped,
+    read_pids,
+    start_production,
+    stop_tracked,
+    var_home,
+)
 from imqueue_mcp.server.imq.runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
 from imqueue_mcp.server.imq.template_pins import apply_pins, describe_unpinned, read_manifest, template_folder
 
@@ -577,6 +584,8 @@ async def fleet(
     )
     if mode == "production":
         return await _fleet_production(action, root, services, where, runner)
+    if action in ("stop", "status") and runner.find_imq() is None and read_pids(var_home()):
+        return await _fleet_without_imq(action, root, services, where)
     args = ["ctl", action, "-p", str(root)]
     if services:
         args += ["-s", ",".join(services)]
@@ -622,15 +631,32 @@ async def _fleet_production(
     """start: build and start in production; restart: imq ctl stop first, then the same."""
     stopped = ""
     if action == "restart":
-        args = ["ctl", "stop", "-p", str(root), *(["-s", ",".join(services)] if services else [])]
-        outcome = await runner.run_imq(args, FLEET_TIMEOUT_SECONDS)
-        forget_stopped()
-        result = word_outcome(outcome, failure_hint="The services were not stopped, so none was started.")
+        if runner.find_imq() is None:
+            result = await stop_tracked(root, services)
+        else:
+            args = ["ctl", "stop", "-p", str(root), *(["-s", ",".join(services)] if services else [])]
+            outcome = await runner.run_imq(args, FLEET_TIMEOUT_SECONDS)
+            forget_stopped()
+            result = word_outcome(outcome, failure_hint="The services were not stopped, so none was started.")
         if result.is_error:
             return result
         stopped = f"{result.text}\n\n"
     started = await start_production(root, services, runner)
     return dataclasses.replace(started, text=f"{stopped}{where}\n\n{started.text}")
+
+
+async def _fleet_without_imq(action: str, root: Path, services: list[str] | None, where: str) -> BridgeResult:
+    """stop and status of what imq's records hold, on a server without imq (a production start
+    needs none): the same records, the same steps as imq ctl's."""
+    missing = (
+        f"imq is not installed here, so the server read imq's own records in {var_home()} and acted "
+        f"as imq ctl {action} does. {INSTALL_HINT}"
+    )
+    if action == "status":
+        text = describe_modes(services) or "No services are tracked as running."
+        return BridgeResult(text=f"{text}\n\n{where} {missing}", is_error=False, exit_code=None, command=[])
+    stopped = await stop_tracked(root, services)
+    return dataclasses.replace(stopped, text=f"{stopped.text}\n\n{where} {missing}")
 
 
 def _config_init_explanation() -> BridgeResult:

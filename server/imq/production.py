@@ -22,6 +22,7 @@ pid, so a service imq ctl restarts (in dev mode) is reported as dev again.
     start_production(root, names, runner)        per service: build, start, wait -> BridgeResult
     describe_modes(names)                        per tracked service: running or not, and its mode
     forget_stopped()                             drops mode records imq no longer tracks
+    stop_tracked(root, names)                    imq ctl stop's own steps, for a server without imq
 
 The service is launched by a short Python process that starts `npm start` in a new session and
 exits at once, as imq's own process exits after spawning `npm run dev`: the service never is a
@@ -38,6 +39,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -47,7 +49,14 @@ from typing import Any
 
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq.arguments import refused
-from imqueue_mcp.server.imq.runner import BridgeResult, ImqRunner, RunOutcome, word_outcome
+from imqueue_mcp.server.imq.runner import (
+    BridgeResult,
+    ImqRunner,
+    RunOutcome,
+    group_alive,
+    signal_group,
+    word_outcome,
+)
 
 __all__ = [
     "BUILD_TIMEOUT_SECONDS",
@@ -57,9 +66,12 @@ __all__ = [
     "discover_services",
     "forget_stopped",
     "start_production",
+    "stop_tracked",
     "var_home",
 ]
 
+STOP_TERM_SECONDS = 5.0  # imq ctl stop: 20 polls of 250 ms after SIGTERM, then SIGKILL
+STOP_KILL_SECONDS = 2.0  # and 8 more after SIGKILL
 READY_MARKER = "reader channel connected"  # the line imq ctl --calm waits for (src/ctl.ts)
 BUILD_TIMEOUT_SECONDS = 180.0  # one service's `npm run build` (tsc)
 LAUNCH_TIMEOUT_SECONDS = 20.0  # the launcher only spawns npm and prints its pid
@@ -480,4 +492,59 @@ async def start_production(root: Path, names: list[str] | None, runner: ImqRunne
         command=[npm, "start"],
         error_code=first.error_code if first else None,
         next_step=first.next_step if first else "",
+    )
+
+
+# --------------------------------------------------------------------------- stop without imq
+
+
+async def _wait_for_groups(groups: list[int], seconds: float) -> list[int]:
+    """The groups still alive after up to `seconds`."""
+    deadline = time.monotonic() + seconds
+    alive = [group for group in groups if group_alive(group)]
+    while alive and time.monotonic() < deadline:
+        await asyncio.sleep(POLL_SECONDS)
+        alive = [group for group in alive if group_alive(group)]
+    return alive
+
+
+async def stop_tracked(root: Path, names: list[str] | None) -> BridgeResult:
+    """What imq ctl stop does, for a server where imq is not installed: the tracked services (the
+    named ones, else those found under root, else every one) get SIGTERM to their group, up to 5 s,
+    then SIGKILL; the stopped leave .pids. Both modes alike, as imq's own stop."""
+    var = var_home()
+    pids = read_pids(var)
+    scope = set(names or discover_services(root)) or set(pids)
+    targets = {name: pid for name, pid in pids.items() if name in scope}
+    if not targets:
+        return BridgeResult(
+            text="Nothing to stop: no matching service is tracked as running.",
+            is_error=False,
+            exit_code=None,
+            command=[],
+        )
+    for pid in targets.values():
+        signal_group(pid, signal.SIGTERM)
+    alive = await _wait_for_groups(list(targets.values()), STOP_TERM_SECONDS)
+    for pid in alive:
+        signal_group(pid, signal.SIGKILL)
+    alive = await _wait_for_groups(alive, STOP_KILL_SECONDS)
+    stopped = [name for name, pid in targets.items() if pid not in alive]
+    write_pids(var, {name: pid for name, pid in pids.items() if name not in stopped})
+    forget_stopped()
+    text = (
+        f"Stopped {len(stopped)} service(s): {', '.join(stopped)} (SIGTERM to each group, SIGKILL after 5 s)."
+    )
+    if alive:
+        refusing = [name for name, pid in targets.items() if pid in alive]
+        text += f" {', '.join(refusing)} did not end even on SIGKILL and stay tracked."
+    return BridgeResult(
+        text=text,
+        is_error=bool(alive),
+        exit_code=None,
+        command=[],
+        error_code=ErrorCode.IMQ_FAILED if alive else None,
+        next_step="Check those processes (ps -g PID) and their owner; call fleet(action='stop') again."
+        if alive
+        else "",
     )

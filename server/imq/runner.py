@@ -36,7 +36,9 @@ __all__ = [
     "BridgeResult",
     "ImqRunner",
     "RunOutcome",
+    "group_alive",
     "settle_carriage_returns",
+    "signal_group",
     "strip_ansi",
     "word_outcome",
 ]
@@ -126,14 +128,14 @@ async def _read_into(stream: asyncio.StreamReader | None, tail: _Tail) -> None:
 # --------------------------------------------------------------------------- process control
 
 
-def _signal_group(group_id: int, sig: signal.Signals) -> None:
+def signal_group(group_id: int, sig: signal.Signals) -> None:
     try:
         os.killpg(group_id, sig)
     except (ProcessLookupError, PermissionError):
         pass  # the group is already gone
 
 
-def _group_alive(group_id: int) -> bool:
+def group_alive(group_id: int) -> bool:
     """Whether any process of the group still runs; zombies do not count where /proc shows them."""
     try:
         os.killpg(group_id, 0)
@@ -157,9 +159,9 @@ def _group_alive(group_id: int) -> bool:
 async def _stop_process_group(process: asyncio.subprocess.Process, grace_seconds: float) -> None:
     """SIGTERM the group, give it a grace period, then SIGKILL whatever is left of it."""
     group_id = process.pid  # start_new_session makes imq the leader of its own group
-    _signal_group(group_id, signal.SIGTERM)
+    signal_group(group_id, signal.SIGTERM)
     await _wait_for_group_exit(process, grace_seconds)
-    _signal_group(group_id, signal.SIGKILL)
+    signal_group(group_id, signal.SIGKILL)
     await process.wait()
     # SIGKILL is delivered asynchronously; return only once the children are really gone.
     await _wait_for_group_exit(process, KILL_SETTLE_SECONDS)
@@ -168,7 +170,7 @@ async def _stop_process_group(process: asyncio.subprocess.Process, grace_seconds
 async def _wait_for_group_exit(process: asyncio.subprocess.Process, seconds: float) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    while loop.time() < deadline and (process.returncode is None or _group_alive(process.pid)):
+    while loop.time() < deadline and (process.returncode is None or group_alive(process.pid)):
         await asyncio.sleep(0.05)
 
 
@@ -282,7 +284,7 @@ class ImqRunner:
                 await _stop_process_group(process, self.kill_grace_seconds)
             except asyncio.CancelledError:
                 # The caller gave up (an MCP cancellation, a server shutdown): leave nothing running.
-                _signal_group(process.pid, signal.SIGKILL)
+                signal_group(process.pid, signal.SIGKILL)
                 readers.cancel()
                 raise
         try:
