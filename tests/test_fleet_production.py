@@ -264,7 +264,7 @@ def test_a_service_without_a_build_script_is_refused_naming_what_to_add(
     assert "alpha" not in read_pids(var)
 
 
-def test_a_service_that_ends_at_once_is_an_error_with_its_output_and_is_not_tracked(
+def test_a_service_that_ends_before_it_is_ready_is_an_error_with_its_output_and_is_not_tracked(
     runner: ImqRunner, work: Path, var: Path
 ) -> None:
     crash = "node -e \"console.error('Error: connect ECONNREFUSED 127.0.0.1:1'); process.exit(1)\""
@@ -275,7 +275,7 @@ def test_a_service_that_ends_at_once_is_an_error_with_its_output_and_is_not_trac
 
     assert time.monotonic() - started < 20  # its end is seen, not waited out
     assert result.is_error and result.error_code == ErrorCode.IMQ_FAILED
-    assert "`npm start`" in result.text and "ended at once" in result.text
+    assert "`npm start`" in result.text and "before it was ready" in result.text
     assert "ECONNREFUSED 127.0.0.1:1" in result.text  # its own output, from the log
     assert "alpha" not in read_pids(var)
     assert "alpha" not in json.loads((var / MODES_FILE).read_text())

@@ -78,7 +78,7 @@ LAUNCH_TIMEOUT_SECONDS = 20.0  # the launcher only spawns npm and prints its pid
 STARTUP_SECONDS = 30.0  # for the ready line; a service that ends before it is reported failed
 POLL_SECONDS = 0.2
 LOCK_SECONDS = 600.0  # another production start of the same imq home holds the lock meanwhile
-LOG_TAIL_BYTES = 4000  # of a service that ended at once, shown in the error
+LOG_TAIL_BYTES = 4000  # of a service that ended before it was ready, shown in the error
 MODES_FILE = ".imqueue-mcp-modes.json"
 PRODUCTION = "production"
 
@@ -259,7 +259,7 @@ def _scripts(folder: Path) -> dict[str, str] | str:
     return {str(k): str(v) for k, v in scripts.items()} if isinstance(scripts, dict) else {}
 
 
-ADD_SCRIPTS = (
+_ADD_SCRIPTS = (
     'Add the missing scripts to its package.json (a scaffold_service project has "build": "tsc" and '
     '"start": "node dist/index.js"; imq\'s template has both), or start it in dev mode with '
     "fleet(action='start')."
@@ -311,8 +311,8 @@ async def _launch(runner: ImqRunner, npm: str, folder: Path, log: Path) -> int |
     return word_outcome(outcome, failure_hint=f"npm start could not be launched in {folder}.")
 
 
-async def _start_one(runner: ImqRunner, npm: str, root: Path, name: str, var: Path) -> ServiceStart:
-    folder = root / name
+def _not_startable(folder: Path, name: str, var: Path) -> ServiceStart | None:
+    """Why name is not to be built and started now (no folder or scripts, already running), or None."""
     if not folder.is_dir():
         return ServiceStart(
             name,
@@ -325,25 +325,41 @@ async def _start_one(runner: ImqRunner, npm: str, root: Path, name: str, var: Pa
         return ServiceStart(name, f"{name}: {scripts}.", ErrorCode.ARGUMENT_REFUSED, "Fix package.json.")
     missing = _missing_scripts(name, scripts)
     if missing:
-        return ServiceStart(name, missing, ErrorCode.ARGUMENT_REFUSED, ADD_SCRIPTS)
+        return ServiceStart(name, missing, ErrorCode.ARGUMENT_REFUSED, _ADD_SCRIPTS)
     pids, modes = read_pids(var), read_modes(var)
     running = pids.get(name)
-    if running is not None and process_alive(running):
-        if production_pid(modes, pids, name) is not None:
-            return ServiceStart(
-                name,
-                f"{name}: already running in production (pid {running}, started "
-                f"{modes[name].get('started', '?')}); left as it is, nothing was started twice. "
-                f"To rebuild and start it again, call fleet(action='restart', mode='production').",
-            )
+    if running is None or not process_alive(running):
+        return None
+    if production_pid(modes, pids, name) is not None:
         return ServiceStart(
             name,
-            f"{name}: already running under imq ctl in dev mode (`npm run dev`, pid {running}), where "
-            "nodemon may restart it on every file written into src/; nothing was started twice.",
-            ErrorCode.ARGUMENT_REFUSED,
-            f"To run it in production instead, call fleet(action='restart', mode='production', "
-            f"services=['{name}']): it stops the dev one, builds and starts it.",
+            f"{name}: already running in production (pid {running}, started "
+            f"{modes[name].get('started', '?')}); left as it is, nothing was started twice. "
+            f"To rebuild and start it again, call fleet(action='restart', mode='production').",
         )
+    return ServiceStart(
+        name,
+        f"{name}: already running under imq ctl in dev mode (`npm run dev`, pid {running}), where "
+        "nodemon may restart it on every file written into src/; nothing was started twice.",
+        ErrorCode.ARGUMENT_REFUSED,
+        f"To run it in production instead, call fleet(action='restart', mode='production', "
+        f"services=['{name}']): it stops the dev one, builds and starts it.",
+    )
+
+
+def _track(var: Path, name: str, pid: int, folder: Path) -> None:
+    """The pid in imq's .pids, and its mode beside it."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    write_pids(var, {**read_pids(var), name: pid})
+    record = {"pid": pid, "mode": PRODUCTION, "started": stamp, "folder": str(folder)}
+    write_modes(var, {**read_modes(var), name: record})
+
+
+async def _start_one(runner: ImqRunner, npm: str, root: Path, name: str, var: Path) -> ServiceStart:
+    folder = root / name
+    refusal = _not_startable(folder, name, var)
+    if refusal is not None:
+        return refusal
     build_started = time.monotonic()
     built = await runner.run_program([npm, "run", "build"], BUILD_TIMEOUT_SECONDS, long=True, cwd=folder)
     build_failed = word_outcome(
@@ -366,21 +382,27 @@ async def _start_one(runner: ImqRunner, npm: str, root: Path, name: str, var: Pa
     if isinstance(launched, BridgeResult):
         return ServiceStart(name, f"{name}: {launched.text}", launched.error_code, launched.next_step)
     pid = launched
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    # Recorded before the wait, as imq ctl does: a call cut short still leaves it stoppable.
-    write_pids(var, {**read_pids(var), name: pid})
-    write_modes(
-        var,
-        {**read_modes(var), name: {"pid": pid, "mode": PRODUCTION, "started": stamp, "folder": str(folder)}},
-    )
+    try:  # before the wait, as imq ctl does: a call cut short still leaves it stoppable
+        _track(var, name, pid, folder)
+    except OSError as error:
+        signal_group(pid, signal.SIGKILL)  # untracked, nothing could stop it later
+        return ServiceStart(
+            name,
+            f"{name}: started, but its pid could not be recorded in {var} ({error.strerror or error}), so "
+            "it was stopped again.",
+            ErrorCode.IMQ_FAILED,
+            f"Make {var} writable (or set IMQ_CLI_HOME for the server), then call again.",
+        )
+    launched_at = time.monotonic()
     seconds = runner.timeout_seconds if runner.timeout_seconds is not None else STARTUP_SECONDS
     state = await _wait_until_ready(pid, log, seconds)
     if state == "ended":
         _untrack(var, name, pid)
         return ServiceStart(
             name,
-            f"{name}: built in {build_seconds:.1f} s, but `npm start` (pid {pid}) ended at once, before "
-            f"it was ready. Its output ({log}):\n{_log_tail(log) or '(none)'}",
+            f"{name}: built in {build_seconds:.1f} s, but `npm start` (pid {pid}) ended after "
+            f"{time.monotonic() - launched_at:.1f} s, before it was ready. Its output ({log}):\n"
+            f"{_log_tail(log) or '(none)'}",
             ErrorCode.IMQ_FAILED,
             "Fix what its output above reports (a missing compiled entry point, the broker address in "
             "IMQ_REDIS, an exception at startup), then call fleet(action='start', mode='production') again.",
