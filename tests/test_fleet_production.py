@@ -26,11 +26,14 @@ from imqueue_mcp.server.imq.bridge import fleet
 from imqueue_mcp.server.imq.production import MODES_FILE, read_pids
 from imqueue_mcp.server.imq.runner import BridgeResult, ImqRunner
 
+from conftest import free_port
+
 T = TypeVar("T")
 STOP_SECONDS = 20.0
 READY = "reader channel connected"
-# Stays up after printing imq's ready line, as an @imqueue service does once connected.
-SERVE = f"node -e \"console.log('Alpha: {READY}'); setInterval(() => {{}}, 1000)\""
+# Stays up after printing imq's ready line, as an @imqueue service does once connected. The line
+# is printed in two parts, since npm echoes the script into the log first.
+SERVE = "node -e \"console.log('Alpha: reader ' + 'channel connected'); setInterval(() => {}, 1000)\""
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -347,3 +350,65 @@ def test_without_imq_a_production_service_is_still_shown_and_stopped_as_imq_woul
     assert group_members(pid) == []  # the stop returns once the group is gone
     assert read_pids(var) == {}
     assert run(fleet("status", runner=runner)).error_code == ErrorCode.IMQ_NOT_INSTALLED  # nothing tracked
+
+
+# --------------------------------------------------------------------------- redis
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """For conftest's redis_port: a real redis-server on a free loopback port."""
+    return tmp_path_factory.mktemp("redis")
+
+
+# Prints the broker it was given, then stays up as a ready service does.
+SERVE_BROKER = SERVE.replace(
+    "console.log(", "console.log('broker=' + process.env.IMQ_REDIS); console.log(", 1
+)
+
+
+@pytest.mark.parametrize("mode", ["production", "dev"])
+def test_redis_reaches_the_started_services_as_imq_redis_in_either_mode(
+    runner: ImqRunner, work: Path, var: Path, redis_port: int, mode: str
+) -> None:
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE_BROKER, "dev": SERVE_BROKER})
+    broker = f"127.0.0.1:{redis_port}"
+
+    started = run(fleet("start", str(work), mode=mode, redis=broker, runner=runner))
+
+    assert not started.is_error, started.text
+    log = var / "alpha.log"
+    deadline = time.monotonic() + STOP_SECONDS
+    while READY not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert f"broker={broker}" in log.read_text()
+    if mode == "production":
+        status = run(fleet("status", runner=runner))
+        assert f"IMQ_REDIS={broker})" in status.text
+
+
+def test_redis_where_nothing_answers_is_broker_unreachable_and_nothing_runs(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    make_service(work, "alpha", {"build": counting_build(work / "alpha"), "start": SERVE})
+
+    result = production_start(runner, redis=f"127.0.0.1:{free_port()}")
+
+    assert result.is_error and result.error_code == ErrorCode.BROKER_UNREACHABLE
+    assert not (work / "alpha" / "builds.txt").exists() and read_pids(var) == {}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ({"action": "status", "redis": "127.0.0.1:6379"}, "status starts none"),
+        ({"action": "start", "redis": "no port"}, "which is not a broker address"),
+    ],
+)
+def test_redis_misuse_is_refused_before_anything_runs(
+    runner: ImqRunner, arguments: dict[str, Any], says: str
+) -> None:
+    result = run(fleet(runner=runner, **arguments))
+
+    assert result.is_error and result.error_code == ErrorCode.ARGUMENT_REFUSED
+    assert says in result.text and result.command == []

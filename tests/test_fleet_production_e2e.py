@@ -2,9 +2,9 @@
 
 Two services scaffolded by scaffold_service (files written as returned, one method given a body)
 on @imqueue 3.x (the runtime .ci/install-imq.sh built, tests/imq_real.py), a redis-server on a
-free NON-default loopback port that the services reach through IMQ_REDIS (the server's
-environment, which the services inherit, as under imq ctl), and the real imq 5.2.2 for status,
-stop and logs. One story, in order: notes starts in production and answers a call through the
+free NON-default loopback port that the services reach through IMQ_REDIS (given by fleet's
+redis argument: the server itself has no IMQ_REDIS), and the real imq 5.2.2 for status, stop
+and logs. One story, in order: notes starts in production and answers a call through the
 client the framework generates; billing starts in dev mode by imq ctl, its dev script a nodemon
 watching src/ as in imq's template; a file written into each src/ restarts billing (a second
 ready line: the check sees a restart) and nothing of notes (every process of its group stays,
@@ -127,7 +127,7 @@ def test_production_start_answers_calls_survives_src_writes_and_is_stopped_with_
 ) -> None:
     broker = f"127.0.0.1:{redis_port}"
     home = workspace / "home"
-    env = real_imq_environment(home, IMQ_REDIS=broker, TMPDIR=str(workspace / "tmp"))
+    env = real_imq_environment(home, TMPDIR=str(workspace / "tmp"))  # no IMQ_REDIS: fleet's redis gives it
     var = home / "imq" / ".imq" / "var"  # IMQ_CLI_HOME is home/imq (conftest.server_environment)
     fleet_root = workspace / "fleet"
     connection = stdio_connection([], env, workspace, "legacy")
@@ -139,7 +139,13 @@ def test_production_start_answers_calls_survives_src_writes_and_is_stopped_with_
         # production start: built, detached, ready, and tracked in imq's own .pids
         started = connection.call(
             "fleet",
-            {"action": "start", "mode": "production", "path": "fleet", "services": ["notes"]},
+            {
+                "action": "start",
+                "mode": "production",
+                "path": "fleet",
+                "services": ["notes"],
+                "redis": broker,
+            },
             timeout=300,
         )
         assert not started.is_error, text_of(started)
@@ -150,7 +156,7 @@ def test_production_start_answers_calls_survives_src_writes_and_is_stopped_with_
         assert f"pid {notes_pid}" in text_of(started)
 
         # a call answered through the client the framework generates from the running service
-        node_env = {**os.environ, **env}
+        node_env = {**os.environ, **env, "IMQ_REDIS": broker}
         assert call_ping(fleet_root / "notes", notes_service, node_env) == [
             {"method": "ping", "value": "pong"}
         ]
@@ -158,7 +164,9 @@ def test_production_start_answers_calls_survives_src_writes_and_is_stopped_with_
         # billing in dev mode by imq ctl start, its dev script a nodemon on src/ as in imq's template
         watch_like_the_template(fleet_root / "billing")
         dev = connection.call(
-            "fleet", {"action": "start", "path": "fleet", "services": ["billing"]}, timeout=300
+            "fleet",
+            {"action": "start", "path": "fleet", "services": ["billing"], "redis": broker},
+            timeout=300,
         )
         assert not dev.is_error, text_of(dev)
         assert "nodemon watches src and RESTARTS the service" in text_of(dev)
@@ -182,6 +190,7 @@ def test_production_start_answers_calls_survives_src_writes_and_is_stopped_with_
         assert f"notes: running (pid {notes_pid})" in status  # real imq's own line
         assert f"billing: running (pid {billing_pid})" in status
         assert f"- notes: running (pid {notes_pid}), mode production (`npm start`" in status
+        assert f"IMQ_REDIS={broker})" in status
         assert f"- billing: running (pid {billing_pid}), mode dev (imq ctl start" in status
 
         # a second production start starts nothing; neither does imq ctl start

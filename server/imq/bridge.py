@@ -34,6 +34,7 @@ from imqueue_mcp.server.imq.arguments import (
     refused,
 )
 from imqueue_mcp.server.imq.broker import (
+    IMQ_REDIS_ENV,
     NO_ANSWER_EXIT,
     NO_RPC_EXIT,
     BrokerAddress,
@@ -555,6 +556,7 @@ async def fleet(
     calm: bool = False,
     verbose: bool = False,
     mode: str = "dev",
+    redis: str | None = None,
     *,
     runner: ImqRunner | None = None,
 ) -> BridgeResult:
@@ -564,6 +566,7 @@ async def fleet(
     services one at a time, each once the previous is ready), -v is --verbose. mode='production'
     with start or restart builds and starts each service with npm instead (production.py),
     recorded where imq ctl records its own, so status, stop and logs treat both kinds alike.
+    redis (start and restart) gives the started services IMQ_REDIS=host:port, checked first.
     """
     runner = runner or ImqRunner()
     refusal = (
@@ -575,6 +578,9 @@ async def fleet(
     )
     if refusal:
         return refusal
+    environment = await _service_environment(action, redis)
+    if isinstance(environment, BridgeResult):
+        return environment
     # imq ctl's own default is `-p .`: scanning and starting every service under wherever it runs.
     root = runner.current_directory() / path if path else runner.current_directory()
     where = (
@@ -583,14 +589,16 @@ async def fleet(
         else f"No path was given, so the server's working directory was used: {root}."
     )
     if mode == "production":
-        return await _fleet_production(action, root, services, where, runner)
+        return await _fleet_production(action, root, services, where, runner, environment)
     if action in ("stop", "status") and runner.find_imq() is None and read_pids(var_home()):
         return await _fleet_without_imq(action, root, services, where)
     args = ["ctl", action, "-p", str(root)]
     if services:
         args += ["-s", ",".join(services)]
     args += [flag for flag, wanted in (("-u", update), ("-c", calm), ("-v", verbose)) if wanted]
-    outcome = await runner.run_imq(args, FLEET_TIMEOUT_SECONDS, long=action in ("start", "restart"))
+    outcome = await runner.run_imq(
+        args, FLEET_TIMEOUT_SECONDS, long=action in ("start", "restart"), environment=environment
+    )
     if action in ("stop", "restart"):
         forget_stopped()
     note = (
@@ -625,8 +633,32 @@ def _refuse_fleet_mode(action: str, mode: str, update: bool) -> BridgeResult | N
     return None
 
 
+async def _service_environment(action: str, redis: str | None) -> dict[str, str] | BridgeResult:
+    """IMQ_REDIS for the services fleet starts, when redis is given: a broker that answers."""
+    if redis is None:
+        return {}
+    if action not in ("start", "restart"):
+        return refused(
+            f"redis is the broker the started services get (IMQ_REDIS); {action} starts none. Call "
+            f"fleet(action='{action}') without redis. Nothing was run."
+        )
+    try:
+        address = broker_address(redis)
+    except ValueError as error:
+        return refused(f"{error} Nothing was run.")
+    unreachable = await probe_broker(address)
+    if unreachable is not None:
+        return _no_broker(address, unreachable)
+    return {IMQ_REDIS_ENV: str(address)}
+
+
 async def _fleet_production(
-    action: str, root: Path, services: list[str] | None, where: str, runner: ImqRunner
+    action: str,
+    root: Path,
+    services: list[str] | None,
+    where: str,
+    runner: ImqRunner,
+    environment: dict[str, str],
 ) -> BridgeResult:
     """start: build and start in production; restart: imq ctl stop first, then the same."""
     stopped = ""
@@ -641,7 +673,7 @@ async def _fleet_production(
         if result.is_error:
             return result
         stopped = f"{result.text}\n\n"
-    started = await start_production(root, services, runner)
+    started = await start_production(root, services, runner, environment)
     return dataclasses.replace(started, text=f"{stopped}{where}\n\n{started.text}")
 
 

@@ -194,7 +194,9 @@ def describe_modes(names: list[str] | None) -> str:
         if production_pid(modes, pids, name) is not None:
             record = modes[name]
             started, folder = record.get("started", "?"), record.get("folder")
-            mode = f"production (`npm start`, started {started}, folder {folder})"
+            given = record.get("environment") or {}
+            extra = "".join(f", {key}={value}" for key, value in sorted(given.items()))
+            mode = f"production (`npm start`, started {started}, folder {folder}{extra})"
         else:
             mode = "dev (imq ctl start: `npm run dev`)"
         lines.append(f"- {name}: {state}, mode {mode}; log {var / f'{name}.log'}")
@@ -302,10 +304,12 @@ async def _wait_until_ready(pid: int, log: Path, seconds: float) -> str:
         await asyncio.sleep(POLL_SECONDS)
 
 
-async def _launch(runner: ImqRunner, npm: str, folder: Path, log: Path) -> int | BridgeResult:
+async def _launch(
+    runner: ImqRunner, npm: str, folder: Path, log: Path, environment: dict[str, str]
+) -> int | BridgeResult:
     """Starts `npm start` in folder, detached in its own session; its pid, or what went wrong."""
     argv = [sys.executable, "-c", _LAUNCHER, str(log), str(folder), npm, "start"]
-    outcome = await runner.run_program(argv, LAUNCH_TIMEOUT_SECONDS, cwd=folder)
+    outcome = await runner.run_program(argv, LAUNCH_TIMEOUT_SECONDS, cwd=folder, environment=environment)
     if isinstance(outcome, RunOutcome) and outcome.succeeded and outcome.stdout.strip().isdigit():
         return int(outcome.stdout.strip())
     return word_outcome(outcome, failure_hint=f"npm start could not be launched in {folder}.")
@@ -347,21 +351,31 @@ def _not_startable(folder: Path, name: str, var: Path) -> ServiceStart | None:
     )
 
 
-def _track(var: Path, name: str, pid: int, folder: Path) -> None:
-    """The pid in imq's .pids, and its mode beside it."""
+def _track(var: Path, name: str, pid: int, folder: Path, environment: dict[str, str]) -> None:
+    """The pid in imq's .pids, and its mode (and the environment it was given) beside it."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     write_pids(var, {**read_pids(var), name: pid})
-    record = {"pid": pid, "mode": PRODUCTION, "started": stamp, "folder": str(folder)}
+    record = {
+        "pid": pid,
+        "mode": PRODUCTION,
+        "started": stamp,
+        "folder": str(folder),
+        "environment": environment,
+    }
     write_modes(var, {**read_modes(var), name: record})
 
 
-async def _start_one(runner: ImqRunner, npm: str, root: Path, name: str, var: Path) -> ServiceStart:
+async def _start_one(
+    runner: ImqRunner, npm: str, root: Path, name: str, var: Path, environment: dict[str, str]
+) -> ServiceStart:
     folder = root / name
     refusal = _not_startable(folder, name, var)
     if refusal is not None:
         return refusal
     build_started = time.monotonic()
-    built = await runner.run_program([npm, "run", "build"], BUILD_TIMEOUT_SECONDS, long=True, cwd=folder)
+    built = await runner.run_program(
+        [npm, "run", "build"], BUILD_TIMEOUT_SECONDS, long=True, cwd=folder, environment=environment
+    )
     build_failed = word_outcome(
         built,
         failure_hint=(
@@ -378,12 +392,12 @@ async def _start_one(runner: ImqRunner, npm: str, root: Path, name: str, var: Pa
         )
     build_seconds = time.monotonic() - build_started
     log = var / f"{name}.log"
-    launched = await _launch(runner, npm, folder, log)
+    launched = await _launch(runner, npm, folder, log, environment)
     if isinstance(launched, BridgeResult):
         return ServiceStart(name, f"{name}: {launched.text}", launched.error_code, launched.next_step)
     pid = launched
     try:  # before the wait, as imq ctl does: a call cut short still leaves it stoppable
-        _track(var, name, pid, folder)
+        _track(var, name, pid, folder, environment)
     except OSError as error:
         signal_group(pid, signal.SIGKILL)  # untracked, nothing could stop it later
         return ServiceStart(
@@ -458,8 +472,11 @@ def _refused(text: str, code: ErrorCode, next_step: str = "") -> BridgeResult:
     return dataclasses.replace(refused(text, code), next_step=next_step)
 
 
-async def start_production(root: Path, names: list[str] | None, runner: ImqRunner) -> BridgeResult:
-    """Builds and starts each service (the named ones, else the ones imq ctl would find under root)."""
+async def start_production(
+    root: Path, names: list[str] | None, runner: ImqRunner, environment: dict[str, str] | None = None
+) -> BridgeResult:
+    """Builds and starts each service (the named ones, else the ones imq ctl would find under root),
+    with `environment` added to what it inherits from the server (IMQ_REDIS, when fleet's redis)."""
     npm = shutil.which("npm")
     if npm is None:
         return _refused(
@@ -496,7 +513,7 @@ async def start_production(root: Path, names: list[str] | None, runner: ImqRunne
                 ErrorCode.IMQ_TIMED_OUT,
                 "Wait for it to finish, then call again.",
             )
-        outcomes = [await _start_one(runner, npm, root, name, var) for name in services]
+        outcomes = [await _start_one(runner, npm, root, name, var, environment or {}) for name in services]
     failed = [outcome for outcome in outcomes if outcome.error_code is not None]
     ok = len(outcomes) - len(failed)
     lines = [

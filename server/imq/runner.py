@@ -239,19 +239,30 @@ class ImqRunner:
         )
 
     async def run_imq(
-        self, args: Sequence[str], timeout_seconds: float, *, long: bool = False
+        self,
+        args: Sequence[str],
+        timeout_seconds: float,
+        *,
+        long: bool = False,
+        environment: dict[str, str] | None = None,
     ) -> RunOutcome | BridgeResult:
         """Runs imq with args; a BridgeResult back means imq could not be run at all."""
         imq = self.find_imq()
         if imq is None:
             return self.missing_imq()
-        return await self.run_program([imq, *args], timeout_seconds, long=long)
+        return await self.run_program([imq, *args], timeout_seconds, long=long, environment=environment)
 
     async def run_program(
-        self, argv: list[str], timeout_seconds: float, *, long: bool = False, cwd: Path | None = None
+        self,
+        argv: list[str],
+        timeout_seconds: float,
+        *,
+        long: bool = False,
+        cwd: Path | None = None,
+        environment: dict[str, str] | None = None,
     ) -> RunOutcome | BridgeResult:
-        """Runs argv (in `cwd`, else the working directory); a long run reports its progress to a
-        client that asked (progress.py)."""
+        """Runs argv (in `cwd`, else the working directory; `environment` added to this process's);
+        a long run reports its progress to a client that asked (progress.py)."""
         timeout = self.timeout_seconds if self.timeout_seconds is not None else timeout_seconds
         try:
             process = await asyncio.create_subprocess_exec(
@@ -261,7 +272,7 @@ class ImqRunner:
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,  # its own process group, so a timeout can stop children too
                 cwd=cwd if cwd is not None else self.working_directory,
-                env=_child_environment(),
+                env={**_child_environment(), **(environment or {})},
             )
         except OSError as error:
             return BridgeResult(

@@ -650,7 +650,9 @@ def generate_client(services: Services) -> Handler:
         "says what each service's dev script does. mode: 'production' with start or restart runs "
         "`npm run build` (a failed build is an error carrying the compiler's output), then `npm "
         "start` detached, with no watcher, recorded where imq ctl records its own, so status, stop "
-        "and logs treat it alike; a service already running is not started twice. The services are "
+        "and logs treat it alike; a service already running is not started twice. redis 'host:port' "
+        "(start, restart) gives the started services IMQ_REDIS, once a Redis answers there; default: "
+        "they inherit this server's environment. The services are "
         "the sub-folders of path; services limits the action to the named ones. update runs git pull "
         "in each service before a dev start (-u), calm starts them one at a time, each once the "
         "previous is ready (-c, --calm), verbose shows how long each command took (-v)."
@@ -681,10 +683,25 @@ def fleet(services: Services) -> Handler:
                 "imq's template). production: `npm run build`, then `npm start` detached, no watcher"
             ),
         ] = "dev",
+        redis: Annotated[
+            str | None,
+            Field(
+                max_length=300,
+                description="start/restart only: the broker the started services get as IMQ_REDIS, "
+                "host:port; default: they inherit this server's IMQ_REDIS",
+            ),
+        ] = None,
     ) -> CallToolResult:
         return bridged(
             await bridge.fleet(
-                action, path=path, services=services, update=update, calm=calm, verbose=verbose, mode=mode
+                action,
+                path=path,
+                services=services,
+                update=update,
+                calm=calm,
+                verbose=verbose,
+                mode=mode,
+                redis=redis,
             )
         )
 
