@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from imq_real import IMQ, NODE_BIN, require_real_imq
+from imq_real import IMQ, process_group, require_real_imq, use_real_imq_home
 
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq.bridge import fleet
@@ -47,14 +47,7 @@ def real_imq() -> None:
 
 @pytest.fixture(autouse=True)
 def imq_home(real_imq: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """A temporary HOME and IMQ_CLI_HOME, real imq and its Node first on PATH, npm after them."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("IMQ_CLI_HOME", str(home))
-    monkeypatch.delenv("IMQUEUE_MCP_IMQ", raising=False)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(IMQ.parent), str(NODE_BIN), os.environ["PATH"]]))
-    return home
+    return use_real_imq_home(monkeypatch, tmp_path)
 
 
 @pytest.fixture
@@ -90,18 +83,6 @@ def counting_build(folder: Path) -> str:
     return f"node -e \"require('fs').appendFileSync('{folder / 'builds.txt'}', 'built\\\\n')\""
 
 
-def group_members(group: int) -> list[int]:
-    members = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[2] == str(group) and fields[0] != "Z":
-            members.append(int(stat.parent.name))
-    return members
-
-
 def processes_in(folder: Path) -> set[int]:
     """The processes whose working directory is folder (a service's npm and node)."""
     found = set()
@@ -114,11 +95,11 @@ def processes_in(folder: Path) -> set[int]:
     return found
 
 
-def wait_for_no_members(group: int) -> list[int]:
+def wait_for_no_members(group: int) -> set[int]:
     deadline = time.monotonic() + STOP_SECONDS
-    while group_members(group) and time.monotonic() < deadline:
+    while process_group(group) and time.monotonic() < deadline:
         time.sleep(0.2)
-    return group_members(group)
+    return process_group(group)
 
 
 def production_start(runner: ImqRunner, **options: Any) -> BridgeResult:
@@ -165,12 +146,12 @@ def test_stop_by_real_imq_ends_the_whole_production_group_and_forgets_its_mode(
 ) -> None:
     make_service(work, "alpha", {"build": "node -e 0", "start": SERVE})
     pid = read_pids_after(production_start(runner), runner)
-    assert len(group_members(pid)) >= 2  # npm and the node it started
+    assert len(process_group(pid)) >= 2  # npm and the node it started
 
     stopped = run(fleet("stop", str(work), runner=runner))
 
     assert not stopped.is_error and "Stopped 1 service(s)." in stopped.stdout, stopped.text
-    assert wait_for_no_members(pid) == []
+    assert wait_for_no_members(pid) == set()
     assert "alpha" not in read_pids(var)
     assert "alpha" not in json.loads((var / MODES_FILE).read_text())
     status = run(fleet("status", runner=runner))
@@ -208,7 +189,7 @@ def test_two_production_starts_at_once_start_the_service_once(
     pid = read_pids(var)["alpha"]
     assert sorted("already running in production" in result.text for result in results) == [False, True]
     assert (folder / "builds.txt").read_text() == "built\n"
-    assert processes_in(folder) == set(group_members(pid))  # every process there is of one group
+    assert processes_in(folder) == process_group(pid)  # every process there is of one group
 
 
 def test_a_dev_started_service_is_not_started_again_and_restart_switches_it_to_production(
@@ -231,7 +212,7 @@ def test_a_dev_started_service_is_not_started_again_and_restart_switches_it_to_p
     assert not restarted.is_error, restarted.text
     assert "Stopped 1 service(s)." in restarted.text
     production_pid = read_pids(var)["alpha"]
-    assert production_pid != dev_pid and wait_for_no_members(dev_pid) == []
+    assert production_pid != dev_pid and wait_for_no_members(dev_pid) == set()
     status = run(fleet("status", runner=runner))
     assert f"- alpha: running (pid {production_pid}), mode production" in status.text
 
@@ -347,7 +328,7 @@ def test_without_imq_a_production_service_is_still_shown_and_stopped_as_imq_woul
 
     assert not stopped.is_error, stopped.text
     assert "Stopped 1 service(s): alpha" in stopped.text
-    assert group_members(pid) == []  # the stop returns once the group is gone
+    assert process_group(pid) == set()  # the stop returns once the group is gone
     assert read_pids(var) == {}
     assert run(fleet("status", runner=runner)).error_code == ErrorCode.IMQ_NOT_INSTALLED  # nothing tracked
 

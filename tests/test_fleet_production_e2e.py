@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from imq_real import NODE, SERVICE_RUNTIME, real_imq_environment, require_real_imq
+from imq_real import NODE, SERVICE_RUNTIME, process_group, real_imq_environment, require_real_imq
 
 from conftest import REPO, McpConnection, require_external, stdio_connection
 
@@ -75,18 +75,6 @@ def scaffold(connection: McpConnection, folder: Path, name: str) -> str:
     for glue in GLUE.glob("*.mjs"):  # beside its node_modules, so the imports resolve there
         shutil.copy(glue, folder / glue.name)
     return service
-
-
-def group_members(group: int) -> set[int]:
-    members = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[2] == str(group) and fields[0] != "Z":
-            members.add(int(stat.parent.name))
-    return members
 
 
 def call_ping(folder: Path, service: str, env: dict[str, str]) -> Any:
@@ -176,13 +164,13 @@ def test_production_start_answers_calls_survives_src_writes_and_is_stopped_with_
 
         # a file written into src/ (as generate_client writes one): the dev service restarts, the
         # production one does not (every process of its group stays, no second ready line)
-        processes = group_members(notes_pid)
+        processes = process_group(notes_pid)
         assert len(processes) >= 2, processes  # npm and the node it started
         for folder in (fleet_root / "notes", fleet_root / "billing"):
             (folder / "src" / "clients").mkdir()
             (folder / "src" / "clients" / "Other.ts").write_text("export const other = 1;\n")
         assert wait_for(lambda: ready_lines(var / "billing.log") == 2, 90), "the dev service did not restart"
-        assert group_members(notes_pid) == processes
+        assert process_group(notes_pid) == processes
         assert ready_lines(var / "notes.log") == 1
         assert call_ping(fleet_root / "notes", notes_service, node_env)[0]["value"] == "pong"
 
@@ -199,7 +187,7 @@ def test_production_start_answers_calls_survives_src_writes_and_is_stopped_with_
         )
         assert not again.is_error, text_of(again)
         assert f"already running in production (pid {notes_pid}" in text_of(again)
-        assert group_members(notes_pid) == processes
+        assert process_group(notes_pid) == processes
 
         dumped = connection.call("logs", {"action": "dump", "services": ["notes"]})
         assert f"{notes_service}: {READY}" in text_of(dumped)
@@ -208,5 +196,5 @@ def test_production_start_answers_calls_survives_src_writes_and_is_stopped_with_
         connection.close()
     assert "Stopped 2 service(s)." in text_of(stopped), text_of(stopped)
     for group in groups:
-        assert wait_for(lambda: not group_members(group), STOP_SECONDS), group  # noqa: B023 (waited here)
+        assert wait_for(lambda: not process_group(group), STOP_SECONDS), group  # noqa: B023 (waited here)
     assert (var / ".pids").read_text() == ""
