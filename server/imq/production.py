@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from imqueue_mcp.server import progress
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq.arguments import refused
 from imqueue_mcp.server.imq.runner import (
@@ -60,6 +61,7 @@ from imqueue_mcp.server.imq.runner import (
 
 __all__ = [
     "BUILD_TIMEOUT_SECONDS",
+    "LAUNCH_TIMEOUT_SECONDS",
     "READY_MARKER",
     "STARTUP_SECONDS",
     "describe_modes",
@@ -374,7 +376,7 @@ async def _start_one(
         return refusal
     build_started = time.monotonic()
     built = await runner.run_program(
-        [npm, "run", "build"], BUILD_TIMEOUT_SECONDS, long=True, cwd=folder, environment=environment
+        [npm, "run", "build"], BUILD_TIMEOUT_SECONDS, cwd=folder, environment=environment
     )
     build_failed = word_outcome(
         built,
@@ -513,7 +515,13 @@ async def start_production(
                 ErrorCode.IMQ_TIMED_OUT,
                 "Wait for it to finish, then call again.",
             )
-        outcomes = [await _start_one(runner, npm, root, name, var, environment or {}) for name in services]
+        # One progress story for the whole call (values must rise across it): each service's
+        # limit is its build, its launch and its wait for the ready line.
+        limit = len(services) * (BUILD_TIMEOUT_SECONDS + LAUNCH_TIMEOUT_SECONDS + STARTUP_SECONDS)
+        async with progress.ticking(f"production start of {', '.join(services)}", limit):
+            outcomes = [
+                await _start_one(runner, npm, root, name, var, environment or {}) for name in services
+            ]
     failed = [outcome for outcome in outcomes if outcome.error_code is not None]
     ok = len(outcomes) - len(failed)
     lines = [
