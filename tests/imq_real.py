@@ -20,6 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.stack import (
     CORE_TARBALL,
     IMQ,
@@ -53,9 +55,11 @@ __all__ = [
     "REDIS_PORT",
     "home_footprint",
     "port_is_free",
+    "process_group",
     "real_imq_environment",
     "require_real_imq",
     "run_imq",
+    "use_real_imq_home",
 ]
 
 REDIS_PORT = 6379  # imq's client generator reaches Redis here, whatever the service uses
@@ -82,6 +86,32 @@ def real_imq_environment(home: Path, **extra: str) -> dict[str, str]:
     env["IMQUEUE_MCP_IMQ"] = str(IMQ)
     env["PATH"] = os.pathsep.join([str(NODE_BIN), str(Path(sys.executable).parent), env["PATH"]])
     return env
+
+
+def use_real_imq_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """For a test that runs the bridge in-process: a temporary HOME that is also IMQ_CLI_HOME (imq
+    keeps its state in <it>/.imq), no IMQUEUE_MCP_IMQ, and the real imq and its Node first on PATH
+    (npm after them, for the services imq ctl starts). Returns the home."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("IMQ_CLI_HOME", str(home))
+    monkeypatch.delenv("IMQUEUE_MCP_IMQ", raising=False)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(IMQ.parent), str(NODE_BIN), os.environ["PATH"]]))
+    return home
+
+
+def process_group(group: int) -> set[int]:
+    """The live processes of a process group (zombies, ended but not yet reaped, left out)."""
+    members = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # it ended while we looked
+        if fields[2] == str(group) and fields[0] != "Z":
+            members.add(int(stat.parent.name))
+    return members
 
 
 def run_imq(

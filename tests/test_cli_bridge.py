@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from imq_real import IMQ, NODE_BIN, TEMPLATE, require_real_imq
+from imq_real import IMQ, TEMPLATE, require_real_imq, use_real_imq_home
 from test_faults_cli_bridge import HANGING_IMQ, still_running
 
 from imqueue_mcp.server.imq.arguments import refuse_unsafe_flags
@@ -58,13 +58,7 @@ def cli_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """A temporary HOME and IMQ_CLI_HOME; imq keeps its state in <IMQ_CLI_HOME>/.imq.
 
     PATH: the real imq's folder and its Node first, then the usual PATH (npm for `npm run dev`)."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("IMQ_CLI_HOME", str(home))
-    monkeypatch.delenv("IMQUEUE_MCP_IMQ", raising=False)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(IMQ.parent), str(NODE_BIN), os.environ["PATH"]]))
-    return home
+    return use_real_imq_home(monkeypatch, tmp_path)
 
 
 @pytest.fixture

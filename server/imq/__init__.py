@@ -8,5 +8,8 @@ generated_client.py  the client file generate_client wrote, read back
 broker.py            the broker address (redis, IMQ_REDIS, localhost:6379), whether Redis answers
                      there, and imq's generator run through the project's own @imqueue/rpc
 fleet_start.py       what fleet start runs in each service (npm run dev), and the production start
+production.py        fleet's mode='production': npm run build, then npm start detached, recorded
+                     in imq ctl's own .pids and log folder (status, stop and logs see it), its mode
+                     kept beside them
 template_pins.py     the template's unpinned dependencies, and the pins create_service(pin) writes
 """

@@ -34,6 +34,7 @@ from imqueue_mcp.server.imq.arguments import (
     refused,
 )
 from imqueue_mcp.server.imq.broker import (
+    IMQ_REDIS_ENV,
     NO_ANSWER_EXIT,
     NO_RPC_EXIT,
     BrokerAddress,
@@ -45,6 +46,14 @@ from imqueue_mcp.server.imq.broker import (
 )
 from imqueue_mcp.server.imq.fleet_start import describe_start
 from imqueue_mcp.server.imq.generated_client import attach_generated_client
+from imqueue_mcp.server.imq.production import (
+    describe_modes,
+    forget_stopped,
+    read_pids,
+    start_production,
+    stop_tracked,
+    var_home,
+)
 from imqueue_mcp.server.imq.runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
 from imqueue_mcp.server.imq.template_pins import apply_pins, describe_unpinned, read_manifest, template_folder
 
@@ -63,6 +72,7 @@ INSTALL_TIMEOUT_SECONDS = 180.0  # npm downloads the CLI and its dependencies
 # --------------------------------------------------------------------------- imq's actions and options
 
 FLEET_ACTIONS = ("start", "stop", "restart", "status")
+FLEET_MODES = ("dev", "production")  # dev: imq ctl's `npm run dev`; production: production.py
 CONFIG_ACTIONS = ("check", "get", "set", "init")
 LOG_ACTIONS = ("dump", "clean")
 
@@ -545,42 +555,140 @@ async def fleet(
     update: bool = False,
     calm: bool = False,
     verbose: bool = False,
+    mode: str = "dev",
+    redis: str | None = None,
     *,
     runner: ImqRunner | None = None,
 ) -> BridgeResult:
     """`imq ctl <action> -p <path> [-s a,b] [-u] [-c] [-v]`; -p is always passed explicitly.
 
     In imq 5.2.2 -u is --update (git pull in each service first), -c is --calm (start the
-    services one at a time, each once the previous is ready), -v is --verbose.
+    services one at a time, each once the previous is ready), -v is --verbose. mode='production'
+    with start or restart builds and starts each service with npm instead (production.py),
+    recorded where imq ctl records its own, so status, stop and logs treat both kinds alike.
+    redis (start and restart) gives the started services IMQ_REDIS=host:port, checked first.
     """
     runner = runner or ImqRunner()
     refusal = (
         refuse_unknown_choice("fleet action", action, FLEET_ACTIONS)
+        or refuse_unknown_choice("fleet mode", mode, FLEET_MODES)
+        or _refuse_fleet_mode(action, mode, update)
         or (refuse_option_like("path", path) if path is not None else None)
         or refuse_service_names(services)
     )
     if refusal:
         return refusal
+    environment = await _service_environment(action, redis)
+    if isinstance(environment, BridgeResult):
+        return environment
     # imq ctl's own default is `-p .`: scanning and starting every service under wherever it runs.
     root = runner.current_directory() / path if path else runner.current_directory()
+    where = (
+        f"Path: {root}."
+        if path
+        else f"No path was given, so the server's working directory was used: {root}."
+    )
+    if mode == "production":
+        return await _fleet_production(action, root, services, where, runner, environment)
+    if action in ("stop", "status") and runner.find_imq() is None and read_pids(var_home()):
+        return await _fleet_without_imq(action, root, services, where)
     args = ["ctl", action, "-p", str(root)]
     if services:
         args += ["-s", ",".join(services)]
     args += [flag for flag, wanted in (("-u", update), ("-c", calm), ("-v", verbose)) if wanted]
-    outcome = await runner.run_imq(args, FLEET_TIMEOUT_SECONDS, long=action in ("start", "restart"))
-    where = (
-        f"Path: {root}."
-        if path
-        else f"No path was given, so imq ctl used the server's working directory: {root}."
+    outcome = await runner.run_imq(
+        args, FLEET_TIMEOUT_SECONDS, long=action in ("start", "restart"), environment=environment
     )
-    note = f"{where} imq ctl treats each sub-directory with a package.json as a service."
+    if action in ("stop", "restart"):
+        forget_stopped()
+    note = (
+        f"{where} imq ctl treats each sub-folder whose src/ has a class extending IMQService or "
+        "IMQClient as a service (or the ones named in services)."
+    )
     if action in ("start", "restart"):
         note = f"{note}\n\n{describe_start(root, services)}"
+    if action == "status":
+        modes = describe_modes(services)
+        note = f"{note}\n\n{modes}" if modes else note
     return word_outcome(
         outcome,
         success_note=note,
         failure_hint=f"{note}\n\nCheck the path and service names (fleet(action='status') lists them).",
     )
+
+
+def _refuse_fleet_mode(action: str, mode: str, update: bool) -> BridgeResult | None:
+    if mode != "production":
+        return None
+    if action not in ("start", "restart"):
+        return refused(
+            f"mode 'production' is for start and restart; {action} acts on the services of both modes "
+            f"alike. Call fleet(action='{action}') without mode. Nothing was run."
+        )
+    if update:
+        return refused(
+            "update (git pull first) is imq ctl's, in dev mode only; a production start builds what is "
+            "in the folder. Call again without update. Nothing was run."
+        )
+    return None
+
+
+async def _service_environment(action: str, redis: str | None) -> dict[str, str] | BridgeResult:
+    """IMQ_REDIS for the services fleet starts, when redis is given: a broker that answers."""
+    if redis is None:
+        return {}
+    if action not in ("start", "restart"):
+        return refused(
+            f"redis is the broker the started services get (IMQ_REDIS); {action} starts none. Call "
+            f"fleet(action='{action}') without redis. Nothing was run."
+        )
+    try:
+        address = broker_address(redis)
+    except ValueError as error:
+        return refused(f"{error} Nothing was run.")
+    unreachable = await probe_broker(address)
+    if unreachable is not None:
+        return _no_broker(address, unreachable)
+    return {IMQ_REDIS_ENV: str(address)}
+
+
+async def _fleet_production(
+    action: str,
+    root: Path,
+    services: list[str] | None,
+    where: str,
+    runner: ImqRunner,
+    environment: dict[str, str],
+) -> BridgeResult:
+    """start: build and start in production; restart: imq ctl stop first, then the same."""
+    stopped = ""
+    if action == "restart":
+        if runner.find_imq() is None:
+            result = await stop_tracked(root, services)
+        else:
+            args = ["ctl", "stop", "-p", str(root), *(["-s", ",".join(services)] if services else [])]
+            outcome = await runner.run_imq(args, FLEET_TIMEOUT_SECONDS)
+            forget_stopped()
+            result = word_outcome(outcome, failure_hint="The services were not stopped, so none was started.")
+        if result.is_error:
+            return result
+        stopped = f"{result.text}\n\n"
+    started = await start_production(root, services, runner, environment)
+    return dataclasses.replace(started, text=f"{stopped}{where}\n\n{started.text}")
+
+
+async def _fleet_without_imq(action: str, root: Path, services: list[str] | None, where: str) -> BridgeResult:
+    """stop and status of what imq's records hold, on a server without imq (a production start
+    needs none): the same records, the same steps as imq ctl's."""
+    missing = (
+        f"imq is not installed here, so the server read imq's own records in {var_home()} and acted "
+        f"as imq ctl {action} does. {INSTALL_HINT}"
+    )
+    if action == "status":
+        text = describe_modes(services) or "No services are tracked as running."
+        return BridgeResult(text=f"{text}\n\n{where} {missing}", is_error=False, exit_code=None, command=[])
+    stopped = await stop_tracked(root, services)
+    return dataclasses.replace(stopped, text=f"{stopped.text}\n\n{where} {missing}")
 
 
 def _config_init_explanation() -> BridgeResult:
@@ -674,6 +782,7 @@ __all__ = [
     "CLIENT_TIMEOUT_SECONDS",
     "CONFIG_TIMEOUT_SECONDS",
     "DRY_RUN_TIMEOUT_SECONDS",
+    "FLEET_MODES",
     "FLEET_TIMEOUT_SECONDS",
     "IMQ_OPTIONS",
     "INSTALL_TIMEOUT_SECONDS",

@@ -5,7 +5,8 @@ template that script first deletes every compiled .js, .d.ts and .js.map outside
 then runs nodemon, which watches src/ (and index.ts, config.ts) and restarts the service on
 every .ts file written there: generating a client into src/clients restarts it. An agent needs
 to know that before it writes into a running service, and how to start it for production
-instead. No MCP imports; bridge.fleet appends `describe_start` to its start/restart results.
+instead (fleet's mode='production', production.py). No MCP imports; bridge.fleet appends
+`describe_start` to its dev start/restart results.
 
     service_folders(root, names)   the service folders imq ctl would start (the sub-folders
                                    with a package.json, or the named ones)
@@ -95,7 +96,9 @@ def describe_start(root: Path, names: list[str] | None) -> str:
     folders = service_folders(root, names)
     lines = [
         "fleet start runs `npm run dev` in each service (imq ctl start); imq has no production mode. "
-        f"For a production start run `{PRODUCTION_START}` in the service folder instead. Per service:"
+        f"For a production start ({PRODUCTION_START}, detached, no watcher, tracked like imq's own) call "
+        "fleet(action='start', mode='production'), or fleet(action='restart', mode='production') for "
+        "services already running. Per service:"
     ]
     lines += [describe_service(folder) for folder in folders[:MAX_SERVICES]]
     if len(folders) > MAX_SERVICES:

@@ -36,7 +36,9 @@ __all__ = [
     "BridgeResult",
     "ImqRunner",
     "RunOutcome",
+    "group_alive",
     "settle_carriage_returns",
+    "signal_group",
     "strip_ansi",
     "word_outcome",
 ]
@@ -126,14 +128,14 @@ async def _read_into(stream: asyncio.StreamReader | None, tail: _Tail) -> None:
 # --------------------------------------------------------------------------- process control
 
 
-def _signal_group(group_id: int, sig: signal.Signals) -> None:
+def signal_group(group_id: int, sig: signal.Signals) -> None:
     try:
         os.killpg(group_id, sig)
     except (ProcessLookupError, PermissionError):
         pass  # the group is already gone
 
 
-def _group_alive(group_id: int) -> bool:
+def group_alive(group_id: int) -> bool:
     """Whether any process of the group still runs; zombies do not count where /proc shows them."""
     try:
         os.killpg(group_id, 0)
@@ -157,9 +159,9 @@ def _group_alive(group_id: int) -> bool:
 async def _stop_process_group(process: asyncio.subprocess.Process, grace_seconds: float) -> None:
     """SIGTERM the group, give it a grace period, then SIGKILL whatever is left of it."""
     group_id = process.pid  # start_new_session makes imq the leader of its own group
-    _signal_group(group_id, signal.SIGTERM)
+    signal_group(group_id, signal.SIGTERM)
     await _wait_for_group_exit(process, grace_seconds)
-    _signal_group(group_id, signal.SIGKILL)
+    signal_group(group_id, signal.SIGKILL)
     await process.wait()
     # SIGKILL is delivered asynchronously; return only once the children are really gone.
     await _wait_for_group_exit(process, KILL_SETTLE_SECONDS)
@@ -168,7 +170,7 @@ async def _stop_process_group(process: asyncio.subprocess.Process, grace_seconds
 async def _wait_for_group_exit(process: asyncio.subprocess.Process, seconds: float) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    while loop.time() < deadline and (process.returncode is None or _group_alive(process.pid)):
+    while loop.time() < deadline and (process.returncode is None or group_alive(process.pid)):
         await asyncio.sleep(0.05)
 
 
@@ -237,19 +239,30 @@ class ImqRunner:
         )
 
     async def run_imq(
-        self, args: Sequence[str], timeout_seconds: float, *, long: bool = False
+        self,
+        args: Sequence[str],
+        timeout_seconds: float,
+        *,
+        long: bool = False,
+        environment: dict[str, str] | None = None,
     ) -> RunOutcome | BridgeResult:
         """Runs imq with args; a BridgeResult back means imq could not be run at all."""
         imq = self.find_imq()
         if imq is None:
             return self.missing_imq()
-        return await self.run_program([imq, *args], timeout_seconds, long=long)
+        return await self.run_program([imq, *args], timeout_seconds, long=long, environment=environment)
 
     async def run_program(
-        self, argv: list[str], timeout_seconds: float, *, long: bool = False, cwd: Path | None = None
+        self,
+        argv: list[str],
+        timeout_seconds: float,
+        *,
+        long: bool = False,
+        cwd: Path | None = None,
+        environment: dict[str, str] | None = None,
     ) -> RunOutcome | BridgeResult:
-        """Runs argv (in `cwd`, else the working directory); a long run reports its progress to a
-        client that asked (progress.py)."""
+        """Runs argv (in `cwd`, else the working directory; `environment` added to this process's);
+        a long run reports its progress to a client that asked (progress.py)."""
         timeout = self.timeout_seconds if self.timeout_seconds is not None else timeout_seconds
         try:
             process = await asyncio.create_subprocess_exec(
@@ -259,7 +272,7 @@ class ImqRunner:
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,  # its own process group, so a timeout can stop children too
                 cwd=cwd if cwd is not None else self.working_directory,
-                env=_child_environment(),
+                env={**_child_environment(), **(environment or {})},
             )
         except OSError as error:
             return BridgeResult(
@@ -282,7 +295,7 @@ class ImqRunner:
                 await _stop_process_group(process, self.kill_grace_seconds)
             except asyncio.CancelledError:
                 # The caller gave up (an MCP cancellation, a server shutdown): leave nothing running.
-                _signal_group(process.pid, signal.SIGKILL)
+                signal_group(process.pid, signal.SIGKILL)
                 readers.cancel()
                 raise
         try:

@@ -642,15 +642,20 @@ def generate_client(services: Services) -> Handler:
     hints=CHANGES_LOCAL_STATE,
     where="local",
     description=(
-        "Manage the local fleet of @imqueue services with imq ctl ACTION. status is read-only; start, "
-        "stop and restart change running processes (stop and restart drop in-flight work). start runs "
-        "`npm run dev` in each service: in imq's template that deletes the compiled files and runs "
-        "nodemon, which restarts the service on every file written into src/ (a client generated "
-        "there included); the result says what each service's dev script does. For a production "
-        "start run `npm run build && npm start` in the service instead. The services are the "
-        "sub-folders of path; services limits the action to the named ones. update runs git pull in "
-        "each service before starting (-u), calm starts them one at a time, each once the previous is "
-        "ready (-c, --calm), verbose shows how long each command took (-v)."
+        "Manage the local fleet of @imqueue services with imq ctl ACTION. status is read-only and "
+        "shows each tracked service's mode; start, stop and restart change running processes (stop "
+        "and restart drop in-flight work). start (mode dev, the default) runs `npm run dev` in each "
+        "service: in imq's template that deletes the compiled files and runs nodemon, which restarts "
+        "the service on every file written into src/ (a client generated there included); the result "
+        "says what each service's dev script does. mode: 'production' with start or restart runs "
+        "`npm run build` (a failed build is an error carrying the compiler's output), then `npm "
+        "start` detached, with no watcher, recorded where imq ctl records its own, so status, stop "
+        "and logs treat it alike; a service already running is not started twice. redis 'host:port' "
+        "(start, restart) gives the started services IMQ_REDIS, once a Redis answers there; default: "
+        "they inherit this server's environment. The services are "
+        "the sub-folders of path; services limits the action to the named ones. update runs git pull "
+        "in each service before a dev start (-u), calm starts them one at a time, each once the "
+        "previous is ready (-c, --calm), verbose shows how long each command took (-v)."
     ),
 )
 def fleet(services: Services) -> Handler:
@@ -666,15 +671,37 @@ def fleet(services: Services) -> Handler:
             ),
         ] = None,
         services: ServiceNames = None,
-        update: Annotated[bool, Field(description="git pull in each service first (-u)")] = False,
+        update: Annotated[bool, Field(description="git pull in each service first (-u); dev only")] = False,
         calm: Annotated[
             bool, Field(description="Start one at a time, each once the previous is ready (-c)")
         ] = False,
         verbose: Annotated[bool, Field(description="Show how long each command took (-v)")] = False,
+        mode: Annotated[
+            Literal["dev", "production"],
+            Field(
+                description="start/restart only. dev (default): imq ctl's `npm run dev` (nodemon in "
+                "imq's template). production: `npm run build`, then `npm start` detached, no watcher"
+            ),
+        ] = "dev",
+        redis: Annotated[
+            str | None,
+            Field(
+                max_length=300,
+                description="start/restart only: the broker the started services get as IMQ_REDIS, "
+                "host:port; default: they inherit this server's IMQ_REDIS",
+            ),
+        ] = None,
     ) -> CallToolResult:
         return bridged(
             await bridge.fleet(
-                action, path=path, services=services, update=update, calm=calm, verbose=verbose
+                action,
+                path=path,
+                services=services,
+                update=update,
+                calm=calm,
+                verbose=verbose,
+                mode=mode,
+                redis=redis,
             )
         )
 

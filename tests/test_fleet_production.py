@@ -1,0 +1,395 @@
+"""fleet's production start (mode='production'), through the bridge's Python API, on the real imq.
+
+The services here are tiny folders whose npm scripts are one-line node programs (a build that
+writes a file or fails as tsc does, a start that prints imq's ready line and stays up, or ends
+at once), so each test takes seconds; real npm runs them. imq 5.2.2 itself (tests/imq_real.py)
+does the status and the stop, reading the records the production start wrote where imq ctl
+writes its own. The whole story on a scaffolded @imqueue 3.x service, a real Redis and a call
+through its client is tests/test_fleet_production_e2e.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from imq_real import IMQ, process_group, require_real_imq, use_real_imq_home
+
+from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.imq.bridge import fleet
+from imqueue_mcp.server.imq.production import MODES_FILE, read_pids
+from imqueue_mcp.server.imq.runner import BridgeResult, ImqRunner
+
+from conftest import free_port
+
+T = TypeVar("T")
+STOP_SECONDS = 20.0
+READY = "reader channel connected"
+# Stays up after printing imq's ready line, as an @imqueue service does once connected. The line
+# is printed in two parts, since npm echoes the script into the log first.
+SERVE = "node -e \"console.log('Alpha: reader ' + 'channel connected'); setInterval(() => {}, 1000)\""
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+@pytest.fixture(scope="module")
+def real_imq() -> None:
+    require_real_imq()
+
+
+@pytest.fixture(autouse=True)
+def imq_home(real_imq: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    return use_real_imq_home(monkeypatch, tmp_path)
+
+
+@pytest.fixture
+def var(imq_home: Path) -> Path:
+    return imq_home / ".imq" / "var"
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Iterator[Path]:
+    directory = tmp_path / "work"
+    directory.mkdir()
+    yield directory
+    # whatever a test left running, imq stops (every tracked pid: nothing under work is discovered)
+    run(fleet("stop", str(tmp_path), runner=ImqRunner(working_directory=str(tmp_path))))
+
+
+@pytest.fixture
+def runner(work: Path) -> ImqRunner:
+    return ImqRunner(working_directory=str(work))
+
+
+def make_service(root: Path, name: str, scripts: dict[str, str]) -> Path:
+    """A folder imq ctl counts as a service (a class extending IMQService in src/) with these scripts."""
+    folder = root / name
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "Alpha.ts").write_text("export class Alpha extends IMQService {}\n")
+    (folder / "package.json").write_text(json.dumps({"name": name, "scripts": scripts}))
+    return folder
+
+
+def counting_build(folder: Path) -> str:
+    """A build that appends a line to builds.txt each time it runs."""
+    return f"node -e \"require('fs').appendFileSync('{folder / 'builds.txt'}', 'built\\\\n')\""
+
+
+def processes_in(folder: Path) -> set[int]:
+    """The processes whose working directory is folder (a service's npm and node)."""
+    found = set()
+    for cwd in Path("/proc").glob("[0-9]*/cwd"):
+        try:
+            if cwd.readlink() == folder:
+                found.add(int(cwd.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def wait_for_no_members(group: int) -> set[int]:
+    deadline = time.monotonic() + STOP_SECONDS
+    while process_group(group) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return process_group(group)
+
+
+def production_start(runner: ImqRunner, **options: Any) -> BridgeResult:
+    return run(fleet("start", mode="production", runner=runner, **options))
+
+
+def read_pids_after(started: BridgeResult, runner: ImqRunner) -> int:
+    assert not started.is_error, started.text
+    return read_pids(Path(os.environ["IMQ_CLI_HOME"]) / ".imq" / "var")["alpha"]
+
+
+def test_production_start_builds_starts_detached_and_is_tracked_where_imq_ctl_looks(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    folder = make_service(work, "alpha", {"build": counting_build(work / "alpha"), "start": SERVE})
+
+    started = production_start(runner)
+
+    assert not started.is_error, started.text
+    assert (folder / "builds.txt").read_text() == "built\n"
+    pid = read_pids(var)["alpha"]  # imq's own .pids file
+    assert f"pid {pid}" in started.text and "ready" in started.text
+    assert os.getpgid(pid) == pid  # leads its own process group, which imq ctl stop signals
+    assert os.getsid(pid) == pid  # and its own session: nothing ties it to the server
+    assert READY in (var / "alpha.log").read_text()  # imq log's folder
+    assert json.loads((var / MODES_FILE).read_text())["alpha"]["pid"] == pid
+
+
+def test_status_from_real_imq_shows_the_production_service_running_with_its_mode(
+    runner: ImqRunner, work: Path
+) -> None:
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE})
+    pid = read_pids_after(production_start(runner), runner)
+
+    status = run(fleet("status", runner=runner))
+
+    assert not status.is_error, status.text
+    assert f"alpha: running (pid {pid})" in status.stdout  # real imq's own line
+    assert f"- alpha: running (pid {pid}), mode production (`npm start`" in status.text
+
+
+def test_stop_by_real_imq_ends_the_whole_production_group_and_forgets_its_mode(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE})
+    pid = read_pids_after(production_start(runner), runner)
+    assert len(process_group(pid)) >= 2  # npm and the node it started
+
+    stopped = run(fleet("stop", str(work), runner=runner))
+
+    assert not stopped.is_error and "Stopped 1 service(s)." in stopped.stdout, stopped.text
+    assert wait_for_no_members(pid) == set()
+    assert "alpha" not in read_pids(var)
+    assert "alpha" not in json.loads((var / MODES_FILE).read_text())
+    status = run(fleet("status", runner=runner))
+    assert "No services are currently tracked as running." in status.stdout
+
+
+def test_a_second_production_start_leaves_the_running_service_as_it_is(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    folder = make_service(work, "alpha", {"build": counting_build(work / "alpha"), "start": SERVE})
+    pid = read_pids_after(production_start(runner), runner)
+
+    again = production_start(runner)
+
+    assert not again.is_error, again.text
+    assert f"already running in production (pid {pid}" in again.text
+    assert read_pids(var)["alpha"] == pid
+    assert (folder / "builds.txt").read_text() == "built\n"  # not even rebuilt
+    dev = run(fleet("start", str(work), runner=runner))  # imq ctl start does not double-start it either
+    assert f"alpha is already running (pid {pid})" in dev.stdout
+    assert read_pids(var)["alpha"] == pid
+
+
+def test_two_production_starts_at_once_start_the_service_once(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    folder = make_service(work, "alpha", {"build": counting_build(work / "alpha"), "start": SERVE})
+
+    async def both() -> list[BridgeResult]:
+        return list(await asyncio.gather(*(fleet("start", mode="production", runner=runner) for _ in "ab")))
+
+    results = run(both())
+
+    assert not any(result.is_error for result in results), [result.text for result in results]
+    pid = read_pids(var)["alpha"]
+    assert sorted("already running in production" in result.text for result in results) == [False, True]
+    assert (folder / "builds.txt").read_text() == "built\n"
+    assert processes_in(folder) == process_group(pid)  # every process there is of one group
+
+
+def test_a_dev_started_service_is_not_started_again_and_restart_switches_it_to_production(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    make_service(work, "alpha", {"dev": "sleep 120", "build": "node -e 0", "start": SERVE})
+    dev = run(fleet("start", str(work), runner=runner))
+    assert not dev.is_error, dev.text
+    dev_pid = read_pids(var)["alpha"]
+
+    refused = production_start(runner)
+
+    assert refused.is_error and refused.error_code == ErrorCode.ARGUMENT_REFUSED
+    assert f"already running under imq ctl in dev mode (`npm run dev`, pid {dev_pid})" in refused.text
+    assert "fleet(action='restart', mode='production'" in refused.next_step
+    assert read_pids(var)["alpha"] == dev_pid
+
+    restarted = run(fleet("restart", mode="production", runner=runner))
+
+    assert not restarted.is_error, restarted.text
+    assert "Stopped 1 service(s)." in restarted.text
+    production_pid = read_pids(var)["alpha"]
+    assert production_pid != dev_pid and wait_for_no_members(dev_pid) == set()
+    status = run(fleet("status", runner=runner))
+    assert f"- alpha: running (pid {production_pid}), mode production" in status.text
+
+
+def test_a_failed_build_is_an_error_carrying_the_compilers_output_and_starts_nothing(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    tsc_like = (
+        "node -e \"console.log(\\\"src/Alpha.ts(3,7): error TS2322: Type 'string' is not assignable "
+        "to type 'number'.\\\"); process.exit(2)\""
+    )
+    make_service(work, "alpha", {"build": tsc_like, "start": SERVE})
+
+    result = production_start(runner)
+
+    assert result.is_error and result.error_code == ErrorCode.IMQ_FAILED
+    assert "src/Alpha.ts(3,7): error TS2322" in result.text
+    assert "`npm run build` failed; not started" in result.text
+    assert "Fix what the compiler reports" in result.next_step
+    assert "alpha" not in read_pids(var) and not (var / "alpha.log").exists()
+
+
+def test_a_service_without_a_build_script_is_refused_naming_what_to_add(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    make_service(work, "alpha", {"start": SERVE, "dev": "sleep 1"})
+
+    result = production_start(runner)
+
+    assert result.is_error and result.error_code == ErrorCode.ARGUMENT_REFUSED
+    assert "alpha has no build script in its package.json" in result.text
+    assert '"build": "tsc"' in result.next_step
+    assert "alpha" not in read_pids(var)
+
+
+def test_a_service_that_ends_before_it_is_ready_is_an_error_with_its_output_and_is_not_tracked(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    crash = "node -e \"console.error('Error: connect ECONNREFUSED 127.0.0.1:1'); process.exit(1)\""
+    make_service(work, "alpha", {"build": "node -e 0", "start": crash})
+
+    started = time.monotonic()
+    result = production_start(runner)
+
+    assert time.monotonic() - started < 20  # its end is seen, not waited out
+    assert result.is_error and result.error_code == ErrorCode.IMQ_FAILED
+    assert "`npm start`" in result.text and "before it was ready" in result.text
+    assert "ECONNREFUSED 127.0.0.1:1" in result.text  # its own output, from the log
+    assert "alpha" not in read_pids(var)
+    assert "alpha" not in json.loads((var / MODES_FILE).read_text())
+
+
+def test_only_the_named_services_start_and_an_unknown_one_is_an_error_beside_them(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE})
+    make_service(work, "beta", {"build": "node -e 0", "start": SERVE})
+
+    result = production_start(runner, services=["alpha", "gamma"])
+
+    assert result.is_error
+    assert "1 of 2 service(s) running in production" in result.text
+    assert "gamma: no folder" in result.text
+    assert set(read_pids(var)) == {"alpha"}
+
+
+def test_with_no_service_folder_under_path_nothing_runs(runner: ImqRunner, work: Path) -> None:
+    (work / "plain").mkdir()  # a folder, but no service class in a src/
+    result = production_start(runner)
+
+    assert result.is_error and result.command == []
+    assert f"No @imqueue services found under {work}" in result.text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ({"action": "stop", "mode": "production"}, "mode 'production' is for start and restart"),
+        ({"action": "status", "mode": "production"}, "mode 'production' is for start and restart"),
+        ({"action": "start", "mode": "production", "update": True}, "update (git pull first)"),
+        ({"action": "start", "mode": "prod"}, "Unknown fleet mode 'prod'; use one of: dev, production"),
+        ({"action": "start", "mode": "production", "services": ["../alpha"]}, "is not a folder name"),
+    ],
+)
+def test_mode_misuse_is_refused_with_what_to_do_instead(
+    runner: ImqRunner, work: Path, var: Path, arguments: dict[str, Any], says: str
+) -> None:
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE})
+
+    result = run(fleet(runner=runner, **arguments))
+
+    assert result.is_error and says in result.text
+    assert result.error_code == ErrorCode.ARGUMENT_REFUSED
+    assert read_pids(var) == {}
+
+
+def test_without_imq_a_production_service_is_still_shown_and_stopped_as_imq_would(
+    monkeypatch: pytest.MonkeyPatch, runner: ImqRunner, work: Path, var: Path
+) -> None:
+    """A production start needs npm, not imq; so stop and status fall back to imq's own steps."""
+    without_imq = [folder for folder in os.environ["PATH"].split(os.pathsep) if folder != str(IMQ.parent)]
+    monkeypatch.setenv("PATH", os.pathsep.join(without_imq))
+    assert runner.find_imq() is None
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE})
+    pid = read_pids_after(production_start(runner), runner)
+
+    status = run(fleet("status", runner=runner))
+    assert not status.is_error, status.text
+    assert f"- alpha: running (pid {pid}), mode production" in status.text
+    assert "imq is not installed here" in status.text
+
+    stopped = run(fleet("stop", str(work), runner=runner))
+
+    assert not stopped.is_error, stopped.text
+    assert "Stopped 1 service(s): alpha" in stopped.text
+    assert process_group(pid) == set()  # the stop returns once the group is gone
+    assert read_pids(var) == {}
+    assert run(fleet("status", runner=runner)).error_code == ErrorCode.IMQ_NOT_INSTALLED  # nothing tracked
+
+
+# --------------------------------------------------------------------------- redis
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """For conftest's redis_port: a real redis-server on a free loopback port."""
+    return tmp_path_factory.mktemp("redis")
+
+
+# Prints the broker it was given, then stays up as a ready service does.
+SERVE_BROKER = SERVE.replace(
+    "console.log(", "console.log('broker=' + process.env.IMQ_REDIS); console.log(", 1
+)
+
+
+@pytest.mark.parametrize("mode", ["production", "dev"])
+def test_redis_reaches_the_started_services_as_imq_redis_in_either_mode(
+    runner: ImqRunner, work: Path, var: Path, redis_port: int, mode: str
+) -> None:
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE_BROKER, "dev": SERVE_BROKER})
+    broker = f"127.0.0.1:{redis_port}"
+
+    started = run(fleet("start", str(work), mode=mode, redis=broker, runner=runner))
+
+    assert not started.is_error, started.text
+    log = var / "alpha.log"
+    deadline = time.monotonic() + STOP_SECONDS
+    while READY not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert f"broker={broker}" in log.read_text()
+    if mode == "production":
+        status = run(fleet("status", runner=runner))
+        assert f"IMQ_REDIS={broker})" in status.text
+
+
+def test_redis_where_nothing_answers_is_broker_unreachable_and_nothing_runs(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    make_service(work, "alpha", {"build": counting_build(work / "alpha"), "start": SERVE})
+
+    result = production_start(runner, redis=f"127.0.0.1:{free_port()}")
+
+    assert result.is_error and result.error_code == ErrorCode.BROKER_UNREACHABLE
+    assert not (work / "alpha" / "builds.txt").exists() and read_pids(var) == {}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ({"action": "status", "redis": "127.0.0.1:6379"}, "status starts none"),
+        ({"action": "start", "redis": "no port"}, "which is not a broker address"),
+    ],
+)
+def test_redis_misuse_is_refused_before_anything_runs(
+    runner: ImqRunner, arguments: dict[str, Any], says: str
+) -> None:
+    result = run(fleet(runner=runner, **arguments))
+
+    assert result.is_error and result.error_code == ErrorCode.ARGUMENT_REFUSED
+    assert says in result.text and result.command == []
