@@ -107,8 +107,8 @@ def connect(server: HttpServer, opened: list[McpConnection]) -> McpConnection:
 class Publisher:
     """A folder served over HTTP on 127.0.0.1 (the builder's web server)."""
 
-    def __init__(self, folder: Path):
-        handler = functools.partial(_QuietHandler, directory=str(folder))
+    def __init__(self, folder: Path, serving: type[http.server.SimpleHTTPRequestHandler] | None = None):
+        handler = functools.partial(serving or _QuietHandler, directory=str(folder))
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
@@ -122,6 +122,40 @@ class Publisher:
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+
+class _SlowHandler(_QuietHandler):
+    """A builder's web server that takes SLOW_SECONDS to start answering."""
+
+    def do_GET(self) -> None:
+        time.sleep(SLOW_SECONDS)
+        super().do_GET()
+
+
+SLOW_SECONDS = 3.0
+
+
+def test_a_page_read_while_the_followed_snapshot_still_loads_waits_for_it(
+    generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection]
+) -> None:
+    """get_doc reaching a server before its first generation arrived (a second worker, or the
+    first call) reads the page once it has, never the empty default snapshot path."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    publish(generations["a"], folder / "snapshot.msgpack")
+    publisher = Publisher(folder, _SlowHandler)
+    server = HttpServer(
+        ["--offline", "--snapshot-url", publisher.url + "/snapshot.msgpack", "--snapshot-poll-seconds", "0"],
+        server_environment(tmp_path),
+        tmp_path,
+    )
+    try:
+        assert httpx.get(server.url + "/readyz", timeout=5).status_code == 503  # still loading
+        page = page_text(connect(server, mcp))
+        assert page["markdown"] and MARKER.strip() not in page["markdown"]
+    finally:
+        server.close()
+        publisher.close()
 
 
 @pytest.mark.parametrize("workers", [1, 2])

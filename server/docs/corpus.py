@@ -151,6 +151,16 @@ class CorpusKeeper:
             self.check_if_due()
         return self._current
 
+    async def followed_once_loaded(self) -> LoadedCorpus | None:
+        """Following a builder's snapshot: the corpus once its first load has run (waiting for it,
+        or starting it, when none has answered yet); None when it could not be loaded. Never raises."""
+        if self._current is None and self.config.follows_snapshot:
+            try:
+                await self.current()
+            except CorpusUnavailable:
+                pass
+        return self._current
+
     def check_if_due(self) -> None:
         """Following a builder: start a check for a new generation in the background when the poll
         interval has passed since the last (a call answers from the generation it has; the next

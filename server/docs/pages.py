@@ -61,7 +61,9 @@ class SavedPages:
         generation: never one build's pages beside another's corpus); else those of the snapshot
         file on disk, read again whenever the file was replaced."""
         self.keeper.check_if_due()
-        corpus = self.keeper.answering()
+        # A call that reached this worker before its first generation did waits for it: the
+        # snapshot path on disk is not where a followed generation lives.
+        corpus = self.keeper.answering() or await self.keeper.followed_once_loaded()
         if corpus is not None and corpus.pages_raw is not None:
             return await asyncio.to_thread(self._generation_store, corpus)
         return await asyncio.to_thread(self._disk_store)
