@@ -46,12 +46,14 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TextIO
 
 import httpx
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from .bench_server import SITE, environment, free_port, origin_args, percentile, site_origins
 from .machine import machine
@@ -93,17 +95,28 @@ class Row:
 class Tally:
     """Outcomes per call label, latencies, and the first unexpected failures, for one run."""
 
+    call_timeout: float = CALL_TIMEOUT  # the bound on each call of the run
     rows: dict[str, Row] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
     first_unexpected: list[str] = field(default_factory=list)
+    progress_notifications: int = 0
+    log_notifications: int = 0
 
-    def record(self, call: Call, verdict: Verdict, seconds: float) -> None:
+    async def heard_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress_notifications += 1
+
+    async def heard_log(self, params: Any) -> None:
+        self.log_notifications += 1
+
+    def record(self, call: Call, verdict: Verdict, seconds: float, where: str = "") -> None:
         row = self.rows.setdefault(call.label, Row())
         row.calls += 1
         setattr(row, verdict.outcome, getattr(row, verdict.outcome) + 1)
         self.latencies.append(seconds)
         if verdict.outcome == "unexpected" and len(self.first_unexpected) < FIRST_UNEXPECTED:
-            self.first_unexpected.append(f"{call.label}: {verdict.detail}")
+            self.first_unexpected.append(
+                f"{call.label} [{where}]: {verdict.detail}" if where else f"{call.label}: {verdict.detail}"
+            )
 
     def unexpected_failure(self, what: str, detail: str) -> None:
         """A failure outside any call (a session that would not open)."""
@@ -121,14 +134,18 @@ class Tally:
             "p50_ms": percentile(self.latencies, 0.5) * 1000 if self.latencies else 0.0,
             "p99_ms": percentile(self.latencies, 0.99) * 1000 if self.latencies else 0.0,
             "first_unexpected": self.first_unexpected,
+            "progress_notifications": self.progress_notifications,
+            "log_notifications": self.log_notifications,
             "by_call": {label: vars(row) for label, row in sorted(self.rows.items())},
         }
 
 
-async def timed(client: Any, call: Call, tally: Tally) -> None:
+async def timed(client: Any, call: Call, tally: Tally, where: str) -> None:
+    """The call made, bounded, judged and counted; `where` (the session's protocol and phase) is
+    said beside an unexpected one."""
     started = time.perf_counter()
-    verdict = await perform(client, call)
-    tally.record(call, verdict, time.perf_counter() - started)
+    verdict = await perform(client, call, tally.heard_progress, tally.call_timeout)
+    tally.record(call, verdict, time.perf_counter() - started, where)
 
 
 # --- the server's side: its log and its memory --------------------------------------------
@@ -211,7 +228,9 @@ class MemoryWatch:
 
     def _run(self) -> None:
         while not self._stop.wait(RSS_SAMPLE_SECONDS):
-            self.samples.append((time.monotonic() - self._started, process_tree_rss(self.roots())))
+            rss = process_tree_rss(self.roots())
+            if rss:  # no server between rounds: nothing to sample
+                self.samples.append((time.monotonic() - self._started, rss))
 
     def stop(self) -> dict[str, Any]:
         self._stop.set()
@@ -221,7 +240,7 @@ class MemoryWatch:
             self.samples.append((time.monotonic() - self._started, final))
         total = self.samples[-1][0]
         mark = MINUTE if total >= 2 * MINUTE else 0.0  # minute 1 on a long run, else the first sample
-        first = next(sample for sample in self.samples if sample[0] >= mark)
+        first = next((sample for sample in self.samples if sample[0] >= mark), self.samples[-1])
         last = self.samples[-1]
         return {
             "rss_first_at_s": round(first[0], 1),
@@ -245,6 +264,7 @@ class Setup:
     snapshot: Path
     refresh_seconds: float
     round_seconds: float  # each round on fresh servers, caches empty; 0: one round for the whole run
+    call_timeout: float  # a call not answered within this is a failure
     words: tuple[str, ...]
     seed: int
 
@@ -323,6 +343,26 @@ def hosted_server(workers: int, setup: Setup, home: Path, log: IO[bytes]) -> Ite
         stop(process)
 
 
+def client_options(mode: str, verbose: bool, tally: Tally) -> dict[str, Any]:
+    """The SDK client's options: the protocol, the call timeout, and, for a verbose client, the
+    server's log messages at debug (on 2026-07-28 the opt-in rides on every request)."""
+    options: dict[str, Any] = {"mode": mode, "read_timeout_seconds": tally.call_timeout}
+    if verbose:
+        options["logging_callback"] = tally.heard_log
+        if mode != "legacy":
+            options["log_level"] = "debug"
+    return options
+
+
+async def opt_in(client: Any, mode: str, verbose: bool, timeout: float) -> None:
+    """A verbose 2025-11-25 client asks for the server's log messages with logging/setLevel
+    (deprecated from 2026-07-28 on, and still what those clients send)."""
+    if verbose and mode == "legacy":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await asyncio.wait_for(client.set_logging_level("debug"), timeout)
+
+
 async def http_session_loop(
     url: str, number: int, stop_at: float, tally: Tally, start: asyncio.Barrier, mix: Mix
 ) -> None:
@@ -334,26 +374,28 @@ async def http_session_loop(
     first = True
     while time.perf_counter() < stop_at:
         try:
-            async with Client(url, mode=mode, read_timeout_seconds=CALL_TIMEOUT) as client:
+            verbose = rng.random() < 0.5
+            async with Client(url, **client_options(mode, verbose, tally)) as client:
+                await opt_in(client, mode, verbose, tally.call_timeout)
                 if first:
                     first = False
                     await start.wait()
                     burst = cold_calls("hosted")
                     rng.shuffle(burst)
-                    await asyncio.gather(*(timed(client, call, tally) for call in burst))
+                    await asyncio.gather(*(timed(client, call, tally, f"{mode}, cold") for call in burst))
                 for _ in range(rng.randint(*SESSION_CALLS)):
                     if time.perf_counter() >= stop_at:
                         break
-                    await timed(client, random_call(rng, mix), tally)
+                    await timed(client, random_call(rng, mix), tally, mode)
         except Exception as error:  # a session that would not open or close: counted, then a new one
             tally.unexpected_failure("session", describe(error))
             await asyncio.sleep(0.5)
 
 
 def soak_http(seconds: float, clients: int, workers: int, setup: Setup, home: Path) -> dict[str, Any]:
-    """Rounds of `setup.round_seconds` until `seconds` have passed, each on a fresh server."""
+    """Rounds of `setup.round_seconds` on a fresh server each, until `seconds` of load."""
     mix = Mix("hosted", setup.words)
-    tally = Tally()
+    tally = Tally(setup.call_timeout)
     pids: list[int] = []
 
     async def drive(url: str, round_number: int, stop_at: float) -> None:
@@ -362,18 +404,20 @@ def soak_http(seconds: float, clients: int, workers: int, setup: Setup, home: Pa
         await asyncio.gather(*(http_session_loop(url, n, stop_at, tally, start, mix) for n in numbers))
 
     watch = MemoryWatch(lambda: pids[-1:])
-    started = time.perf_counter()
+    loaded = 0.0  # seconds of load so far: a server's start is not counted, so each round has its due
     with tempfile.TemporaryFile() as log:
         for round_number in itertools.count():
-            left = started + seconds - time.perf_counter()
+            left = seconds - loaded
             if left <= 0:
                 break
             with hosted_server(workers, setup, home, log) as (url, pid):
                 pids.append(pid)
-                asyncio.run(drive(url, round_number, time.perf_counter() + setup.round_length(left)))
+                started = time.perf_counter()
+                asyncio.run(drive(url, round_number, started + setup.round_length(left)))
+                loaded += time.perf_counter() - started
         memory = watch.stop()
         problems = log_problems(log)
-    elapsed = time.perf_counter() - started
+    elapsed = loaded
     return {
         "clients": clients,
         "workers": workers,
@@ -395,10 +439,11 @@ def run_figures(tally: Tally, elapsed: float, problems: list[str]) -> dict[str, 
 
 
 async def stdio_client_loop(
-    number: int, in_flight: int, stop_at: float, tally: Tally, setup: Setup, home: Path, log: TextIO
-) -> int:
-    """One client: stdio servers one after another until stop_at, each for a round of its own:
-    the cold burst, then `in_flight` callers at once on the session."""
+    number: int, in_flight: int, seconds: float, tally: Tally, setup: Setup, home: Path, log: TextIO
+) -> tuple[int, float]:
+    """One client: stdio servers one after another, each for a round of its own (the cold burst,
+    then `in_flight` callers at once on the session), until `seconds` of load; its rounds and
+    the seconds of load (a server's start is not counted)."""
     from mcp.client import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -415,30 +460,34 @@ async def stdio_client_loop(
     )
     mix = Mix("local", setup.words, str(project))
     rng = random.Random(number)
-    rounds = 0
-    while (left := stop_at - time.perf_counter()) > 0:
+    rounds, loaded = 0, 0.0
+    while (left := seconds - loaded) > 0:
         rounds += 1
-        round_ends = time.perf_counter() + setup.round_length(left)
-        mode = rng.choice(["legacy", "auto"])
+        mode, verbose = rng.choice(["legacy", "auto"]), rng.random() < 0.5
+        started = time.perf_counter()
         try:
             async with Client(
-                stdio_client(parameters, errlog=log), mode=mode, read_timeout_seconds=CALL_TIMEOUT
+                stdio_client(parameters, errlog=log), **client_options(mode, verbose, tally)
             ) as client:
+                started = time.perf_counter()
+                round_ends = started + setup.round_length(left)
+                await opt_in(client, mode, verbose, tally.call_timeout)
                 burst = cold_calls("local")
                 rng.shuffle(burst)
-                await asyncio.gather(*(timed(client, call, tally) for call in burst))
+                await asyncio.gather(*(timed(client, call, tally, f"{mode}, cold") for call in burst))
 
-                async def caller(caller_rng: random.Random, until: float) -> None:
+                async def caller(caller_rng: random.Random, until: float, where: str) -> None:
                     while time.perf_counter() < until:
-                        await timed(client, random_call(caller_rng, mix), tally)
+                        await timed(client, random_call(caller_rng, mix), tally, where)
 
                 await asyncio.gather(
-                    *(caller(random.Random(rng.random()), round_ends) for _ in range(in_flight))
+                    *(caller(random.Random(rng.random()), round_ends, mode) for _ in range(in_flight))
                 )
         except Exception as error:
             tally.unexpected_failure("session", f"stdio: {describe(error)}")
             await asyncio.sleep(0.5)
-    return rounds
+        loaded += time.perf_counter() - started
+    return rounds, loaded
 
 
 def soak_stdio(seconds: float, servers: int, in_flight: int, setup: Setup, home: Path) -> dict[str, Any]:
@@ -447,24 +496,21 @@ def soak_stdio(seconds: float, servers: int, in_flight: int, setup: Setup, home:
     (project / "package.json").write_text(
         json.dumps({"name": "soak", "type": "module", "dependencies": {"@imqueue/rpc": "^3.7.2"}})
     )
-    tally = Tally()
+    tally = Tally(setup.call_timeout)
 
-    async def drive(log: TextIO) -> tuple[float, list[int]]:
-        started = time.perf_counter()
+    async def drive(log: TextIO) -> list[tuple[int, float]]:
         loops = [
-            stdio_client_loop(
-                setup.seed * 1000 + number, in_flight, started + seconds, tally, setup, home, log
-            )
+            stdio_client_loop(setup.seed * 1000 + number, in_flight, seconds, tally, setup, home, log)
             for number in range(servers)
         ]
-        rounds = await asyncio.gather(*loops)
-        return time.perf_counter() - started, rounds
+        return await asyncio.gather(*loops)
 
     with tempfile.TemporaryFile("w+") as log:
         watch = MemoryWatch(server_pids)
-        elapsed, rounds = asyncio.run(drive(log))
+        rounds, loads = zip(*asyncio.run(drive(log)), strict=True)
         memory = watch.stop()
         problems = log_problems(log)
+    elapsed = max(loads)
     figures = run_figures(tally, elapsed, problems)
     # rounds: the fewest servers any one client started, each cold
     return {"clients": servers, "in_flight": in_flight, "rounds": min(rounds), **figures, **memory}
@@ -489,6 +535,10 @@ def report(figures: dict[str, Any]) -> None:
             f"  {name:<34}{run['calls']:>7}{run['ok']:>7}{run['guided']:>8}{run['unexpected']:>12}"
             f"{run['log_problems']:>12}{run['calls_per_second']:>9.0f}{run['p50_ms']:>8.0f}{run['p99_ms']:>8.0f}"
             f"{run['rss_first_mb']:>7.0f} ->{run['rss_end_mb']:>5.0f}"
+        )
+        print(
+            f"      {run['rounds']} round(s) of fresh servers, heard {run['progress_notifications']}"
+            f" progress and {run['log_notifications']} log notifications"
         )
         for line in run["first_unexpected"]:
             print(f"      unexpected: {line}")
@@ -518,6 +568,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--round-seconds", type=float, default=20.0, help="fresh servers every so often (0: one for the run)"
     )
+    parser.add_argument(
+        "--call-timeout",
+        type=float,
+        default=CALL_TIMEOUT,
+        help="seconds a call may take before it counts as failed",
+    )
     parser.add_argument("--mode", choices=("both", "http", "stdio"), default="both")
     parser.add_argument("--seed", type=int, default=1, help="the random mix's seed (same seed, same calls)")
     args = parser.parse_args(argv)
@@ -529,7 +585,9 @@ def main(argv: list[str] | None = None) -> None:
         home = Path(temp)
         snapshot = build_snapshot(home / "snapshot.msgpack")
         words = mirror_words(SITE)
-        setup = Setup(origins, snapshot, args.refresh_seconds, args.round_seconds, words, args.seed)
+        setup = Setup(
+            origins, snapshot, args.refresh_seconds, args.round_seconds, args.call_timeout, words, args.seed
+        )
         if args.mode in ("both", "http"):
             name = f"http, {args.clients} clients, {args.workers} worker(s)"
             runs[name] = soak_http(args.seconds, args.clients, args.workers, setup, home / "http")
@@ -542,6 +600,7 @@ def main(argv: list[str] | None = None) -> None:
         "seconds": args.seconds,
         "refresh_seconds": args.refresh_seconds,
         "round_seconds": args.round_seconds,
+        "call_timeout": args.call_timeout,
         "seed": args.seed,
         "runs": runs,
     }

@@ -23,6 +23,7 @@ What counts as what:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import re
 from collections.abc import Callable
@@ -30,16 +31,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, PromptReference, ResourceTemplateReference, TextContent
 
 Expect = Literal["ok", "guided", "either", "refused"]
-Kind = Literal["tool", "read", "prompt", "complete", "list", "walk"]
+Kind = Literal["tool", "read", "prompt", "complete", "list", "walk", "cancel"]
 Surface = Literal["hosted", "local"]
 
 WORD = re.compile(r"\b[a-z][a-z-]{3,15}\b")
 IMQ_SHARE = 0.04  # of the local mix: each runs imq (Node), which costs as much as a hundred searches
-CALL_TIMEOUT = 30.0  # seconds; a call slower than this under the soak's load is a failure
+CALL_TIMEOUT = 30.0  # seconds, by default; a call slower than this under the soak's load is a failure
 INVALID_PARAMS = -32602
 
 QUERIES = (
@@ -125,13 +127,18 @@ class Call:
     name: str  # the tool, URI, prompt, list or walk
     arguments: dict[str, Any] = field(default_factory=dict)
     expect: Expect = "ok"
+    progress: bool = False  # sends a progressToken: the server reports a corpus load it waits for
 
     @property
     def label(self) -> str:
         """The row of the table it counts in."""
-        what = {"tool": self.name, "read": "resources/read", "prompt": "prompts/get"}.get(
-            self.kind, self.name
-        )
+        names = {
+            "tool": self.name,
+            "read": "resources/read",
+            "prompt": "prompts/get",
+            "cancel": "cancelled call",
+        }
+        what = names.get(self.kind, self.name)
         return f"{what} (invalid)" if self.expect in ("guided", "refused") else what
 
 
@@ -145,15 +152,20 @@ def tool(name: str, expect: Expect = "ok", /, **arguments: Any) -> Call:
     return Call("tool", name, arguments, expect)
 
 
+def tracked(call: Call) -> Call:
+    """The call with a progressToken."""
+    return Call(call.kind, call.name, call.arguments, call.expect, progress=True)
+
+
 # --- the mix -----------------------------------------------------------------------------
 
 
 def cold_calls(surface: Surface) -> list[Call]:
     """Every path that fills a cache on first use, each once: a client sends them all at once."""
     calls = [
-        tool("search_docs", query="how do I expose a method"),
+        tracked(tool("search_docs", query="how do I expose a method")),
         tool("search_docs", query="delayed job retry", passages=False),
-        tool("find_examples", query="generate a typed client", limit=3),
+        tracked(tool("find_examples", query="generate a typed client", limit=3)),
         tool("find_examples", query="lock decorator", package="rpc"),
         tool("get_doc", url="https://imqueue.org/get-started", maxTokens=600),
         tool("get_doc", url="https://imqueue.org/cli", outline=True),
@@ -223,6 +235,7 @@ def random_call(rng: random.Random, mix: Mix) -> Call:
         _prompt,
         _completion,
         _listing,
+        _cancelled,
     ]
     if mix.surface == "local":
         choices += [_project] * 2
@@ -264,7 +277,9 @@ def _search(rng: random.Random, mix: Mix) -> Call:
     elif rng.random() < 0.4:
         arguments["passageTokens"] = rng.randint(60, 400)
         arguments["maxTokens"] = rng.randint(400, 3000)
-    return tool("search_docs", **arguments)
+    return (
+        tracked(tool("search_docs", **arguments)) if rng.random() < 0.1 else tool("search_docs", **arguments)
+    )
 
 
 def _example(rng: random.Random, mix: Mix) -> Call:
@@ -332,6 +347,14 @@ def _listing(rng: random.Random, mix: Mix) -> Call:
     return Call("list", rng.choice(sorted(LISTS)))
 
 
+def _cancelled(rng: random.Random, mix: Mix) -> Call:
+    """A docs call the client gives up on after a few milliseconds (the SDK then sends
+    notifications/cancelled, or at 2026-07-28 drops the request); the session must go on
+    answering."""
+    inner = rng.choice([_search, _example, _page])(rng, mix)
+    return Call("cancel", inner.name, {"arguments": inner.arguments, "after": rng.uniform(0.001, 0.05)})
+
+
 def _invalid_call(rng: random.Random, surface: Surface) -> Call:
     """Wrong arguments an agent really sends; each must come back as a guided error."""
     invalid = [
@@ -366,16 +389,20 @@ def _invalid_call(rng: random.Random, surface: Surface) -> Call:
 # --- making a call -----------------------------------------------------------------------
 
 
-async def perform(client: Any, call: Call) -> Verdict:
-    """`call` through the SDK's client, bounded by CALL_TIMEOUT, and its verdict."""
+async def perform(
+    client: Any, call: Call, on_progress: ProgressFnT | None = None, timeout: float = CALL_TIMEOUT
+) -> Verdict:
+    """`call` through the SDK's client, bounded by `timeout` seconds, and its verdict;
+    `on_progress` hears its progress notifications when it asks for them."""
     try:
-        return await asyncio.wait_for(_perform(client, call), CALL_TIMEOUT)
+        return await asyncio.wait_for(_perform(client, call, on_progress), timeout)
     except TimeoutError:
-        return Verdict("unexpected", f"timed out after {CALL_TIMEOUT:g} s")
+        return Verdict("unexpected", f"timed out after {timeout:g} s")
     except MCPError as error:
         if call.expect == "refused" and error.error.code == INVALID_PARAMS:
             return Verdict("guided")
-        return Verdict("unexpected", f"protocol error {error.error.code}: {error.error.message[:200]}")
+        data = f" ({str(error.error.data)[:100]})" if error.error.data else ""
+        return Verdict("unexpected", f"protocol error {error.error.code}: {error.error.message[:200]}{data}")
     except Exception as error:  # a lost connection or a broken answer: what the soak is for
         return Verdict("unexpected", describe(error))
 
@@ -387,11 +414,21 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {str(error)[:200]}"
 
 
-async def _perform(client: Any, call: Call) -> Verdict:
+async def _perform(client: Any, call: Call, on_progress: ProgressFnT | None) -> Verdict:
     if call.kind == "tool":
-        return tool_verdict(call, await client.call_tool(call.name, call.arguments))
+        listener = on_progress if call.progress else None
+        return tool_verdict(
+            call, await client.call_tool(call.name, call.arguments, progress_callback=listener)
+        )
     if call.kind == "walk":
         return await _walk_pages(client, call)
+    if call.kind == "cancel":
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(
+                client.call_tool(call.name, call.arguments["arguments"]), call.arguments["after"]
+            )
+        # The session still answers (a real call: 2026-07-28 has no ping)
+        return tool_verdict(call, await client.call_tool("scaffold_client", {"service": "user"}))
     if call.kind == "read":
         result = await client.read_resource(call.name)
         return _success(call, bool(result.contents), "resources/read returned no contents")
