@@ -12,8 +12,8 @@ identifier segments, or a prefix of one (see ranker.rules).
 from __future__ import annotations
 
 import re
-import threading
 from functools import lru_cache
+from threading import local  # per-thread state only: the ranker starts no thread
 
 import snowballstemmer  # type: ignore[import-untyped]  # pure code, no data files
 
@@ -22,7 +22,7 @@ from . import rules
 # Porter2, as the Snowball project publishes it. A stemmer object keeps its cursor in itself
 # while it stems, so two threads sharing one corrupt each other (the server ranks in worker
 # threads): each thread gets its own.
-_STEMMERS = threading.local()
+_STEMMERS = local()
 
 
 @lru_cache(maxsize=1 << 16)
