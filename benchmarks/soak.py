@@ -55,9 +55,10 @@ from typing import IO, Any, TextIO
 import httpx
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from imqueue_mcp.build_index.cli import main as build_main
+
 from .bench_server import SITE, environment, free_port, origin_args, percentile, site_origins
 from .machine import machine
-from .paths import REPO
 from .processes import stop
 from .soak_calls import (
     CALL_TIMEOUT,
@@ -286,18 +287,8 @@ class Setup:
 
 def build_snapshot(out: Path) -> Path:
     """`imq-build-index --from ../shared/site --pages` into `out`."""
-    command = [
-        sys.executable,
-        "-m",
-        "imqueue_mcp.build_index.cli",
-        "--from",
-        str(SITE),
-        "--out",
-        str(out),
-        "--pages",
-        "--quiet",
-    ]
-    subprocess.run(command, check=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    if build_main(["--from", str(SITE), "--out", str(out), "--pages", "--quiet"]) != 0:
+        raise RuntimeError(f"imq-build-index could not build {out} from {SITE}")
     return out
 
 

@@ -35,6 +35,8 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, PromptReference, ResourceTemplateReference, TextContent
 
+from .bench_server import QUERIES  # the known questions: the server benchmark's
+
 Expect = Literal["ok", "guided", "either", "refused"]
 Kind = Literal["tool", "read", "prompt", "complete", "list", "walk", "cancel"]
 Surface = Literal["hosted", "local"]
@@ -44,28 +46,6 @@ IMQ_SHARE = 0.04  # of the local mix: each runs imq (Node), which costs as much 
 CALL_TIMEOUT = 30.0  # seconds, by default; a call slower than this under the soak's load is a failure
 INVALID_PARAMS = -32602
 
-QUERIES = (
-    "how do I expose a method",
-    "generate a typed client",
-    "delayed job retry",
-    "redis connection options",
-    "IMQService",
-    "cache a method result",
-    "opentelemetry tracing",
-    "pg-prisma",
-    "validate arguments",
-    "graceful shutdown",
-    "logger",
-    "imq ctl start",
-    "commercial licence",
-    "node version",
-    "lock decorator",
-    "publish subscribe events",
-    "MigrateDownOptions",
-    "scale workers",
-    "how to test a service",
-    "broadcast events to every client",
-)
 PACKAGES = (None, None, "rpc", "core", "@imqueue/pg-prisma", "job")  # search filters: documented ones
 STATUS_PACKAGES = (*PACKAGES, "cli", "@imqueue/mcp")  # package_status also knows the published tools
 PAGES = (

@@ -2,9 +2,10 @@
 SDK clients at once, over Streamable HTTP (two uvicorn workers) and stdio, on servers started
 fresh several times, must fail no call and log no error.
 
-The short profile runs here (16 s of load per transport, about a minute in all); the long runs and their figures are the
-benchmark's (benchmarks/README.md). The fast tests below pin what the soak counts as unexpected:
-a soak that let an internal error through as "guided" would pass over the bugs it exists for.
+The short profile runs here (16 s of load per transport, about a minute in all); the long runs
+and their figures are the benchmark's (benchmarks/README.md). The fast tests below pin what the
+soak counts as unexpected: a soak that let an internal error through as "guided" would pass over
+the bugs it exists for.
 """
 
 from __future__ import annotations
