@@ -280,6 +280,7 @@ class Setup:
         home.mkdir(parents=True, exist_ok=True)
         return {
             **environment(home),
+            "HOME": str(home),  # imq and Node write nothing into the user's home either
             "IMQUEUE_MCP_SNAPSHOT": str(self.snapshot),
             "IMQUEUE_MCP_REFRESH_SECONDS": repr(self.refresh_seconds),
         }
