@@ -7,7 +7,10 @@
     speed.py        `python -m benchmarks.speed`: build, load, per-query latency, peak RSS
     bench_server.py `python -m benchmarks.bench_server`: cold start, stdio round trips, hosted
                     throughput, each beside a bare SDK server
-    soak.py         `python -m benchmarks.soak`: a long run of many clients; errors and RSS
+    soak.py         `python -m benchmarks.soak`: every tool, resource, prompt and completion from
+                    many SDK clients at once (HTTP and stdio), on servers started cold again and
+                    again: unexpected failures, server log errors, RSS (soak_calls.py: the calls
+                    and what each answer must be)
     journeys.py     `python -m benchmarks.journeys`: scripted agent journeys on the real stack,
                     counting the hand fixes each needs (journey_kit.py: its parts)
     stack.py        where .ci/install-imq.sh built @imqueue 3.x and imq; a Redis; process groups

@@ -234,12 +234,23 @@ def test_hit_sizes_come_from_the_prose_until_a_read_measures_them() -> None:
     snapshot_rows = LazyDocuments([document.to_wire() for document in documents])
     assert prose_sizes(snapshot_rows) == prose_sizes(documents)
     sizes = DocSizes()
-    assert sizes.tokens_of("https://imqueue.org/p/#a", documents, 1) == (25, "prose")
-    assert sizes.tokens_of("https://imqueue.org/api/x/", documents, 1) is None
+    assert sizes.tokens_of("https://imqueue.org/p/#a", documents) == (25, "prose")
+    assert sizes.tokens_of("https://imqueue.org/api/x/", documents) is None
     sizes.record({"url": "https://imqueue.org/p/#a", "totalTokens": 31})
     sizes.record({"url": "https://imqueue.org/p/", "totalTokens": 0, "outline": []})
-    assert sizes.tokens_of("https://imqueue.org/p/#a", documents, 1) == (31, "measured")
-    assert sizes.tokens_of("https://imqueue.org/p/", documents, 1) == (35, "prose")
+    assert sizes.tokens_of("https://imqueue.org/p/#a", documents) == (31, "measured")
+    assert sizes.tokens_of("https://imqueue.org/p/", documents) == (35, "prose")
+
+
+def test_hit_sizes_follow_the_corpus_answering_after_a_refresh() -> None:
+    def corpus(text: str) -> list[Document]:
+        return [Document(path="/p/#a", site="org", tier="section", title="A", heading="A", text=text)]
+
+    sizes = DocSizes()
+    assert sizes.tokens_of("https://imqueue.org/p/#a", corpus("y" * 97)) == (25, "prose")
+    # A refresh brings a longer section: its size, not the table of the corpus before it (which
+    # an id() key gave whenever the new corpus landed where the freed old one had been)
+    assert sizes.tokens_of("https://imqueue.org/p/#a", corpus("y" * 197)) == (50, "prose")
 
 
 def test_the_mirror_pages_are_larger_than_their_prose() -> None:

@@ -203,6 +203,24 @@ def test_hosted_progress_stays_silent_without_a_token(hosted: HttpServer) -> Non
 
 
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # 2026 drops setLevel
+def test_a_docs_module_warning_reaches_the_client_that_asked_for_warnings(tmp_path: Path) -> None:
+    # Nothing answers on the origins and there is no snapshot: the corpus module warns why, and a
+    # client at level warning hears it (the collector once listened to a logger no module used).
+    dead = {"imqueue.org": "http://127.0.0.1:9", "imqueue.com": "http://127.0.0.1:9"}
+    heard = Heard()
+    env = server_environment(tmp_path)
+    connection = stdio_connection(origin_args(dead), env, tmp_path, "legacy", **listening(heard))
+    try:
+        connection.run(lambda client: client.set_logging_level("warning"))
+        assert connection.call("search_docs", {"query": "redis"}).is_error
+    finally:
+        connection.close()
+    corpus_logs = [entry for entry in heard.logs if entry.logger == "imqueue_mcp.server.docs.corpus"]
+    assert corpus_logs and all(entry.level == "warning" for entry in corpus_logs)
+    assert "live docs refresh failed" in " ".join(str(entry.data) for entry in corpus_logs)
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # 2026 drops setLevel
 def test_set_level_answers_empty_and_filters_what_the_client_hears(tmp_path: Path) -> None:
     heard = Heard()
     connection = stdio_connection([], server_environment(tmp_path), tmp_path, "legacy", **listening(heard))
@@ -214,7 +232,9 @@ def test_set_level_answers_empty_and_filters_what_the_client_hears(tmp_path: Pat
         assert connection.run(lambda client: client.set_logging_level("info")) == mcp_types.EmptyResult()
         connection.call("get_doc", REFUSED_URL)
         assert [entry.level for entry in heard.logs] == ["info"]
-        assert "url_refused" in str(heard.logs[0].data) and heard.logs[0].logger == "server"
+        assert (
+            "url_refused" in str(heard.logs[0].data) and heard.logs[0].logger == "imqueue_mcp.server.mcp.app"
+        )
 
         heard.logs.clear()
         connection.run(lambda client: client.set_logging_level("error"))

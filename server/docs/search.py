@@ -56,7 +56,7 @@ async def search_docs(
     data = response_dict(response)
     if sizes is not None:
         for result in data["results"]:
-            size = sizes.tokens_of(result["url"], corpus.index.corpus.documents, id(corpus))
+            size = sizes.tokens_of(result["url"], corpus.index.corpus.documents)
             if size is not None:
                 result["tokens"], result["tokensBasis"] = size
     if passages is not None and passages.enabled:

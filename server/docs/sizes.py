@@ -33,7 +33,9 @@ class DocSizes:
     def __init__(self) -> None:
         self._measured: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._prose_for: int | None = None  # id() of the corpus the prose table was built from
+        # The documents the prose table was built from, held: an id() alone could be reused by the
+        # documents of a later refresh once these are freed, and the table would outlive its corpus.
+        self._prose_for: object = None
         self._prose: dict[str, int] = {}
 
     def record(self, result: dict[str, Any]) -> None:
@@ -43,15 +45,16 @@ class DocSizes:
         with self._lock:
             self._measured[result["url"]] = int(result["totalTokens"])
 
-    def tokens_of(self, url: str, documents: Iterable[Any], corpus_id: int) -> tuple[int, str] | None:
-        """(tokens, 'measured' | 'prose') for a canonical hit URL, or None."""
+    def tokens_of(self, url: str, documents: Iterable[Any]) -> tuple[int, str] | None:
+        """(tokens, 'measured' | 'prose') for a canonical hit URL, or None; `documents` are those of
+        the corpus answering."""
         measured = self._measured.get(url)
         if measured is not None:
             return measured, "measured"
         with self._lock:
-            if self._prose_for != corpus_id:
+            if self._prose_for is not documents:
                 self._prose = prose_sizes(documents)
-                self._prose_for = corpus_id
+                self._prose_for = documents
             prose = self._prose.get(url)
         return (prose, "prose") if prose is not None else None
 

@@ -76,7 +76,7 @@ from imqueue_mcp.server.mcp.results import error_of, error_result
 from imqueue_mcp.server.mcp.services import Services
 from imqueue_mcp.server.mcp.tools import hosted_tools, local_tools
 
-logger = logging.getLogger("server")
+logger = logging.getLogger(__name__)
 
 # SEP-2577 deprecates logging from 2026-07-28 on; handshake-era clients still rely on it, and
 # the SDK's warning would land on stderr at the first notification of every session.

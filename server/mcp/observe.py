@@ -29,7 +29,9 @@ from typing import Any
 
 from mcp_types import LoggingLevel
 
-SERVER_LOGGER = "server"
+# The package's loggers (each module's __name__): what a client may ask to hear. Named after the
+# import name, so a module's records reach the collector: under another name they never do.
+SERVER_LOGGER = "imqueue_mcp.server"
 CALLS_LOGGER = "server.calls"
 STDERR_FORMAT = "imqueue-mcp %(levelname)s %(name)s: %(message)s"
 
