@@ -11,6 +11,7 @@ hosted HTTP.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -218,6 +219,35 @@ def test_a_docs_module_warning_reaches_the_client_that_asked_for_warnings(tmp_pa
     corpus_logs = [entry for entry in heard.logs if entry.logger == "imqueue_mcp.server.docs.corpus"]
     assert corpus_logs and all(entry.level == "warning" for entry in corpus_logs)
     assert "live docs refresh failed" in " ".join(str(entry.data) for entry in corpus_logs)
+
+
+def test_the_hosted_endpoint_tells_a_client_nothing_of_the_operators_origins_or_paths(  # SECURITY.md
+    tmp_path: Path,
+) -> None:
+    # The same failing refresh on the hosted endpoint: its warning names the operator's origins
+    # (and, elsewhere, snapshot paths), which anonymous clients must not learn. The call's own
+    # diagnostics (a refused argument) still reach them.
+    dead = {"imqueue.org": "http://127.0.0.1:9", "imqueue.com": "http://127.0.0.1:9"}
+    server = HttpServer(origin_args(dead), server_environment(tmp_path), tmp_path)
+    heard = Heard()  # a 2026 client opted in to everything: the hosted endpoint streams its logs
+    connection = McpConnection(server.url + "/mcp", "2026-07-28", log_level="debug", **listening(heard))
+    try:
+        failed = connection.call("search_docs", {"query": "redis"})
+        assert failed.is_error and connection.call("get_doc", REFUSED_URL).is_error
+    finally:
+        connection.close()
+        log = server.stderr()
+        server.close()
+    assert "live docs refresh failed" in log and "127.0.0.1:9" in log  # the operator sees it
+    answer = failed.content[0].text + str(failed.structured_content)
+    assert "No docs corpus is available" in answer
+    assert re.search(r"https://imqueue\.(org|com)/search-index", answer), answer  # the canonical site
+    assert "127.0.0.1:9" not in answer and str(tmp_path) not in answer, answer
+    said = " ".join(f"{entry.logger} {entry.data}" for entry in heard.logs)
+    assert "127.0.0.1:9" not in said and str(tmp_path) not in said, said
+    assert heard.logs and all(
+        str(entry.logger).startswith("imqueue_mcp.server.mcp.") for entry in heard.logs
+    ), said
 
 
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # 2026 drops setLevel

@@ -72,11 +72,13 @@ from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp import completions, observe, project_tools, resources
 from imqueue_mcp.server.mcp.instructions import INSTRUCTIONS
 from imqueue_mcp.server.mcp.prompts import service_prompts
+from imqueue_mcp.server.mcp.redact import Redactor
 from imqueue_mcp.server.mcp.results import error_of, error_result
 from imqueue_mcp.server.mcp.services import Services
 from imqueue_mcp.server.mcp.tools import hosted_tools, local_tools
 
 logger = logging.getLogger(__name__)
+HOSTED_DIAGNOSTICS = "imqueue_mcp.server.mcp."  # the loggers whose records a hosted client may hear
 
 # SEP-2577 deprecates logging from 2026-07-28 on; handshake-era clients still rely on it, and
 # the SDK's warning would land on stderr at the first notification of every session.
@@ -154,6 +156,8 @@ class ImqueueServer(MCPServer[Any]):
         super().__init__(**settings)
         self.services = services
         self.hosted = hosted
+        # Hosted: the operator's origins, snapshot and folders never reach a client (redact.py).
+        self.redactor = Redactor(services.config, services.corpus.snapshot_path()) if hosted else None
         # On stdio one process serves one connection, so the level is the connection's.
         self.client_log_level: LoggingLevel = DEFAULT_CLIENT_LOG_LEVEL
         # Hosted: metrics.Metrics.call, counting each call by tool and outcome (None: not counted).
@@ -206,6 +210,8 @@ class ImqueueServer(MCPServer[Any]):
             if isinstance(result, CallToolResult) and result.is_error:
                 detail = error_of(result) or {}
                 logger.info("%s: %s: %s", name, detail.get("code", "error"), detail.get("message", ""))
+            if self.redactor is not None and isinstance(result, CallToolResult):
+                result = self.redactor.result(result)
         if request is not None:
             await self._send_diagnostics(request, records)
         _log_call(name, result, request, time.perf_counter() - started)
@@ -221,10 +227,17 @@ class ImqueueServer(MCPServer[Any]):
         for record in records:
             if record.levelno < threshold:
                 continue
+            message = record.getMessage()
+            if self.redactor is not None:
+                # Hosted: only the call's own diagnostics (this layer's), never a domain module's
+                # account of the operator's sources, and those with the operator's places redacted.
+                if not record.name.startswith(HOSTED_DIAGNOSTICS):
+                    continue
+                message = self.redactor.text(message)
             try:
                 await request.session.send_log_message(  # pyright: ignore[reportDeprecated]
                     level=observe.mcp_level(record.levelno),
-                    data=record.getMessage(),
+                    data=message,
                     logger=record.name,
                     related_request_id=request.request_id,
                 )
