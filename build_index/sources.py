@@ -130,7 +130,7 @@ class MirrorSource:
     root: Path
 
     def __post_init__(self) -> None:
-        self.root = Path(self.root)
+        self.root = Path(self.root).absolute()  # `--from ../shared/site`: a file URI needs a whole path
         missing = [h for h in HOSTS if not (self.root / h).is_dir()]
         if missing:
             raise FeedUnavailable(

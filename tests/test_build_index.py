@@ -213,6 +213,16 @@ def test_build_from_the_mirror_writes_a_snapshot_with_a_complete_header(
     assert header["body_sha256"] == hashlib.sha256(body).hexdigest()
 
 
+def test_a_relative_mirror_path_builds_as_the_whole_path_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(SITE.parent)
+    out = tmp_path / "snapshot.msgpack"
+    code, stdout, err = run_build(capsys, "--from", SITE.name, "--out", str(out), "--quiet")
+    assert (code, stdout, err) == (0, "", "")
+    assert split(out)[0]["origins"] == {h: (SITE / h).resolve().as_uri() for h in HOSTS}
+
+
 def test_load_round_trips_the_corpus(tmp_path: Path) -> None:
     built = build(mirror=SITE)
     out = tmp_path / "snapshot.msgpack"
