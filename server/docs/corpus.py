@@ -345,7 +345,7 @@ class CorpusKeeper:
             snapshot.status,
             build_index.generation_of(snapshot.header),
             snapshot.pages_raw,
-            snapshot.markdown,
+            snapshot.page_markdown(location),  # each page stored once: the body's, or the saved pages'
             snapshot.sections,
         )
 
