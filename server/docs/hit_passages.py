@@ -2,11 +2,13 @@
 
     PassageOptions                the tools' arguments: passages on or off, passageTokens per hit,
                                   maxTokens over the reply's passages together
-    PassageSource                 one corpus's text, prepared a page at a time on first use and
-                                  kept (the PAGE_CACHE pages used last); for a hit's page, in order:
+    PassageSource                 one corpus's text, each page prepared once and kept while the
+                                  corpus answers: all of them by a background warm-up that
+                                  source_for starts, or a page on first use if a query comes
+                                  first; for a hit's page, in order:
                                     markdown  the page's markdown as the corpus was built with it
-                                              (the snapshot's `markdown`: every llms-full.txt page,
-                                              and with --pages every page, the API pages too), cut
+                                              (the snapshot's: every llms-full.txt page, and with
+                                              --pages every page, the API pages too), cut
                                               at the site's own section ranges (search-sections.json,
                                               kept in the snapshot), each checked to start at a
                                               heading as get_doc checks them
@@ -25,6 +27,9 @@ fetched per query. Which words to show is passages.py's choice (pure text logic)
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,12 +48,14 @@ from imqueue_mcp.server.docs.passages import (
 from imqueue_mcp.server.docs.read import heading_of
 from imqueue_mcp.server.docs.sizes import prose_sections
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_PASSAGE_TOKENS = 120
 DEFAULT_REPLY_TOKENS = 1500
 MIN_PASSAGE_TOKENS = 20  # less than this left of maxTokens: the remaining hits carry none
 MAX_PASSAGE_TOKENS = 2000
 MAX_REPLY_TOKENS = 20_000
-PAGE_CACHE = 4096  # every page of a --pages corpus (1,260 on the mirror) and the summaries of a default one
+SUMMARY_CACHE = 4096  # hits' descriptions prepared as their text (the API symbols of a default build)
 
 
 @dataclass(frozen=True)
@@ -59,42 +66,66 @@ class PassageOptions:
 
 
 class PassageSource:
-    """The text passages are cut from, for one loaded corpus."""
+    """The text passages are cut from, for one loaded corpus. Every page with text is prepared
+    once and kept while the corpus answers (at most one entry per page of the corpus); `warm()`
+    prepares them all ahead of the queries (source_for runs it in a background thread), so that
+    a query pays for preparing a page only when it arrives before the warm-up has reached it."""
 
     def __init__(self, corpus: LoadedCorpus) -> None:
         self.corpus = corpus
-        self._pages: OrderedDict[str, PreparedPage] = OrderedDict()
-        self._textless: set[str] = set()  # pages the corpus has no text of (most API pages by default)
+        # page URL -> its prepared text, None when the corpus has none. Written by the query path
+        # and the warm-up thread alike: one dict assignment each (atomic), and a page prepared
+        # twice by both is the same page, so either copy serves.
+        self._pages: dict[str, PreparedPage | None] = {}
+        self._summaries: OrderedDict[str, PreparedPage] = OrderedDict()  # the SUMMARY_CACHE used last
         self._prose: dict[str, list[SectionText]] | None = None
+        self.warmed = threading.Event()  # set once warm() has prepared every page (or was stopped)
+        self.warm_seconds: float | None = None  # how long warm() took, once it has
+        self.retired = False  # another corpus answers now: a warm-up still running stops
 
     def page(self, page_url: str) -> PreparedPage | None:
         """The page prepared for passages (markdown, else prose), or None when the corpus has neither."""
-        if page_url in self._pages:
-            self._pages.move_to_end(page_url)
+        try:
             return self._pages[page_url]
-        if page_url in self._textless:
-            return None
-        prepared = self._prepare(page_url)
-        if prepared is None:
-            self._textless.add(page_url)
-            return None
-        return self._keep(page_url, prepared)
+        except KeyError:
+            prepared = self._pages[page_url] = self._prepare(page_url)
+            return prepared
 
     def summary(self, url: str, description: str) -> PreparedPage | None:
         """A hit's own description prepared as its only text, kept like a page."""
-        key = "summary " + url
-        if key in self._pages:
-            self._pages.move_to_end(key)
-            return self._pages[key]
-        return (
-            self._keep(key, prepare([SectionText(url, "", description)], "summary")) if description else None
-        )
-
-    def _keep(self, key: str, prepared: PreparedPage) -> PreparedPage:
-        self._pages[key] = prepared
-        if len(self._pages) > PAGE_CACHE:
-            self._pages.popitem(last=False)
+        if url in self._summaries:
+            self._summaries.move_to_end(url)
+            return self._summaries[url]
+        if not description:
+            return None
+        prepared = self._summaries[url] = prepare([SectionText(url, "", description)], "summary")
+        if len(self._summaries) > SUMMARY_CACHE:
+            self._summaries.popitem(last=False)
         return prepared
+
+    def warm(self) -> None:
+        """Prepare every page the corpus has text of, one at a time, letting other threads in
+        between pages; stops early once retired. Sets `warm_seconds`, then `warmed`."""
+        started = time.perf_counter()
+        try:
+            for page_url in self.pages_with_text():
+                if self.retired:
+                    break
+                self.page(page_url)
+                time.sleep(0)  # a query waiting for the interpreter goes first
+        except Exception:  # a page that cannot be prepared fails its queries the same way: say so here
+            logger.exception("preparing the passages' pages failed; each page is prepared when asked")
+        finally:
+            self.warm_seconds = time.perf_counter() - started
+            self.warmed.set()
+
+    def prepared(self) -> set[str]:
+        """The page URLs prepared so far (those found to have no text too)."""
+        return set(self._pages)  # one C-level copy: the warm-up's writes never interleave with it
+
+    def pages_with_text(self) -> list[str]:
+        """Every page URL whose passages come from its markdown or its prose."""
+        return list(dict.fromkeys([*self.corpus.markdown, *self.prose()]))
 
     def _prepare(self, page_url: str) -> PreparedPage | None:
         markdown = self.corpus.markdown.get(page_url)
@@ -144,10 +175,15 @@ _sources: tuple[LoadedCorpus, PassageSource] | None = None
 
 
 def source_for(corpus: LoadedCorpus) -> PassageSource:
-    """The PassageSource of the corpus answering now (one at a time, as answer_cache keeps)."""
+    """The PassageSource of the corpus answering now (one at a time, as answer_cache keeps). A new
+    one starts preparing every page in a background thread, and the one it replaces stops."""
     global _sources
     if _sources is None or _sources[0] is not corpus:
-        _sources = (corpus, PassageSource(corpus))
+        if _sources is not None:
+            _sources[1].retired = True
+        source = PassageSource(corpus)
+        _sources = (corpus, source)
+        threading.Thread(target=source.warm, name="passages-warm-up", daemon=True).start()
     return _sources[1]
 
 
