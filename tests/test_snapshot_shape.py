@@ -55,12 +55,18 @@ def test_a_snapshot_of_the_wrong_shape_with_a_valid_checksum_is_explained(
 ) -> None:
     path = tmp_path / "snapshot.msgpack"
     path.write_bytes(rewritten(good_snapshot.read_bytes(), SHAPES[case]))
-    with offline_server(["--snapshot", str(path)], tmp_path) as connection:
+    assert_explained(path, tmp_path, "not the shape this version writes", "imq-build-index")
+
+
+def assert_explained(path: Path, home: Path, what: str, fix: str) -> None:
+    """The offline server on `path` answers search_docs with an isError naming the file, `what`
+    is wrong and the `fix`, in words a user reads (no Python message)."""
+    with offline_server(["--snapshot", str(path)], home) as connection:
         result = connection.call("search_docs", {"query": "expose a method"})
         message = text_of(result)
         assert result.is_error, message
-        assert str(path) in message and "not the shape this version writes" in message, message
-        assert "imq-build-index" in message, message
+        assert str(path) in message and what in message, message
+        assert fix in message, message
         assert not any(word in message for word in PYTHON_WORDS), message
 
 
@@ -84,10 +90,4 @@ def test_saved_pages_of_the_wrong_shape_with_valid_checksums_are_explained(
     header = {k: v for k, v in outer["header"].items() if k not in ("format", "body_sha256")}
     path = tmp_path / "snapshot.msgpack"
     path.write_bytes(wrap(header, outer["body"], FORMAT_VERSION, foreign))
-    with offline_server(["--snapshot", str(path)], tmp_path) as connection:
-        result = connection.call("search_docs", {"query": "expose a method"})
-        message = text_of(result)
-        assert result.is_error, message
-        assert str(path) in message and "not an imqueue-mcp pages file" in message, message
-        assert "imq-build-index --pages" in message, message
-        assert not any(word in message for word in PYTHON_WORDS), message
+    assert_explained(path, tmp_path, "not an imqueue-mcp pages file", "imq-build-index --pages")
