@@ -479,7 +479,7 @@ def test_the_passages_figures_read_back_on_two_questions(tmp_path: Path) -> None
     results = {"default": figures, "pages": figures, "latency": {**made_up, "warm_up_s": 0.5}}
     text = passages.table(results)
     assert "answer in the top hit's passage" in text and "(target <=2x met)" in text and "NOT met" in text
-    assert "1.20x" in text and "3.00x" in text and "warm-up, in the background: 0.50 s" in text
+    assert "1.20x" in text and "3.00x" in text and "warm-up, between the queries: 0.50 s" in text
 
 
 def test_speed_shows_ours_with_passages_as_a_column_of_its_own_without_judging_it() -> None:

@@ -3,6 +3,7 @@ cut markers, the budgets, and where a hit's text comes from. No server, no mirro
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -234,9 +235,25 @@ def test_the_warm_up_prepares_every_page_with_text_and_a_retired_source_stops() 
     assert retired.warmed.is_set() and not retired.prepared()
 
 
+def test_on_the_event_loop_the_warm_up_takes_a_page_a_turn_between_the_queries() -> None:
+    pages = {f"https://imqueue.org/p{n}/": MARKDOWN for n in range(3)}
+
+    async def scenario() -> list[int]:
+        source = source_for(corpus(pages))
+        assert not source.prepared()  # a task of this loop: nothing ran before this coroutine yields
+        seen = []
+        while not source.warmed.is_set():
+            await asyncio.sleep(0)  # a query's turn
+            seen.append(len(source.prepared()))
+        return seen
+
+    # one page a turn (the three pages' markdown, then /queues/'s prose); then the warm-up ends
+    assert asyncio.run(scenario()) == [1, 2, 3, 4, 4]
+
+
 def test_the_answering_corpus_is_warmed_in_the_background_and_the_one_it_replaces_stops() -> None:
     first, second = corpus({PAGE: MARKDOWN}), corpus({})
-    source = source_for(first)
+    source = source_for(first)  # no event loop here: a thread warms it
     assert source.warmed.wait(10) and source.prepared() == {PAGE}
     assert source_for(first) is source and not source.retired
     replacing = source_for(second)
