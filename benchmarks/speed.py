@@ -136,7 +136,7 @@ def with_passages(path: Path, index: Any) -> Any:
         snapshot.fetched_at,
         str(path),
         0.0,
-        markdown=snapshot.markdown,
+        markdown=snapshot.page_markdown(path),
         sections=snapshot.sections,
     )
     source, options = PassageSource(loaded), PassageOptions()

@@ -10,7 +10,8 @@
 
 Flow: Source.read -> feeds.* -> build.assemble -> Snapshot -> snapshot.save_snapshot.
 With --pages: build.build(pages=True) -> pages.read_pages (same Source) -> Snapshot.pages ->
-the snapshot file's "pages" part (one file, one rename: one generation).
+the snapshot file's "pages" part (one file, one rename: one generation); the body's `markdown`
+then keeps only the pages that part lacks, and Snapshot.page_markdown joins the two.
 Examples: build.assemble -> examples.collect_examples (llms-full.txt pages; every page's own
 markdown with --pages) -> Snapshot.examples -> the snapshot body's "examples".
 """

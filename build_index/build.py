@@ -68,7 +68,7 @@ def build(
             llms = {host: raw[(host, path)] for host, path in FEEDS if path == "/llms.txt"}
             snapshot.pages = read_pages(source, snapshot.corpus, snapshot.header, llms, progress)
             snapshot.examples = with_page_examples(snapshot, snapshot.pages)
-            snapshot.markdown = with_page_markdown(snapshot.markdown, snapshot.pages)
+            snapshot.markdown = without_saved_pages(snapshot.markdown, snapshot.pages)
     finally:
         source.close()
     return snapshot
@@ -164,25 +164,17 @@ def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snap
     )
 
 
-def with_page_markdown(markdown: dict[str, str], pages: Pages) -> dict[str, str]:
-    """With the pages read (`--pages`), every page's own markdown (index.md, which the section
-    ranges count lines of) replaces its llms-full.txt copy, and the API pages join."""
-    return dict(sorted((markdown | page_markdown(pages)).items()))
-
-
-def page_markdown(pages: Pages) -> dict[str, str]:
-    """The sidecar's pages as text: canonical page URL -> markdown (the llms.txt files left out)."""
-    return {
-        url: data.decode("utf-8", errors="replace")
-        for url, data in pages.body.items()
-        if not url.endswith("/llms.txt")
-    }
+def without_saved_pages(markdown: dict[str, str], pages: Pages) -> dict[str, str]:
+    """With the pages read (`--pages`), the body keeps only the llms-full.txt pages the saved pages
+    lack: a page's own markdown (index.md, which the section ranges count lines of) is stored once,
+    in the pages part, and passages read it there (Snapshot.page_markdown)."""
+    return {url: text for url, text in markdown.items() if url not in pages.body}
 
 
 def with_page_examples(snapshot: Snapshot, pages: Pages) -> list[Example]:
     """With the pages read (`--pages`), the examples come from every page's own markdown
     (the API pages too); the llms-full.txt copies stand in only for a page not read."""
-    markdown = page_markdown(pages)
+    markdown = pages.markdown()
     read = set(markdown)
     extra = [e for e in snapshot.examples or [] if SITES[e.site] + e.page not in read]
     return sorted(collect_examples(markdown, snapshot.corpus.documents) + extra, key=lambda e: e.id)

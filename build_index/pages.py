@@ -46,6 +46,14 @@ class Pages:
     def fetched_at(self) -> str:
         return str(self.header.get("fetched_at", ""))
 
+    def markdown(self) -> dict[str, str]:
+        """The pages as text: canonical page URL -> markdown (the llms.txt files left out)."""
+        return {
+            url: data.decode("utf-8", errors="replace")
+            for url, data in self.body.items()
+            if not url.endswith("/llms.txt")
+        }
+
 
 def pages_path(snapshot_path: Path | str) -> Path:
     """Where a snapshot's sidecar lives: the snapshot path + ".pages"."""

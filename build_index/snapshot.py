@@ -4,15 +4,16 @@ header: format version, origins, fetched-at, sha256 per feed, counts, body check
 body:   the corpus (ranker.corpus wire form), per-host section line ranges, status.json, both
         sites' curated /llms.txt links (the server's resources list), the code examples
         (examples.py; wire rows), and `markdown`: canonical page URL -> the page's markdown, for
-        every page the build read whole (each host's /llms-full.txt pages; with --pages every
-        page, the API pages too), which search_docs cuts its passages from (server/docs/
-        passages.py), live and offline alike. A body without "examples" loads with `examples`
-        None (find_examples says to rebuild); one without "markdown" loads with an empty map
-        (passages then come from the corpus's prose).
+        every page the build read whole that `pages` below does not carry (each host's
+        /llms-full.txt pages; with --pages only those without an index.md of their own), which
+        search_docs cuts its passages from (server/docs/passages.py), live and offline alike. A
+        body without "examples" loads with `examples` None (find_examples says to rebuild); one
+        without "markdown" loads with an empty map (passages then come from the corpus's prose).
 pages:  with `imq-build-index --pages`, every page's markdown (pages.py's envelope, kept as bytes
-        until get_doc needs it offline). In the same file as the corpus, so that one rename
-        switches both: a reader sees the old generation whole or the new one whole, never a mix,
-        and a builder killed mid-write leaves the old file as it was.
+        until get_doc or the passages need it). In the same file as the corpus, so that one
+        rename switches both: a reader sees the old generation whole or the new one whole, never
+        a mix, and a builder killed mid-write leaves the old file as it was. Each page's markdown
+        is in the file once: Snapshot.page_markdown joins the two for the passages.
 
 The envelope and the atomic write are files.py's, shared with the pages sidecar (pages.py).
 """
@@ -38,7 +39,8 @@ from .files import SnapshotError, unwrap, wrap, write_atomically
 from .pages import Pages, decode_pages, encode_pages
 
 FIX = "rebuild it with `imq-build-index` (or `imq-build-index --from DIR` offline)"
-FORMAT_VERSION = 6  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
+FORMAT_VERSION = 7  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
+# 7: with --pages, the body's `markdown` leaves out the pages the pages part carries (6 kept both)
 
 
 @dataclass
@@ -78,6 +80,17 @@ class Snapshot:
         if self.pages is None and self.pages_raw is not None:
             self.pages = decode_pages(where, self.pages_raw, "rebuild it with `imq-build-index --pages`")
         return self.pages
+
+    def page_markdown(self, where: Path | str) -> dict[str, str]:
+        """Every page's markdown this snapshot carries, by canonical page URL: the saved pages'
+        (--pages), and the body's `markdown` for the pages they lack. SnapshotError (naming
+        `where`) when the saved pages are not the shape this version writes."""
+        return page_markdown(self.markdown, self.saved_pages(where))
+
+
+def page_markdown(markdown: dict[str, str], pages: Pages | None) -> dict[str, str]:
+    """A body's `markdown` joined by the saved pages' own (a page's own markdown first), by URL."""
+    return markdown if pages is None else dict(sorted((markdown | pages.markdown()).items()))
 
 
 def generation_of(header: dict[str, Any]) -> str:

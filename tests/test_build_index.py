@@ -694,14 +694,18 @@ def test_pages_are_written_into_the_snapshot_with_every_page_the_mirror_has(
     assert list(pages) == sorted(SAVED_PAGES)
     assert pages == {url: (SITE / file).read_bytes() for url, file in SAVED_PAGES.items()}
     assert "https://imqueue.org/api/faq/" not in pages  # no mirror: skipped, not a failure
-    # --pages leaves the snapshot as it was, but for the code examples and the markdown of every
-    # page read (the passages of search_docs hits come from it)
+    # --pages leaves the snapshot as it was, but for the code examples and the page markdown: the
+    # body keeps only the llms-full.txt pages not read (each page is stored once), and the
+    # passages of search_docs hits read every page's own markdown from the pages part
     with_pages, without = (msgpack.unpackb(split(f)[1], raw=False) for f in (out, mirror_snapshot))
     assert {k: v for k, v in with_pages.items() if k not in ("examples", "markdown")} == {
         k: v for k, v in without.items() if k not in ("examples", "markdown")
     }
     read = {url: data.decode("utf-8") for url, data in pages.items() if not url.endswith("/llms.txt")}
-    assert with_pages["markdown"] == without["markdown"] | read
+    unread = {url: text for url, text in without["markdown"].items() if url not in read}
+    assert with_pages["markdown"] == unread
+    assert with_pages["markdown"] and not with_pages["markdown"].keys() & read.keys()
+    assert load_snapshot(out).page_markdown(out) == without["markdown"] | read
     assert "https://imqueue.org/api/rpc/latest/rpc.expose/" in read
     # ...read from each page's own markdown, and from llms-full.txt for a page not read
     assert [row[0] for row in with_pages["examples"]] == [

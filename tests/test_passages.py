@@ -3,6 +3,7 @@ cut markers, the budgets, and where a hit's text comes from. No server, no mirro
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from imqueue_mcp.server.docs.hit_passages import (
     add_example_passages,
     add_search_passages,
     markdown_sections,
+    source_for,
 )
 from imqueue_mcp.server.docs.passages import (
     CODE_CUT_MARKER,
@@ -214,3 +216,47 @@ def test_an_example_hit_gets_the_prose_of_its_section() -> None:
 def test_a_query_that_matches_nothing_gets_the_start_of_the_section(query: str) -> None:
     passage = choose(page_of(), QueryWords.of(query), 30, parts=[1])
     assert passage is not None and passage.text.startswith("Messages are delivered")
+
+
+# --- preparing the pages ahead of the queries -----------------------------------------------
+
+
+def test_the_warm_up_prepares_every_page_with_text_and_a_retired_source_stops() -> None:
+    source = PassageSource(corpus({PAGE: MARKDOWN}))
+    assert source.pages_with_text() == [PAGE] and not source.prepared()  # /api/x/ has no text
+    source.warm()
+    assert source.warmed.is_set() and source.prepared() == {PAGE}
+    assert source.warm_seconds is not None and source.warm_seconds >= 0
+    page = source.page(PAGE)
+    assert page is not None and page.basis == "markdown" and source.page(PAGE) is page  # prepared once
+    retired = PassageSource(corpus({PAGE: MARKDOWN}))
+    retired.retired = True  # another corpus answers now
+    retired.warm()
+    assert retired.warmed.is_set() and not retired.prepared()
+
+
+def test_on_the_event_loop_the_warm_up_takes_a_page_a_turn_between_the_queries() -> None:
+    pages = {f"https://imqueue.org/p{n}/": MARKDOWN for n in range(3)}
+
+    async def scenario() -> list[int]:
+        source = source_for(corpus(pages))
+        assert not source.prepared()  # a task of this loop: nothing ran before this coroutine yields
+        seen = []
+        while not source.warmed.is_set():
+            await asyncio.sleep(0)  # a query's turn
+            seen.append(len(source.prepared()))
+        return seen
+
+    # one page a turn (the three pages' markdown, then /queues/'s prose); then the warm-up ends
+    assert asyncio.run(scenario()) == [1, 2, 3, 4, 4]
+
+
+def test_the_answering_corpus_is_warmed_in_the_background_and_the_one_it_replaces_stops() -> None:
+    first, second = corpus({PAGE: MARKDOWN}), corpus({})
+    source = source_for(first)  # no event loop here: a thread warms it
+    assert source.warmed.wait(10) and source.prepared() == {PAGE}
+    assert source_for(first) is source and not source.retired
+    replacing = source_for(second)
+    assert replacing is not source and source.retired and replacing.warmed.wait(10)
+    page = replacing.page(PAGE)  # the second corpus has no markdown: the prose of its page
+    assert page is not None and page.basis == "prose" and replacing.prepared() == {PAGE}

@@ -65,6 +65,30 @@ def read(connection: McpConnection, url: str) -> tuple[dict[str, Any], str]:
     return result.structured_content, result.content[0].text
 
 
+def test_a_pages_snapshot_stores_each_pages_markdown_once(snapshot: Path) -> None:
+    # The passages and offline get_doc read the same copy: the saved pages'. Each page's whole
+    # markdown appears in the file exactly once (it appeared twice in format 6: the body kept its
+    # own copy for the passages).
+    raw = snapshot.read_bytes()
+    loaded = load_snapshot(snapshot)
+    pages = loaded.saved_pages(snapshot)
+    assert pages is not None
+    texts = {url: data for url, data in pages.body.items() if not url.endswith("/llms.txt")}
+    assert len(texts) > 1000 and PAGE in texts  # the mirror's pages, the API pages too
+    assert {url: raw.count(data) for url, data in texts.items()} == dict.fromkeys(texts, 1)
+    assert not loaded.markdown.keys() & texts.keys()
+    markdown = loaded.page_markdown(snapshot)
+    assert markdown[PAGE] == PAGE_FILE.read_text(encoding="utf-8") and texts.keys() <= markdown.keys()
+
+
+def test_offline_passages_of_an_api_page_come_from_its_saved_markdown(offline: McpConnection) -> None:
+    result = offline.call("search_docs", {"query": "RedisQueue safeDeliveryTtl"})
+    assert not result.is_error, result.content[0].text
+    hit = result.structured_content["results"][0]
+    assert hit["url"] == "https://imqueue.org/api/core/latest/core.imqoptions.safedeliveryttl/"
+    assert hit["passage"]["basis"] == "markdown" and "## Default Value" in hit["passage"]["text"]
+
+
 def test_offline_get_doc_reads_the_page_from_the_snapshot_and_says_so(
     offline: McpConnection, snapshot: Path, fetched_at: str
 ) -> None:

@@ -67,7 +67,9 @@ def page_text(connection: McpConnection, url: str = PAGE, **arguments: Any) -> d
 
 
 def generation_of(server: HttpServer) -> str:
-    return str(httpx.get(server.url + "/readyz", timeout=5).json()["corpus"]["generation"])
+    """The generation the worker answering this probe serves ("loading": none loaded yet)."""
+    corpus = httpx.get(server.url + "/readyz", timeout=5).json().get("corpus")
+    return str(corpus["generation"]) if isinstance(corpus, dict) else "loading"
 
 
 def wait_for_generation(server: HttpServer, wanted: str, seconds: float = 30.0) -> None:
@@ -176,6 +178,7 @@ def test_a_server_following_a_url_switches_whole_generations_on_sighup_and_refus
     try:
         first = wait_ready(server)["corpus"]
         assert isinstance(first, dict) and first["from"] == publisher.url + "/snapshot.msgpack"
+        wait_for_generation(server, str(first["generation"]))  # every worker, not only the first ready
         client = connect(server, mcp)
         assert MARKER.strip() not in page_text(client)["markdown"]
         a = generation_of(server)

@@ -18,6 +18,7 @@ import pytest
 from test_faults_snapshot import good_snapshot, offline_server, text_of
 
 from imqueue_mcp.build_index.files import wrap
+from imqueue_mcp.build_index.pages import PAGES_FORMAT
 from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
 
 __all__ = ["good_snapshot"]  # the module-scoped fixture, shared with test_faults_snapshot
@@ -54,12 +55,18 @@ def test_a_snapshot_of_the_wrong_shape_with_a_valid_checksum_is_explained(
 ) -> None:
     path = tmp_path / "snapshot.msgpack"
     path.write_bytes(rewritten(good_snapshot.read_bytes(), SHAPES[case]))
-    with offline_server(["--snapshot", str(path)], tmp_path) as connection:
+    assert_explained(path, tmp_path, "not the shape this version writes", "imq-build-index")
+
+
+def assert_explained(path: Path, home: Path, what: str, fix: str) -> None:
+    """The offline server on `path` answers search_docs with an isError naming the file, `what`
+    is wrong and the `fix`, in words a user reads (no Python message)."""
+    with offline_server(["--snapshot", str(path)], home) as connection:
         result = connection.call("search_docs", {"query": "expose a method"})
         message = text_of(result)
         assert result.is_error, message
-        assert str(path) in message and "not the shape this version writes" in message, message
-        assert "imq-build-index" in message, message
+        assert str(path) in message and what in message, message
+        assert fix in message, message
         assert not any(word in message for word in PYTHON_WORDS), message
 
 
@@ -70,3 +77,17 @@ def test_an_envelope_whose_header_is_not_a_map_is_explained(tmp_path: Path) -> N
         message = text_of(connection.call("search_docs", {"query": "expose a method"}))
         assert str(path) in message and "not an imqueue-mcp snapshot" in message, message
         assert not any(word in message for word in PYTHON_WORDS), message
+
+
+def test_saved_pages_of_the_wrong_shape_with_valid_checksums_are_explained(
+    good_snapshot: Path, tmp_path: Path
+) -> None:
+    # The passages read each page's markdown from the saved pages (it is stored there only), so
+    # the server decodes them with the corpus, and a foreign pages part is explained there.
+    outer = msgpack.unpackb(good_snapshot.read_bytes(), raw=False)
+    pages_header = msgpack.unpackb(outer["pages"], raw=False)["header"]
+    foreign = wrap(pages_header, msgpack.packb({"https://imqueue.org/intro/": 5}), PAGES_FORMAT)
+    header = {k: v for k, v in outer["header"].items() if k not in ("format", "body_sha256")}
+    path = tmp_path / "snapshot.msgpack"
+    path.write_bytes(wrap(header, outer["body"], FORMAT_VERSION, foreign))
+    assert_explained(path, tmp_path, "not an imqueue-mcp pages file", "imq-build-index --pages")

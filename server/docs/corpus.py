@@ -89,7 +89,7 @@ class LoadedCorpus:
     status: dict[str, Any] | None = None  # status.json as read with the feeds (catalogue/facts.py)
     generation: str = ""  # a content hash of what answers (build_index.generation_of)
     pages_raw: bytes | None = None  # the snapshot's saved pages, checked, not yet decoded (docs/pages.py)
-    markdown: dict[str, str] = field(default_factory=dict)  # page URL -> markdown read with the feeds
+    markdown: dict[str, str] = field(default_factory=dict)  # page URL -> markdown (Snapshot.page_markdown)
     sections: dict[str, dict[str, dict[str, list[int]]]] = field(
         default_factory=dict
     )  # host -> page -> ranges: get_doc's saved pages and the passages are cut at them
@@ -355,7 +355,7 @@ class CorpusKeeper:
             snapshot.status,
             build_index.generation_of(snapshot.header),
             snapshot.pages_raw,
-            snapshot.markdown,
+            snapshot.page_markdown(location),  # each page stored once: the body's, or the saved pages'
             snapshot.sections,
         )
 

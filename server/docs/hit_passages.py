@@ -2,11 +2,13 @@
 
     PassageOptions                the tools' arguments: passages on or off, passageTokens per hit,
                                   maxTokens over the reply's passages together
-    PassageSource                 one corpus's text, prepared a page at a time on first use and
-                                  kept (the PAGE_CACHE pages used last); for a hit's page, in order:
+    PassageSource                 one corpus's text, each page prepared once and kept while the
+                                  corpus answers: all of them by a warm-up that source_for starts
+                                  (on the event loop, a page a turn), or a page on first use if a
+                                  query comes first; for a hit's page, in order:
                                     markdown  the page's markdown as the corpus was built with it
-                                              (the snapshot's `markdown`: every llms-full.txt page,
-                                              and with --pages every page, the API pages too), cut
+                                              (the snapshot's: every llms-full.txt page, and with
+                                              --pages every page, the API pages too), cut
                                               at the site's own section ranges (search-sections.json,
                                               kept in the snapshot), each checked to start at a
                                               heading as get_doc checks them
@@ -25,8 +27,12 @@ fetched per query. Which words to show is passages.py's choice (pure text logic)
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,12 +49,14 @@ from imqueue_mcp.server.docs.passages import (
 from imqueue_mcp.server.docs.read import heading_of
 from imqueue_mcp.server.docs.sizes import prose_sections
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_PASSAGE_TOKENS = 120
 DEFAULT_REPLY_TOKENS = 1500
 MIN_PASSAGE_TOKENS = 20  # less than this left of maxTokens: the remaining hits carry none
 MAX_PASSAGE_TOKENS = 2000
 MAX_REPLY_TOKENS = 20_000
-PAGE_CACHE = 4096  # every page of a --pages corpus (1,260 on the mirror) and the summaries of a default one
+SUMMARY_CACHE = 4096  # hits' descriptions prepared as their text (the API symbols of a default build)
 
 
 @dataclass(frozen=True)
@@ -59,42 +67,97 @@ class PassageOptions:
 
 
 class PassageSource:
-    """The text passages are cut from, for one loaded corpus."""
+    """The text passages are cut from, for one loaded corpus. Every page with text is prepared
+    once and kept while the corpus answers (at most one entry per page of the corpus);
+    `start_warming()` prepares them all ahead of the queries, so that a query pays for preparing
+    a page only when it arrives before the warm-up has reached it. On the event loop that answers
+    the queries the warm-up takes one page a turn: a query waits for one page at most (a thread
+    measured worse: it and the queries took turns at the interpreter lock in 5 ms slices)."""
 
     def __init__(self, corpus: LoadedCorpus) -> None:
         self.corpus = corpus
-        self._pages: OrderedDict[str, PreparedPage] = OrderedDict()
-        self._textless: set[str] = set()  # pages the corpus has no text of (most API pages by default)
+        # page URL -> its prepared text, None when the corpus has none. Without an event loop the
+        # warm-up runs in a thread: one dict assignment each (atomic), and a page prepared twice
+        # is the same page, so either copy serves.
+        self._pages: dict[str, PreparedPage | None] = {}
+        self._summaries: OrderedDict[str, PreparedPage] = OrderedDict()  # the SUMMARY_CACHE used last
         self._prose: dict[str, list[SectionText]] | None = None
+        self.warmed = threading.Event()  # set once every page is prepared (or the warm-up retired)
+        self.warm_seconds: float | None = None  # how long the warm-up took, once it has
+        self.retired = False  # another corpus answers now: a warm-up still running stops
+        self._warming: asyncio.Task[None] | threading.Thread | None = None
 
     def page(self, page_url: str) -> PreparedPage | None:
         """The page prepared for passages (markdown, else prose), or None when the corpus has neither."""
-        if page_url in self._pages:
-            self._pages.move_to_end(page_url)
+        try:
             return self._pages[page_url]
-        if page_url in self._textless:
-            return None
-        prepared = self._prepare(page_url)
-        if prepared is None:
-            self._textless.add(page_url)
-            return None
-        return self._keep(page_url, prepared)
+        except KeyError:
+            prepared = self._pages[page_url] = self._prepare(page_url)
+            return prepared
 
     def summary(self, url: str, description: str) -> PreparedPage | None:
         """A hit's own description prepared as its only text, kept like a page."""
-        key = "summary " + url
-        if key in self._pages:
-            self._pages.move_to_end(key)
-            return self._pages[key]
-        return (
-            self._keep(key, prepare([SectionText(url, "", description)], "summary")) if description else None
-        )
-
-    def _keep(self, key: str, prepared: PreparedPage) -> PreparedPage:
-        self._pages[key] = prepared
-        if len(self._pages) > PAGE_CACHE:
-            self._pages.popitem(last=False)
+        if url in self._summaries:
+            self._summaries.move_to_end(url)
+            return self._summaries[url]
+        if not description:
+            return None
+        prepared = self._summaries[url] = prepare([SectionText(url, "", description)], "summary")
+        if len(self._summaries) > SUMMARY_CACHE:
+            self._summaries.popitem(last=False)
         return prepared
+
+    def start_warming(self) -> None:
+        """Start the warm-up unless it is done or under way: a task of the running event loop,
+        else (no loop: a script, a test) a daemon thread. A warm-up cut short (its loop closed)
+        starts again at the next call, past the pages already prepared."""
+        if self.warmed.is_set() or (self._warming is not None and not _finished(self._warming)):
+            return
+        try:
+            self._warming = asyncio.get_running_loop().create_task(self.warm_in_turns())
+        except RuntimeError:
+            self._warming = threading.Thread(target=self.warm, name="passages-warm-up", daemon=True)
+            self._warming.start()
+
+    async def warm_in_turns(self) -> None:
+        """The warm-up on the event loop: one page a turn, the queries' turns in between."""
+        for _ in self._warm_up():
+            await asyncio.sleep(0)
+
+    def warm(self) -> None:
+        """The warm-up in one go (in a thread, or by a caller that wants every page now)."""
+        for _ in self._warm_up():
+            time.sleep(0)  # a thread lets a waiting query have the interpreter between pages
+
+    def _warm_up(self) -> Iterator[None]:
+        """Prepare every page the corpus has text of, yielding after each; stops once retired.
+        Sets `warm_seconds`, then `warmed`, when it ends (not when it is abandoned mid-way)."""
+        started = time.perf_counter()
+        try:
+            for page_url in self.pages_with_text():
+                if self.retired:
+                    break
+                self.page(page_url)
+                yield
+        except Exception:  # a page that cannot be prepared fails its queries the same way: say so here
+            logger.exception("preparing the passages' pages failed; each page is prepared when asked")
+        self.warm_seconds = time.perf_counter() - started
+        self.warmed.set()
+
+    async def wait_warm(self, seconds: float) -> bool:
+        """Wait, letting the event loop run, until the warm-up has ended or `seconds` passed."""
+        deadline = time.monotonic() + seconds
+        while not self.warmed.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        return self.warmed.is_set()
+
+    def prepared(self) -> set[str]:
+        """The page URLs prepared so far (those found to have no text too)."""
+        return set(self._pages)  # one C-level copy: the warm-up's writes never interleave with it
+
+    def pages_with_text(self) -> list[str]:
+        """Every page URL whose passages come from its markdown or its prose."""
+        return list(dict.fromkeys([*self.corpus.markdown, *self.prose()]))
 
     def _prepare(self, page_url: str) -> PreparedPage | None:
         markdown = self.corpus.markdown.get(page_url)
@@ -144,11 +207,19 @@ _sources: tuple[LoadedCorpus, PassageSource] | None = None
 
 
 def source_for(corpus: LoadedCorpus) -> PassageSource:
-    """The PassageSource of the corpus answering now (one at a time, as answer_cache keeps)."""
+    """The PassageSource of the corpus answering now (one at a time, as answer_cache keeps), its
+    warm-up started (start_warming); the one it replaces stops warming."""
     global _sources
     if _sources is None or _sources[0] is not corpus:
+        if _sources is not None:
+            _sources[1].retired = True
         _sources = (corpus, PassageSource(corpus))
+    _sources[1].start_warming()
     return _sources[1]
+
+
+def _finished(warming: asyncio.Task[None] | threading.Thread) -> bool:
+    return warming.done() if isinstance(warming, asyncio.Task) else not warming.is_alive()
 
 
 # --- search_docs -----------------------------------------------------------------------------
