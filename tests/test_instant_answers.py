@@ -225,7 +225,7 @@ def test_over_http_a_failed_background_refresh_is_logged_and_the_snapshot_answer
 
     assert not first.is_error and first.structured_content["corpus"]["note"] == REFRESHING_NOTE
     stale = seen[-1]
-    assert stale["source"] == "snapshot" and stale["from"] == str(snapshot_file)
+    assert stale["source"] == "snapshot" and stale["from"] == "the server's snapshot"  # hosted: no path
     assert stale["note"].startswith("the live sites could not be read (") and "HTTP 500" in stale["note"]
     stored = build_index.load_snapshot(snapshot_file).index().search(QUERY, limit=6)
     assert [hit["url"] for hit in first.structured_content["results"]] == [hit.url for hit in stored.results]

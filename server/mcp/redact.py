@@ -7,7 +7,8 @@ paths. Redactor rewrites every string a hosted tool result or log notification c
 
     a mirror origin URL      -> the canonical site it stands for (https://imqueue.org)
     the followed snapshot URL -> "the published snapshot"
-    the snapshot path        -> "the server's snapshot"
+    the snapshot path        -> "the server's snapshot" (an older version's pages file beside
+                                it: "the server's saved pages")
     its folder, $HOME        -> "the server's cache folder", "~"
 
 Longest first, so a path inside the cache folder is named as the snapshot, not half-rewritten.
@@ -23,6 +24,7 @@ from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
+from imqueue_mcp import build_index
 from imqueue_mcp.server.config import Config
 
 
@@ -35,6 +37,7 @@ class Redactor:
             pairs[config.snapshot_url] = "the published snapshot"
         for path, name in (
             (snapshot_path, "the server's snapshot"),
+            (build_index.pages_path(snapshot_path), "the server's saved pages"),  # an older version's
             (snapshot_path.parent, "the server's cache folder"),
         ):
             pairs[str(path)] = name
