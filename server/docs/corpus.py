@@ -152,8 +152,9 @@ class CorpusKeeper:
         return self._current
 
     async def followed_once_loaded(self) -> LoadedCorpus | None:
-        """Following a builder's snapshot: the corpus once its first load has run (waiting for it,
-        or starting it, when none has answered yet); None when it could not be loaded. Never raises."""
+        """The corpus answering now; following a builder's snapshot, once its first load has run
+        (waiting for it, or starting it, when none has answered yet). None when there is none.
+        Never raises."""
         if self._current is None and self.config.follows_snapshot:
             try:
                 await self.current()

@@ -63,7 +63,7 @@ class SavedPages:
         self.keeper.check_if_due()
         # A call that reached this worker before its first generation did waits for it: the
         # snapshot path on disk is not where a followed generation lives.
-        corpus = self.keeper.answering() or await self.keeper.followed_once_loaded()
+        corpus = await self.keeper.followed_once_loaded()
         if corpus is not None and corpus.pages_raw is not None:
             return await asyncio.to_thread(self._generation_store, corpus)
         return await asyncio.to_thread(self._disk_store)
