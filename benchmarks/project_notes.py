@@ -34,6 +34,7 @@ from pydantic import FileUrl
 
 from .bench_server import environment, origin_args, percentile, site_origins
 from .machine import machine
+from fixtures.projects import write_project
 
 QUERY = "IMQService expose decorator"
 BATCH = 20
@@ -59,8 +60,6 @@ async def timed_calls(client: Client, count: int) -> list[float]:
 
 
 async def run(calls: int) -> dict[str, Any]:
-    from imqueue_mcp.fixtures.projects import write_project
-
     work = Path(tempfile.mkdtemp(prefix="imq-notes-bench-"))
     project = write_project("rpc_one", work / "project")
     empty = work / "empty"

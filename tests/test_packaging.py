@@ -84,6 +84,20 @@ def test_every_source_package_is_in_the_wheel(wheel: Path) -> None:
             assert f"imqueue_mcp/{relative}" in names
 
 
+def test_the_import_name_folder_links_every_layer_and_nothing_else() -> None:
+    """imqueue_mcp/ is the import name as static tools and editors see it from a plain clone: one
+    relative link per layer (and the package's __init__.py and py.typed), so a file added to a
+    layer is seen at once and a new layer without its link is caught here."""
+    folder = REPO / "imqueue_mcp"
+    expected = {*LAYERS, "__init__.py", "py.typed"}
+    assert {entry.name for entry in folder.iterdir()} == expected
+    for name in expected:
+        link = folder / name
+        assert link.is_symlink(), f"imqueue_mcp/{name} must be a link to ../{name}"
+        assert str(link.readlink()) == f"../{name}"
+        assert link.resolve() == (REPO / name).resolve()
+
+
 def test_the_wheel_ships_no_tests_benchmarks_or_fixtures(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert not [n for n in names if n.split("/")[1:2] in (["tests"], ["benchmarks"], ["fixtures"])]
