@@ -98,24 +98,25 @@ async def endpoint(request: Request) -> JSONResponse:
 app = Starlette(routes=[Route("/mcp", endpoint, methods=["POST"])])
 """
 
-# The hosted app exactly as `imqueue-mcp --http` builds it (create_server + hosted_app), plus one
-# echo tool: the same server stack, so search_docs can be compared with a tool that does nothing.
+# The hosted app exactly as `imqueue-mcp --http` builds it (server/serve.py: hosted_server +
+# hosted_app), plus one echo tool: the same server stack, so search_docs can be compared with a
+# tool that does nothing.
 ECHO_APP = """\
-from imqueue_mcp.server.mcp.app import create_server
 from imqueue_mcp.server.config import config_from_environment
-from imqueue_mcp.server.mcp.http import hosted_app
+from imqueue_mcp.server.hosting.http import hosted_app
+from imqueue_mcp.server.serve import hosted_server
 
 
 def create_app():
     config = config_from_environment()
-    server, services = create_server(config, hosted=True)
+    server, services = hosted_server(config)
 
     @server.tool(name="echo")
     async def echo(text: str) -> str:  # async like our tools: a sync tool would pay a thread hop
         \"\"\"Answer the text it was given.\"\"\"
         return text
 
-    return hosted_app(server, services, config)
+    return hosted_app(server, services, config, [("echo", "Echo")])
 """
 
 SLOW_ORIGIN_SECONDS = 3.0  # the live sites' answer comes this late (within the 5 s fetch timeout)
@@ -610,11 +611,11 @@ def report(figures: dict[str, Any]) -> None:
 
 def write_snapshot(home: Path) -> Path:
     """A snapshot of the mirror, where only --snapshot points (never the cache the other runs use)."""
-    from imqueue_mcp import build_index
+    from imqueue_mcp import docsource
 
     path = home / "snapshot" / "snapshot.msgpack"
     path.parent.mkdir()
-    build_index.save_snapshot(build_index.build(mirror=SITE), path)
+    docsource.save_snapshot(docsource.build(mirror=SITE), path)
     return path
 
 

@@ -83,8 +83,8 @@ def held_out_right_low(pairs: Sequence[tuple[float, bool]], cases: Sequence[dict
 
 
 def measure(shared: Path, out: Path) -> dict[str, Any]:
-    from imqueue_mcp.build_index import build
     from imqueue_mcp.build_index.search_cli import batch_line
+    from imqueue_mcp.docsource import build
     from imqueue_mcp.ranker import rules
     from imqueue_mcp.ranker.confidence import confidence_of
 

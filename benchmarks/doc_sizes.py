@@ -25,8 +25,8 @@ from benchmarks.paths import shared_dir, site_dir
 
 
 def measure(site: Path) -> dict[str, Any]:
-    from imqueue_mcp.build_index import load_snapshot
     from imqueue_mcp.build_index.cli import main as build
+    from imqueue_mcp.docsource import load_snapshot
     from imqueue_mcp.server.docs.budget import DEFAULT_MAX_TOKENS, cut_part, estimate_tokens, outline_of
     from imqueue_mcp.server.docs.read import slice_section
     from imqueue_mcp.server.docs.sizes import prose_sizes

@@ -95,8 +95,8 @@ Ranker = Callable[[str], dict[str, Any]]  # query -> one results line
 
 def build_sides(shared: Path) -> tuple[dict[str, Ranker], dict[str, float], Any]:
     """Both rankers over the mirror, their build times, and our snapshot (built once a run)."""
-    from imqueue_mcp.build_index import build
     from imqueue_mcp.build_index.search_cli import batch_line
+    from imqueue_mcp.docsource import build
 
     start = time.perf_counter()
     snapshot = build(mirror=site_dir(shared))

@@ -202,7 +202,7 @@ def keeper_for(path: Path) -> Any:
 
 
 def run(shared: Path, questions_file: Path) -> dict[str, Any]:
-    from imqueue_mcp.build_index import build, save_snapshot
+    from imqueue_mcp.docsource import build, save_snapshot
 
     questions = json.loads(questions_file.read_text(encoding="utf-8"))["questions"]
     queries = main_queries(shared)

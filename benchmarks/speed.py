@@ -92,7 +92,7 @@ def timed_queries(queries: list[str], run: Any) -> list[int]:
 
 def measure_ours(shared: Path, scratch: Path) -> dict[str, Any]:
     start = time.perf_counter()
-    from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
+    from imqueue_mcp.docsource import build, load_snapshot, save_snapshot
 
     imported = time.perf_counter() - start
 
@@ -124,7 +124,7 @@ def measure_ours(shared: Path, scratch: Path) -> dict[str, Any]:
 def with_passages(path: Path, index: Any) -> Any:
     """One query as search_docs answers it by default: the ranking, then each hit's passage
     (issue 21; a column of its own, beside the ranking alone)."""
-    from imqueue_mcp.build_index import load_snapshot
+    from imqueue_mcp.docsource import load_snapshot
     from imqueue_mcp.ranker import response_dict
     from imqueue_mcp.server.docs.corpus import LoadedCorpus
     from imqueue_mcp.server.docs.hit_passages import PassageOptions, PassageSource, add_search_passages
@@ -241,7 +241,7 @@ def ratios(
 
 
 def export_baseline_documents(shared: Path) -> list[Any]:
-    from imqueue_mcp.build_index import build
+    from imqueue_mcp.docsource import build
 
     from .baseline import baseline_documents
 

@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", help="the shared folder (default $IMQ_SHARED or ../shared)")
     ap.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS, help="the questions file")
     args = ap.parse_args(argv)
-    from imqueue_mcp.build_index import build
+    from imqueue_mcp.docsource import build
 
     index = build(mirror=site_dir(shared_dir(args.shared))).index()
     figures = measure(index, json.loads(args.questions.read_text(encoding="utf-8")))

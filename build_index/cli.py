@@ -23,11 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-from .build import build
-from .pages import pages_path
-from .sites import OriginError, parse_origin
-from .snapshot import default_snapshot_path, save_snapshot
-from .sources import BuildError
+from imqueue_mcp.docsource.build import build
+from imqueue_mcp.docsource.pages import pages_path
+from imqueue_mcp.docsource.sites import OriginError, parse_origin
+from imqueue_mcp.docsource.snapshot import default_snapshot_path, save_snapshot
+from imqueue_mcp.docsource.sources import BuildError
 
 
 def parse_origins(values: list[str]) -> dict[str, str]:

@@ -18,12 +18,11 @@ import textwrap
 from pathlib import Path
 from typing import Any, TextIO
 
+from imqueue_mcp.docsource.build import build
+from imqueue_mcp.docsource.snapshot import default_snapshot_path, load_snapshot
+from imqueue_mcp.docsource.sources import BuildError
 from imqueue_mcp.ranker import Index, SearchResponse, response_dict, rules
 from imqueue_mcp.ranker.search import EXPLAIN_LEGEND, Hit
-
-from .build import build
-from .snapshot import default_snapshot_path, load_snapshot
-from .sources import BuildError
 
 EXIT_RESULTS, EXIT_MISS, EXIT_ERROR = 0, 1, 2
 

@@ -27,6 +27,6 @@ stdout is the protocol channel on stdio; every diagnostic goes to stderr through
 
 from __future__ import annotations
 
-from imqueue_mcp.build_index.sites import package_version as server_version
+from imqueue_mcp.docsource.sites import package_version as server_version
 
 __all__ = ["server_version"]

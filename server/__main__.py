@@ -26,7 +26,7 @@ from imqueue_mcp.server.config import (
     build_config,
     parse_log_level,
 )
-from imqueue_mcp.server.mcp.observe import configure_logging
+from imqueue_mcp.server.observe import configure_logging
 
 EXIT_BAD_CONFIG = 2
 
@@ -143,10 +143,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write(f"imqueue-mcp: error: {error}\n")
         sys.exit(EXIT_BAD_CONFIG)
 
-    os.environ[ENV_LOG_LEVEL] = log_level  # HTTP worker processes read it (http.create_app)
+    os.environ[ENV_LOG_LEVEL] = log_level  # HTTP worker processes read it (serve.create_app)
     configure_logging(log_level)
     if args.http:
-        from imqueue_mcp.server.mcp.http import run_http
+        from imqueue_mcp.server.serve import run_http
 
         port = 8000 if args.port is None else args.port
         run_http(config, host=args.host or "127.0.0.1", port=port, workers=args.workers or 1)
@@ -159,24 +159,9 @@ def serve_stdio(config: Config) -> None:
 
     read_snapshot_early(config)  # overlaps the imports below: the first search need not wait for the file
 
-    import anyio
+    from imqueue_mcp.server.serve import run_stdio
 
-    from imqueue_mcp.server.mcp.app import create_server
-    from imqueue_mcp.server.mcp.stdio import serve_stdio as serve
-
-    server, services = create_server(config, hosted=False)
-
-    async def serve_with_the_snapshot_preloaded() -> None:
-        # The snapshot loads (off the event loop) while the client initializes: the first search is instant.
-        async with anyio.create_task_group() as group:
-            group.start_soon(services.corpus.preload)
-            await serve(server)
-            group.cancel_scope.cancel()
-
-    try:
-        anyio.run(serve_with_the_snapshot_preloaded)
-    except KeyboardInterrupt:
-        pass
+    run_stdio(config)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from imqueue_mcp.build_index import sites
-from imqueue_mcp.build_index.sites import LIVE_ORIGINS
+from imqueue_mcp.docsource import sites
+from imqueue_mcp.docsource.sites import LIVE_ORIGINS
 
 ENV_SNAPSHOT = "IMQUEUE_MCP_SNAPSHOT"
 ENV_OFFLINE = "IMQUEUE_MCP_OFFLINE"

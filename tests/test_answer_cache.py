@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from imqueue_mcp import build_index
+from imqueue_mcp import docsource
 from imqueue_mcp.server.docs.answer_cache import AnswerCache
 
 from conftest import tiny_site
 
 
 def fresh_index() -> Any:
-    return build_index.build(mirror=tiny_site()).index()
+    return docsource.build(mirror=tiny_site()).index()
 
 
 @pytest.fixture(scope="module")

@@ -30,8 +30,8 @@ Ranker = Callable[[str], dict[str, Any]]
 def sides() -> dict[str, Ranker]:
     if not (KPI / "evaluate.py").is_file() or not (SHARED / "site").is_dir():
         pytest.skip(f"shared folder not found at {SHARED}")
-    from imqueue_mcp.build_index import build
     from imqueue_mcp.build_index.search_cli import batch_line
+    from imqueue_mcp.docsource import build
 
     snapshot = build(mirror=SHARED / "site")
     index = snapshot.index()
@@ -179,7 +179,7 @@ def test_floors_fail_only_beyond_one_point_and_name_the_figure() -> None:
 def evaluator() -> Any:
     if not (SHARED / "site").is_dir():
         pytest.skip(f"shared folder not found at {SHARED}")
-    from imqueue_mcp.build_index import build
+    from imqueue_mcp.docsource import build
 
     from benchmarks import cv
 
@@ -406,7 +406,7 @@ def test_nested_cv_chooses_each_rule_inside_the_folds_and_scores_every_label(
 
 
 def test_restraint_questions_count_weak_answers_per_kind() -> None:
-    from imqueue_mcp.build_index import build
+    from imqueue_mcp.docsource import build
 
     from benchmarks import unanswerable
     from conftest import tiny_site
@@ -458,7 +458,7 @@ def test_every_question_names_its_page_and_an_answer_the_page_has() -> None:
 def test_the_passages_figures_read_back_on_two_questions(tmp_path: Path) -> None:
     if not (SHARED / "site").is_dir():
         pytest.skip(f"shared folder not found at {SHARED}")
-    from imqueue_mcp.build_index import build, save_snapshot
+    from imqueue_mcp.docsource import build, save_snapshot
 
     from benchmarks import passages
 

@@ -27,7 +27,8 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import pytest
 
-from imqueue_mcp.build_index import (
+from imqueue_mcp.build_index.cli import main as build_main
+from imqueue_mcp.docsource import (
     FEEDS,
     BuildError,
     SnapshotError,
@@ -38,9 +39,8 @@ from imqueue_mcp.build_index import (
     save_pages,
     save_snapshot,
 )
-from imqueue_mcp.build_index.cli import main as build_main
-from imqueue_mcp.build_index.pages import PAGES_FORMAT
-from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
+from imqueue_mcp.docsource.pages import PAGES_FORMAT
+from imqueue_mcp.docsource.snapshot import FORMAT_VERSION
 
 from conftest import tiny_site
 

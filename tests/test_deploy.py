@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from imqueue_mcp.server.mcp.lifecycle import IN_FLIGHT_GRACE_SECONDS
+from imqueue_mcp.server.hosting.lifecycle import IN_FLIGHT_GRACE_SECONDS
 
 from conftest import require_external
 

@@ -9,7 +9,7 @@ from conftest import REPO, SITE
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from imqueue_mcp.build_index import build  # noqa: E402
+from imqueue_mcp.docsource import build  # noqa: E402
 
 from benchmarks.example_kpi import load_queries, score  # noqa: E402
 

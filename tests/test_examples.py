@@ -12,10 +12,10 @@ from pathlib import Path
 import msgpack  # type: ignore[import-untyped]
 import pytest
 
-from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
-from imqueue_mcp.build_index.examples import Example, Section, extract_examples, split_llms_full
-from imqueue_mcp.build_index.files import wrap
-from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
+from imqueue_mcp.docsource import build, load_snapshot, save_snapshot
+from imqueue_mcp.docsource.examples import Example, Section, extract_examples, split_llms_full
+from imqueue_mcp.docsource.files import wrap
+from imqueue_mcp.docsource.snapshot import FORMAT_VERSION
 from imqueue_mcp.server.catalogue.packages import CatalogueError
 from imqueue_mcp.server.docs.examples import RankedExamples, best_examples, package_filter, rank_examples
 

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from fault_origin import KINDS, SITE, Fault, FaultyOrigins
 
-from imqueue_mcp import build_index
+from imqueue_mcp import docsource
 from imqueue_mcp.build_index.cli import main as build_main
-from imqueue_mcp.build_index.sites import TIMEOUT_SECONDS
+from imqueue_mcp.docsource.sites import TIMEOUT_SECONDS
 from imqueue_mcp.server.config import build_config
 from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper
 
@@ -52,7 +52,7 @@ def origins() -> Iterator[FaultyOrigins]:
 def snapshot_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A snapshot of the healthy mirror, built once for the module."""
     path = tmp_path_factory.mktemp("faults") / "snapshot.msgpack"
-    build_index.save_snapshot(build_index.build(mirror=SITE), path)
+    docsource.save_snapshot(docsource.build(mirror=SITE), path)
     return path
 
 
@@ -186,7 +186,7 @@ def test_the_server_answers_from_the_snapshot_or_clearly_fails_within_the_timeou
     # answered at once from the snapshot, labelled, while the live read runs into the fault
     assert corpus["fetchedAt"] and corpus["note"] == REFRESHING_NOTE
     assert f"Note: {REFRESHING_NOTE}." in text_of(search)
-    stored = build_index.load_snapshot(snapshot_file).index().search(QUERY, limit=6)
+    stored = docsource.load_snapshot(snapshot_file).index().search(QUERY, limit=6)
     assert [hit["url"] for hit in search.structured_content["results"]] == [hit.url for hit in stored.results]
 
     page, _ = answers["page"]

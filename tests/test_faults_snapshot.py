@@ -23,9 +23,9 @@ from pathlib import Path
 import msgpack  # type: ignore[import-untyped]
 import pytest
 
-from imqueue_mcp import build_index
+from imqueue_mcp import docsource
 from imqueue_mcp.build_index.cli import main as build_main
-from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
+from imqueue_mcp.docsource.snapshot import FORMAT_VERSION
 
 from conftest import REPO, SITE, HttpServer, McpConnection, server_environment
 
@@ -138,13 +138,13 @@ def test_offline_get_doc_with_an_older_versions_damaged_pages_file_names_it(
     good_snapshot: Path, tmp_path: Path
 ) -> None:
     path = tmp_path / "snapshot.msgpack"
-    snapshot = build_index.load_snapshot(good_snapshot)
+    snapshot = docsource.load_snapshot(good_snapshot)
     saved = snapshot.saved_pages(good_snapshot)
     assert saved is not None
     snapshot.pages, snapshot.pages_raw = None, None
-    build_index.save_snapshot(snapshot, path)  # the corpus alone, and a damaged sidecar beside it
-    pages = build_index.pages_path(path)
-    build_index.save_pages(saved, pages)
+    docsource.save_snapshot(snapshot, path)  # the corpus alone, and a damaged sidecar beside it
+    pages = docsource.pages_path(path)
+    docsource.save_pages(saved, pages)
     pages.write_bytes(pages.read_bytes()[:1000])
     with offline_server(["--snapshot", str(path)], tmp_path) as connection:
         result = connection.call("get_doc", {"url": "https://imqueue.org/cli/"})
@@ -239,8 +239,8 @@ def test_a_build_killed_at_random_points_leaves_the_previous_snapshot_loadable(
             landed["during the write"] += 1  # its temp file is left; the next build removes it
         else:
             landed["before the write"] += 1
-        build_index.load_snapshot(out)  # raises unless the file is whole: header, checksum, body
+        docsource.load_snapshot(out)  # raises unless the file is whole: header, checksum, body
     sys.stderr.write(f"{KILLS} SIGKILLs over a {full_build:.1f} s build, landing {landed}\n")
     subprocess.run(command, env=env, check=True, timeout=120)
     assert [p.name for p in folder.iterdir()] == ["snapshot.msgpack"]  # abandoned temp files removed
-    assert build_index.load_snapshot(out).index().search("expose a method").results
+    assert docsource.load_snapshot(out).index().search("expose a method").results

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from test_host_lock import Origin
 
-from imqueue_mcp import build_index
-from imqueue_mcp.build_index.sites import site_path_problem
+from imqueue_mcp import docsource
+from imqueue_mcp.docsource.sites import site_path_problem
 
 from conftest import server_environment, stdio_connection
 
@@ -98,11 +98,11 @@ def test_the_builder_fetches_and_indexes_no_path_off_the_site(hostile_site: Path
     for path in paths:
         assert any(repr(path) in line for line in refusals), path
 
-    snapshot = build_index.load_snapshot(out)
+    snapshot = docsource.load_snapshot(out)
     indexed = {doc.path for doc in snapshot.corpus.documents}
     assert not indexed & set(paths)
     assert all(site_path_problem(path) is None for path in indexed)
-    pages = build_index.load_snapshot(out).saved_pages(out)  # one generation: the pages are in the file
+    pages = docsource.load_snapshot(out).saved_pages(out)  # one generation: the pages are in the file
     assert pages is not None
     assert all(url.startswith(("https://imqueue.org/", "https://imqueue.com/")) for url in pages.body)
     assert not any("other.host" in url or "@" in url or "/.." in url for url in pages.body)
@@ -120,8 +120,8 @@ def test_the_builder_fetches_and_indexes_no_path_off_the_site(hostile_site: Path
 
 
 def test_a_source_refuses_to_read_a_path_that_is_not_on_the_site(hostile_site: Path) -> None:
-    source = build_index.MirrorSource(hostile_site)
+    source = docsource.MirrorSource(hostile_site)
     for path in hostile_paths(1):
-        with pytest.raises(build_index.BuildError, match="was not read"):
+        with pytest.raises(docsource.BuildError, match="was not read"):
             source.read("imqueue.org", path)
     assert source.read("imqueue.org", "/search-index.json")

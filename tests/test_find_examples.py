@@ -15,9 +15,9 @@ import jsonschema
 import msgpack  # type: ignore[import-untyped]
 import pytest
 
-from imqueue_mcp.build_index import build, save_snapshot
-from imqueue_mcp.build_index.files import wrap
-from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
+from imqueue_mcp.docsource import build, save_snapshot
+from imqueue_mcp.docsource.files import wrap
+from imqueue_mcp.docsource.snapshot import FORMAT_VERSION
 
 from conftest import (
     SITE,

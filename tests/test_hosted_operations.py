@@ -19,7 +19,7 @@ import httpx
 import pytest
 from fault_origin import Fault, FaultyOrigins
 
-from imqueue_mcp.server.mcp.lifecycle import IN_FLIGHT_GRACE_SECONDS
+from imqueue_mcp.server.hosting.lifecycle import IN_FLIGHT_GRACE_SECONDS
 
 from conftest import HttpServer, McpConnection, built_snapshot, origin_args, server_environment
 

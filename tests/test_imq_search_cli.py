@@ -17,8 +17,8 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import pytest
 
-from imqueue_mcp.build_index import build, load_snapshot, save_snapshot
 from imqueue_mcp.build_index.search_cli import main as search_main
+from imqueue_mcp.docsource import build, load_snapshot, save_snapshot
 from imqueue_mcp.ranker import rules
 
 from conftest import tiny_site

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from fault_origin import DELAY_SECONDS, SITE, Fault, FaultyOrigins
 
-from imqueue_mcp import build_index
-from imqueue_mcp.build_index.sites import TIMEOUT_SECONDS
+from imqueue_mcp import docsource
+from imqueue_mcp.docsource.sites import TIMEOUT_SECONDS
 from imqueue_mcp.server.config import build_config
 from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper, read_snapshot_early
 
@@ -45,7 +45,7 @@ SEARCH = {
 @pytest.fixture(scope="module")
 def snapshot_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("instant") / "snapshot.msgpack"
-    build_index.save_snapshot(build_index.build(mirror=SITE), path)
+    docsource.save_snapshot(docsource.build(mirror=SITE), path)
     return path
 
 
@@ -162,7 +162,7 @@ def test_the_early_read_finds_the_default_snapshot_where_the_builder_writes_it(
     snapshot_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    default = Path(build_index.default_snapshot_path())
+    default = Path(docsource.default_snapshot_path())
     default.parent.mkdir(parents=True)
     default.write_bytes(snapshot_file.read_bytes())
     path, snapshot = read_snapshot_early(build_config(offline=True, env={})).result(WAIT_SECONDS)
@@ -176,7 +176,7 @@ def test_over_stdio_the_first_answer_comes_from_the_snapshot_well_before_a_slow_
     origins: FaultyOrigins, snapshot_file: Path, tmp_path: Path
 ) -> None:
     origins.inject(Fault("delayed", frozenset({FIRST_FEED})))
-    built = build_index.load_snapshot(snapshot_file).fetched_at
+    built = docsource.load_snapshot(snapshot_file).fetched_at
     connection = stdio_connection(
         [*origins.origin_args(), "--snapshot", str(snapshot_file)],
         server_environment(tmp_path),
@@ -227,7 +227,7 @@ def test_over_http_a_failed_background_refresh_is_logged_and_the_snapshot_answer
     stale = seen[-1]
     assert stale["source"] == "snapshot" and stale["from"] == "the server's snapshot"  # hosted: no path
     assert stale["note"].startswith("the live sites could not be read (") and "HTTP 500" in stale["note"]
-    stored = build_index.load_snapshot(snapshot_file).index().search(QUERY, limit=6)
+    stored = docsource.load_snapshot(snapshot_file).index().search(QUERY, limit=6)
     assert [hit["url"] for hit in first.structured_content["results"]] == [hit.url for hit in stored.results]
     assert stderr.count("live docs refresh failed") == 1 and "Traceback" not in stderr, stderr
     assert feed_reads(origins) == 1  # retried no sooner than the retry interval, not per call

@@ -1,8 +1,14 @@
 """The packages stand in layers, read from the source with ast (nothing is imported or run).
 
     ranker        imports nothing of the project, and nothing that reads or writes the world
-    build_index   may import the ranker; never the server
-    server        may import both; its domain subpackages never import the MCP SDK or the adapter
+    docsource     reading the sites' feeds, section maps, snapshots and pages: may import the ranker
+    build_index   the builder's commands: may import docsource and the ranker; never the server
+    server        may import docsource and the ranker; never build_index (the live read path
+                  never imports the builder). Inside it, rooms:
+                    domain packages (catalogue < docs, project, scaffold < imq) never import the
+                    MCP SDK, the adapter, hosting, or a package beside or above their own
+                    the adapter (server/mcp) and hosting (server/hosting) never import each other;
+                    server/serve.py, the composition root, hands one to the other
 
 An import of the project's own code sits at the top of its module (or under TYPE_CHECKING),
 never inside a function, where it could hide a cycle; and the module graph has no cycle.
@@ -18,7 +24,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = "imqueue_mcp"
-LAYERS = {"ranker": 0, "build_index": 1, "server": 2}
+LAYERS = {"ranker": 0, "docsource": 1, "build_index": 2, "server": 2}
+# Who may import whom, as layers: build_index and server stand side by side over docsource.
+MAY_IMPORT = {
+    "ranker": {"ranker"},
+    "docsource": {"ranker", "docsource"},
+    "build_index": {"ranker", "docsource", "build_index"},
+    "server": {"ranker", "docsource", "server"},
+}
 # What a pure ranker may not touch: files, processes, sockets, the clock, the network.
 RANKER_FORBIDDEN = {
     "os",
@@ -41,7 +54,13 @@ RANKER_FORBIDDEN = {
     "mcp",
 }
 RANKER_FORBIDDEN_CALLS = {"open", "print", "input", "exec", "eval", "__import__"}
-DOMAIN_SUBPACKAGES = ("docs", "catalogue", "scaffold", "imq")
+DOMAIN_SUBPACKAGES = ("docs", "catalogue", "scaffold", "imq", "project")
+# The domain packages' own order: a package imports only those below it (and the server's base
+# modules), never one beside it or above it.
+DOMAIN_RANK = {"catalogue": 0, "docs": 1, "project": 1, "scaffold": 1, "imq": 2}
+SERVER_BASE = {"config", "errors", "progress"}  # what every room of the server may import
+HOSTING_SUBPACKAGE = "hosting"
+COMPOSITION_ROOT = f"{PACKAGE}.server.serve"
 # An entry point may defer its transport so that --help and a configuration error answer before
 # the MCP SDK (half a second) is imported; that is about start-up, not about hiding a cycle.
 DEFERRED_FOR_START_UP = {"server/__main__.py"}
@@ -120,13 +139,60 @@ def test_every_package_folder_is_a_layer_we_know() -> None:
 
 
 @pytest.mark.parametrize("layer", list(LAYERS))
-def test_no_package_imports_a_layer_above_it(layer: str) -> None:
+def test_no_package_imports_a_layer_above_or_beside_it(layer: str) -> None:
     against = []
     for importer, targets in project_edges().items():
         if layer_of(importer) != layer:
             continue
-        against += [f"{importer} -> {t}" for t in targets if LAYERS[layer_of(t)] > LAYERS[layer]]
-    assert against == [], "imports against the layers ranker < build_index < server"
+        against += [f"{importer} -> {t}" for t in targets if layer_of(t) not in MAY_IMPORT[layer]]
+    assert against == [], "imports against the layers ranker < docsource < (build_index | server)"
+
+
+def test_the_server_never_imports_the_builder() -> None:
+    """Not even under TYPE_CHECKING or in a function: the live read path stays off build_index."""
+    found = []
+    for path in sorted((REPO / "server").rglob("*.py")):
+        for name, node, _top in imports_of(path):
+            if name.startswith(f"{PACKAGE}.build_index") or name == f"{PACKAGE}.build_index":
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} imports {name}")
+    assert found == []
+
+
+def server_room(module: str) -> str:
+    """`imqueue_mcp.server.docs.read` -> "docs"; a module of the server's own folder -> its name."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def test_no_domain_package_imports_one_beside_or_above_it() -> None:
+    climbing = []
+    for importer, targets in project_edges().items():
+        if layer_of(importer) != "server" or server_room(importer) not in DOMAIN_RANK:
+            continue
+        room = server_room(importer)
+        for target in targets:
+            other = server_room(target)
+            if layer_of(target) != "server" or other == room or other in SERVER_BASE or other == "":
+                continue
+            if other not in DOMAIN_RANK or DOMAIN_RANK[other] >= DOMAIN_RANK[room]:
+                climbing.append(f"{importer} -> {target}")
+    assert climbing == [], f"domain packages stand in the order {DOMAIN_RANK}, over {sorted(SERVER_BASE)}"
+
+
+def test_the_adapter_and_hosting_never_import_each_other() -> None:
+    crossing = []
+    pairs = {ADAPTER_SUBPACKAGE: HOSTING_SUBPACKAGE, HOSTING_SUBPACKAGE: ADAPTER_SUBPACKAGE}
+    for importer, targets in project_edges().items():
+        room = server_room(importer)
+        if layer_of(importer) == "server" and room in pairs:
+            crossing += [f"{importer} -> {t}" for t in targets if server_room(t) == pairs[room]]
+    assert crossing == [], "only server/serve.py, the composition root, imports both"
+    both = [
+        importer
+        for importer, targets in project_edges().items()
+        if {server_room(t) for t in targets} >= set(pairs)
+    ]
+    assert both == [COMPOSITION_ROOT]
 
 
 def test_the_ranker_touches_nothing_outside_itself() -> None:

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from imqueue_mcp.build_index.sites import HOSTS
+from imqueue_mcp.docsource.sites import HOSTS
 from imqueue_mcp.server.docs.budget import Cursor, CursorError
 from imqueue_mcp.server.docs.fetch import DocUrlError, parse_doc_url
 from imqueue_mcp.server.docs.site_paths import is_safe_to_send

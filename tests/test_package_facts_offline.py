@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from imqueue_mcp import build_index
+from imqueue_mcp import docsource
 
 from conftest import (
     SITE,
@@ -35,23 +35,23 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not SITE.is_dir():
         pytest.skip(f"the site mirror is not at {SITE}")
     path = tmp_path_factory.mktemp("facts") / "snapshot.msgpack"
-    build_index.save_snapshot(build_index.build(mirror=SITE), path)
+    docsource.save_snapshot(docsource.build(mirror=SITE), path)
     return path
 
 
 @pytest.fixture(scope="module")
 def fetched_at(snapshot: Path) -> str:
-    return build_index.load_snapshot(snapshot).fetched_at
+    return docsource.load_snapshot(snapshot).fetched_at
 
 
 @pytest.fixture(scope="module")
 def without_status(snapshot: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same snapshot with no copy of status.json, as the live corpus stores one when the
     feed was missing: still loadable, still searchable."""
-    stored = build_index.load_snapshot(snapshot)
+    stored = docsource.load_snapshot(snapshot)
     stored.status = None
     path = tmp_path_factory.mktemp("nostatus") / "snapshot.msgpack"
-    build_index.save_snapshot(stored, path)
+    docsource.save_snapshot(stored, path)
     return path
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from imqueue_mcp.build_index import build, save_snapshot
+from imqueue_mcp.docsource import build, save_snapshot
 
 from conftest import SITE, McpConnection, origin_args, server_environment, stdio_connection
 

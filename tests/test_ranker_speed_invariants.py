@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from imqueue_mcp.build_index import build
+from imqueue_mcp.docsource import build
 from imqueue_mcp.ranker import Index, rules
 from imqueue_mcp.ranker.index import InvertedIndex
 from imqueue_mcp.ranker.search import (

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from imqueue_mcp.build_index import build
+from imqueue_mcp.docsource import build
 from imqueue_mcp.ranker import Index
 
 from conftest import SHARED, SITE

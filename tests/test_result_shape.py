@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from imqueue_mcp.build_index import build, save_snapshot
 from imqueue_mcp.build_index.search_cli import main as search_main
+from imqueue_mcp.docsource import build, save_snapshot
 
 from conftest import SITE, McpConnection, server_environment, stdio_connection
 

@@ -103,10 +103,10 @@ def audit_in(folder: Path) -> Audit:
 
 @pytest.fixture(scope="module")
 def snapshot(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from imqueue_mcp import build_index
+    from imqueue_mcp import docsource
 
     path = tmp_path_factory.mktemp("posture-snapshot") / "snapshot.msgpack"
-    build_index.save_snapshot(build_index.build(origins=site_origins), path)
+    docsource.save_snapshot(docsource.build(origins=site_origins), path)
     return path
 
 

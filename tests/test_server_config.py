@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from imqueue_mcp.build_index.sites import LIVE_ORIGINS
+from imqueue_mcp.docsource.sites import LIVE_ORIGINS
 from imqueue_mcp.server.__main__ import parser
 from imqueue_mcp.server.config import ConfigError, build_config, config_from_environment
 

@@ -60,10 +60,10 @@ def test_a_failed_refresh_keeps_the_previous_corpus(tmp_path: Path) -> None:
 def test_unreachable_sites_fall_back_to_the_snapshot_and_say_so(
     site_origins: dict[str, str], tmp_path: Path
 ) -> None:
-    from imqueue_mcp import build_index
+    from imqueue_mcp import docsource
 
     snapshot_file = tmp_path / "snapshot.msgpack"
-    build_index.save_snapshot(build_index.build(origins=site_origins), snapshot_file)
+    docsource.save_snapshot(docsource.build(origins=site_origins), snapshot_file)
     keeper = CorpusKeeper(build_config(origins=dead_origins(), snapshot=str(snapshot_file), env={}))
 
     async def first_answer_then_the_failed_refresh() -> tuple[LoadedCorpus, LoadedCorpus | None]:

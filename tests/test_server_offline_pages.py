@@ -15,7 +15,7 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from test_server_transport import RawStdio, initialize
 
-from imqueue_mcp.build_index import load_snapshot, pages_path
+from imqueue_mcp.docsource import load_snapshot, pages_path
 
 from conftest import (
     McpConnection,

@@ -126,10 +126,10 @@ def test_every_stdout_line_is_json_rpc_and_malformed_lines_get_errors(tmp_path: 
 
 @pytest.fixture(scope="module")
 def snapshot_file(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from imqueue_mcp import build_index
+    from imqueue_mcp import docsource
 
     path = tmp_path_factory.mktemp("snapshot") / "snapshot.msgpack"
-    build_index.save_snapshot(build_index.build(origins=site_origins), path)
+    docsource.save_snapshot(docsource.build(origins=site_origins), path)
     return path
 
 

@@ -27,7 +27,7 @@ import httpx
 import pytest
 from test_hosted_operations import metric, offline_server, wait_ready
 
-from imqueue_mcp.build_index import load_snapshot, save_snapshot
+from imqueue_mcp.docsource import load_snapshot, save_snapshot
 
 from conftest import SITE, HttpServer, McpConnection, built_snapshot, server_environment, stdio_connection
 
@@ -211,7 +211,7 @@ def test_a_server_following_a_url_switches_whole_generations_on_sighup_and_refus
 
 
 def generation_of_file(path: Path) -> str:
-    from imqueue_mcp.build_index import generation_of
+    from imqueue_mcp.docsource import generation_of
 
     return generation_of(load_snapshot(path).header)
 

@@ -17,9 +17,9 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from test_faults_snapshot import good_snapshot, offline_server, text_of
 
-from imqueue_mcp.build_index.files import wrap
-from imqueue_mcp.build_index.pages import PAGES_FORMAT
-from imqueue_mcp.build_index.snapshot import FORMAT_VERSION
+from imqueue_mcp.docsource.files import wrap
+from imqueue_mcp.docsource.pages import PAGES_FORMAT
+from imqueue_mcp.docsource.snapshot import FORMAT_VERSION
 
 __all__ = ["good_snapshot"]  # the module-scoped fixture, shared with test_faults_snapshot
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from test_server_transport import RawStdio, initialize
 
-from imqueue_mcp.server.mcp.stdio import DRAIN_SECONDS, MAX_LINE_BYTES
+from imqueue_mcp.server.hosting.stdio import DRAIN_SECONDS, MAX_LINE_BYTES
 
 from conftest import IMQ_STANDIN_DIR, LOCAL_TOOLS, free_port, origin_args, server_environment
 

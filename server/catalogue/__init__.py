@@ -1,6 +1,7 @@
-"""catalogue: the @imqueue packages, and their facts from imqueue.org/status.json.
+"""catalogue: the @imqueue packages as compiled in, with nothing read at run time.
 
-packages.py  the compiled-in catalogue, the exclusive pairs and their advisories, status shaping
-facts.py     status.json read live, else the snapshot's copy labelled with its date
-status.py    list_packages and package_status over those facts
+packages.py  the catalogue, the exclusive pairs and their advisories, status shaping
+
+Their facts from imqueue.org/status.json are read by docs (package_facts.py, package_status.py),
+beside the corpus that stores a copy of it: catalogue sits below docs, and imports none of it.
 """

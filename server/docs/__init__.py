@@ -17,4 +17,6 @@ read.py          get_doc: mirror resolution, #fragment sections, budgeted parts,
 budget.py        get_doc's token budget: where a part ends, nextCursor, outlines
 pages.py         the pages the snapshot carries (imq-build-index --pages), for get_doc offline
 follow.py        a followed snapshot (a file, or --snapshot-url) read again only when it changed
+package_facts.py status.json read live, else the corpus's stored copy labelled with its date
+package_status.py list_packages and package_status over those facts
 """

@@ -4,7 +4,7 @@ Sources, in order of preference:
 
 1. the live sites (through the configured origins), rebuilt at most once an hour (or every
    Config.refresh_seconds);
-2. the snapshot on disk (--snapshot, else build_index's default path), labelled with its date;
+2. the snapshot on disk (--snapshot, else docsource's default path), labelled with its date;
 3. nothing: `CorpusUnavailable`, whose message says how to build a snapshot.
 
 Rules that keep this predictable:
@@ -53,16 +53,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from imqueue_mcp import build_index
-from imqueue_mcp.build_index import Snapshot
+from imqueue_mcp import docsource
+from imqueue_mcp.docsource import Snapshot
 from imqueue_mcp.ranker import Index
 from imqueue_mcp.server import progress
 from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.docs.follow import SnapshotFollower
 
 if TYPE_CHECKING:
-    from imqueue_mcp.build_index.examples import Example
-    from imqueue_mcp.build_index.feeds import CuratedLink
+    from imqueue_mcp.docsource.examples import Example
+    from imqueue_mcp.docsource.feeds import CuratedLink
 
 logger = logging.getLogger(__name__)
 
@@ -86,8 +86,8 @@ class LoadedCorpus:
     note: str = ""  # why an older corpus is answering, if it is
     links: tuple[CuratedLink, ...] = ()  # both sites' /llms.txt links, one per URL, sorted by URL
     examples: tuple[Example, ...] | None = None  # the docs' code blocks; None: a snapshot without them
-    status: dict[str, Any] | None = None  # status.json as read with the feeds (catalogue/facts.py)
-    generation: str = ""  # a content hash of what answers (build_index.generation_of)
+    status: dict[str, Any] | None = None  # status.json as read with the feeds (docs/package_facts.py)
+    generation: str = ""  # a content hash of what answers (docsource.generation_of)
     pages_raw: bytes | None = None  # the snapshot's saved pages, checked, not yet decoded (docs/pages.py)
     markdown: dict[str, str] = field(default_factory=dict)  # page URL -> markdown (Snapshot.page_markdown)
     sections: dict[str, dict[str, dict[str, list[int]]]] = field(
@@ -312,7 +312,7 @@ class CorpusKeeper:
 
     def _build_live(self) -> LoadedCorpus:
         # Package facts are read from /status.json at call time; a missing one must not cost the corpus.
-        snapshot = build_index.build(
+        snapshot = docsource.build(
             origins=self.config.origin_overrides or None, optional=frozenset({"/status.json"})
         )
         if snapshot.refused:  # records naming a path off the site: not indexed, worth a look
@@ -327,7 +327,7 @@ class CorpusKeeper:
             links=tuple(snapshot.links),
             examples=_examples(snapshot.examples),
             status=snapshot.status,
-            generation=build_index.generation_of(snapshot.header),
+            generation=docsource.generation_of(snapshot.header),
             markdown=snapshot.markdown,
             sections=snapshot.sections,
         )
@@ -338,7 +338,7 @@ class CorpusKeeper:
         if snapshot is None:
             if not path.is_file():
                 raise FileNotFoundError(f"there is no snapshot file at {path}")
-            snapshot = build_index.load_snapshot(path)
+            snapshot = docsource.load_snapshot(path)
         return self._loaded_snapshot(snapshot, str(path))
 
     def _loaded_snapshot(self, snapshot: Snapshot, location: str) -> LoadedCorpus:
@@ -354,7 +354,7 @@ class CorpusKeeper:
             tuple(snapshot.links),
             _examples(snapshot.examples),
             snapshot.status,
-            build_index.generation_of(snapshot.header),
+            docsource.generation_of(snapshot.header),
             snapshot.pages_raw,
             snapshot.page_markdown(location),  # each page stored once: the body's, or the saved pages'
             snapshot.sections,
@@ -366,7 +366,7 @@ class CorpusKeeper:
     def snapshot_path(self) -> Path:
         if self.config.snapshot is not None:
             return self.config.snapshot
-        return Path(build_index.default_snapshot_path())
+        return Path(docsource.default_snapshot_path())
 
     def _stale_note(self) -> str:
         return f"the live sites could not be read ({self._live_failure}), so an older corpus is answering"
@@ -429,8 +429,8 @@ def read_snapshot_early(config: Config) -> concurrent.futures.Future[tuple[Path,
 
     def run() -> None:
         try:
-            path = config.snapshot or Path(build_index.default_snapshot_path())
-            read.set_result((path, build_index.load_snapshot(path) if path.is_file() else None))
+            path = config.snapshot or Path(docsource.default_snapshot_path())
+            read.set_result((path, docsource.load_snapshot(path) if path.is_file() else None))
         except BaseException as error:  # handed to the keeper, which words it
             read.set_exception(error)
 

@@ -1,6 +1,6 @@
 """find_examples: the docs' fenced code blocks, ranked for a query by the docs' own ranker.
 
-The examples come with the corpus (build_index/examples.py extracts them: from each host's
+The examples come with the corpus (docsource/examples.py extracts them: from each host's
 /llms-full.txt, and from every page when the snapshot was built with --pages), so they are
 exactly as fresh as search_docs' corpus and labelled the same way (`corpus`: live or
 snapshot, and its date). They are ranked by a `ranker.Index` of their own, built on first use
@@ -19,7 +19,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from imqueue_mcp.build_index.examples import Example, example_corpus
+from imqueue_mcp.docsource.examples import Example, example_corpus
 from imqueue_mcp.ranker import Index, rules
 from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
 from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus

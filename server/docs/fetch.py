@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-from imqueue_mcp.build_index.sites import HOSTS as CANONICAL_HOSTS
-from imqueue_mcp.build_index.sites import MAX_BODY_BYTES, TIMEOUT_SECONDS, user_agent
+from imqueue_mcp.docsource.sites import HOSTS as CANONICAL_HOSTS
+from imqueue_mcp.docsource.sites import MAX_BODY_BYTES, TIMEOUT_SECONDS, user_agent
 from imqueue_mcp.server.docs.site_paths import PathEscapes, is_safe_to_send, normalise_path, site_path_url
 
 if TYPE_CHECKING:

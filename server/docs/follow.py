@@ -19,10 +19,10 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
-from imqueue_mcp import build_index
-from imqueue_mcp.build_index import Snapshot, SnapshotError
-from imqueue_mcp.build_index.sites import user_agent
-from imqueue_mcp.build_index.snapshot import decode
+from imqueue_mcp import docsource
+from imqueue_mcp.docsource import Snapshot, SnapshotError
+from imqueue_mcp.docsource.sites import user_agent
+from imqueue_mcp.docsource.snapshot import decode
 from imqueue_mcp.server.config import Config
 
 MAX_SNAPSHOT_BYTES = 256 * 2**20  # today's snapshot with pages is about 7 MB
@@ -52,7 +52,7 @@ class SnapshotFollower:
         signature = _signature(path)
         if signature == self._seen:
             return None
-        snapshot = build_index.load_snapshot(path)
+        snapshot = docsource.load_snapshot(path)
         self._seen = signature
         return snapshot
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from imqueue_mcp import build_index
+from imqueue_mcp import docsource
 
 if TYPE_CHECKING:
-    from imqueue_mcp.build_index import Snapshot
+    from imqueue_mcp.docsource import Snapshot
     from imqueue_mcp.server.docs.corpus import CorpusKeeper, LoadedCorpus
 
 logger = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ class SavedPages:
             if self._from_generation is None or self._from_generation[0] != corpus.generation:
                 assert corpus.pages_raw is not None
                 try:
-                    pages = build_index.decode_pages(corpus.location, corpus.pages_raw, build_index.FIX)
+                    pages = docsource.decode_pages(corpus.location, corpus.pages_raw, docsource.FIX)
                 except Exception as error:  # checked on load already; said, never a crash
                     self.unavailable = f"The saved pages could not be used: {error}."
                     return None
@@ -97,7 +97,7 @@ class SavedPages:
         out = "" if self.keeper.config.snapshot is None else f" --out {snapshot_path}"
         fix = f"build one with `imq-build-index --pages{out}`"
         try:
-            snapshot = build_index.load_snapshot(snapshot_path)
+            snapshot = docsource.load_snapshot(snapshot_path)
             pages = snapshot.saved_pages(snapshot_path)
         except Exception as error:  # a damaged or foreign file: no store, said once, never a crash
             self.unavailable = f"The saved pages could not be used: {error}."
@@ -109,12 +109,12 @@ class SavedPages:
 
     def _load_sidecar(self, snapshot: Snapshot, snapshot_path: Path, fix: str) -> PageStore | None:
         """An older version's pages file beside the snapshot, used only if it is the same build's."""
-        sidecar = build_index.pages_path(snapshot_path)
+        sidecar = docsource.pages_path(snapshot_path)
         if not sidecar.is_file():
             self.unavailable = f"The snapshot {snapshot_path} was built without its pages; {fix}."
             return None
         try:
-            pages = build_index.load_pages(sidecar)
+            pages = docsource.load_pages(sidecar)
         except Exception as error:
             self.unavailable = f"The saved pages could not be used: {error}."
             logger.warning("saved pages not used: %s", error)

@@ -36,8 +36,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from imqueue_mcp.build_index import feeds
-from imqueue_mcp.build_index.sources import BuildError
+from imqueue_mcp.docsource import feeds
+from imqueue_mcp.docsource.sources import BuildError
 from imqueue_mcp.server.docs.budget import (
     CHARS_PER_TOKEN,
     CURSOR_NEXT_STEP,
@@ -179,7 +179,7 @@ def available_anchors(ranges: dict[str, list[int]] | None) -> list[str]:
 class SectionRanges:
     """Each host's /search-sections.json, fetched on demand, checked in full and kept for an hour.
 
-    The check is the builder's own (build_index.feeds.section_ranges): one range that is not
+    The check is the builder's own (docsource.feeds.section_ranges): one range that is not
     [start, end) line numbers refuses the whole map. A fetch that fails, or a map that fails the
     check, keeps the last good map (or none) and is tried again after `retry` seconds, not `ttl`:
     an origin that recovers is seen within a minute."""

@@ -40,7 +40,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Protocol
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
@@ -65,17 +65,16 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
 
-from imqueue_mcp.server import progress, server_version
+from imqueue_mcp.server import observe, progress, server_version
 from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.docs.corpus import LoadedCorpus
 from imqueue_mcp.server.errors import ErrorCode
-from imqueue_mcp.server.mcp import completions, observe, project_tools, resources
+from imqueue_mcp.server.mcp import completions, project_tools, resources
 from imqueue_mcp.server.mcp.instructions import INSTRUCTIONS
 from imqueue_mcp.server.mcp.prompts import service_prompts
-from imqueue_mcp.server.mcp.redact import Redactor
 from imqueue_mcp.server.mcp.results import error_of, error_result
-from imqueue_mcp.server.mcp.services import Services
 from imqueue_mcp.server.mcp.tools import hosted_tools, local_tools
+from imqueue_mcp.server.services import Services
 
 logger = logging.getLogger(__name__)
 HOSTED_DIAGNOSTICS = "imqueue_mcp.server.mcp."  # the loggers whose records a hosted client may hear
@@ -148,16 +147,27 @@ class ResourceListAnnouncer:
                 self.session = None
 
 
+class Scrubber(Protocol):
+    """What the hosted endpoint rewrites before a client hears it: the operator's origins, snapshot
+    and folders (server/hosting/redact.py's Redactor, handed in by the composition root)."""
+
+    def result(self, result: CallToolResult) -> CallToolResult: ...
+
+    def text(self, value: str) -> str: ...
+
+
 class ImqueueServer(MCPServer[Any]):
     """MCPServer whose resources are the curated docs pages of the corpus `services` keeps, and
     whose tool calls carry guided errors, progress, client diagnostics and a log line."""
 
-    def __init__(self, services: Services, *, hosted: bool, **settings: Any):
+    def __init__(self, services: Services, *, hosted: bool, redactor: Scrubber | None, **settings: Any):
         super().__init__(**settings)
         self.services = services
         self.hosted = hosted
-        # Hosted: the operator's origins, snapshot and folders never reach a client (redact.py).
-        self.redactor = Redactor(services.config, services.corpus.snapshot_path()) if hosted else None
+        # Hosted: the operator's origins, snapshot and folders never reach a client.
+        if hosted and redactor is None:
+            raise ValueError("a hosted server needs a redactor: the operator's places must not reach clients")
+        self.redactor = redactor
         # On stdio one process serves one connection, so the level is the connection's.
         self.client_log_level: LoggingLevel = DEFAULT_CLIENT_LOG_LEVEL
         # Hosted: metrics.Metrics.call, counting each call by tool and outcome (None: not counted).
@@ -310,9 +320,12 @@ def _log_call(name: str, result: Any, request: ServerRequestContext[Any, Any] | 
     )
 
 
-def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Services]:
+def create_server(
+    config: Config, *, hosted: bool, redactor: Callable[[Services], Scrubber] | None = None
+) -> tuple[MCPServer[Any], Services]:
     """The server with the local fifteen tools, or the hosted eight, the prompts, the docs
-    resources and completions; plus its shared services."""
+    resources and completions; plus its shared services. Hosted, `redactor(services)` makes what
+    rewrites every result and log message a client hears."""
     services = Services.from_config(config)
     if hosted:
         tools = hosted_tools(services)
@@ -323,6 +336,7 @@ def create_server(config: Config, *, hosted: bool) -> tuple[MCPServer[Any], Serv
     server = ImqueueServer(
         services,
         hosted=hosted,
+        redactor=redactor(services) if hosted and redactor is not None else None,
         name=SERVER_NAME,
         title=SERVER_TITLE,
         version=server_version(),

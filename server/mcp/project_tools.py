@@ -39,8 +39,8 @@ from imqueue_mcp.server.catalogue.packages import CatalogueError, normalize_pack
 from imqueue_mcp.server.docs.search import api_page_package
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp.results import error_result, structured_result
-from imqueue_mcp.server.mcp.services import Services
 from imqueue_mcp.server.project import reader as project
+from imqueue_mcp.server.services import Services
 
 logger = logging.getLogger(__name__)
 

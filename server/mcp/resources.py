@@ -10,7 +10,7 @@
     listed_uris(corpus)       the URIs resources/list gives for a corpus: app.py compares them
                               across a refresh to announce notifications/resources/list_changed
 
-The list is read from the loaded corpus (build_index keeps each llms.txt link: URL, title,
+The list is read from the loaded corpus (docsource keeps each llms.txt link: URL, title,
 description), never from a second fetch of llms.txt, so it follows the same hourly refresh as
 search_docs. A link is a resource when it is a canonical page URL on imqueue.org or
 imqueue.com: llms-full.txt, the blog feed and other files stay get_doc's. Reading goes
@@ -33,14 +33,15 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, Resource, ResourceTemplate
 
-from imqueue_mcp.server.catalogue import facts, status
+from imqueue_mcp.server.docs import package_facts as facts
+from imqueue_mcp.server.docs import package_status as status
 from imqueue_mcp.server.docs import read as docs
 from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
 from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, parse_doc_url
 
 if TYPE_CHECKING:
-    from imqueue_mcp.build_index.feeds import CuratedLink
-    from imqueue_mcp.server.mcp.services import Services
+    from imqueue_mcp.docsource.feeds import CuratedLink
+    from imqueue_mcp.server.services import Services
 
 logger = logging.getLogger(__name__)
 

@@ -23,14 +23,13 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from imqueue_mcp.server.catalogue import status
-from imqueue_mcp.server.catalogue.facts import FactsUnavailable, StatusUnavailable, stored_line
 from imqueue_mcp.server.catalogue.packages import (
     CatalogueError,
     render_packages_markdown,
     render_status_markdown,
 )
 from imqueue_mcp.server.docs import examples, search
+from imqueue_mcp.server.docs import package_status as status
 from imqueue_mcp.server.docs import read as docs
 from imqueue_mcp.server.docs.corpus import CorpusUnavailable
 from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, MalformedDocUrl, OfflineError
@@ -42,6 +41,7 @@ from imqueue_mcp.server.docs.hit_passages import (
     MIN_PASSAGE_TOKENS,
     PassageOptions,
 )
+from imqueue_mcp.server.docs.package_facts import FactsUnavailable, StatusUnavailable, stored_line
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq import bridge
 from imqueue_mcp.server.imq.runner import BridgeResult
@@ -58,10 +58,10 @@ from imqueue_mcp.server.mcp.schemas import (
     SearchResult,
     ServiceScaffold,
 )
-from imqueue_mcp.server.mcp.services import Services
 from imqueue_mcp.server.mcp.strict import strict_tool
 from imqueue_mcp.server.scaffold import templates as scaffold
 from imqueue_mcp.server.scaffold.types import Method, ScaffoldError
+from imqueue_mcp.server.services import Services
 
 Handler = Callable[..., Awaitable[CallToolResult]]
 Where = Literal["both", "local", "hosted"]

@@ -38,7 +38,7 @@ from mcp.shared._stream_protocols import WriteStream
 from mcp.shared.message import SessionMessage
 from mcp_types import CONNECTION_CLOSED, ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
 
-from imqueue_mcp.server.mcp.wire import judge, parse_error
+from imqueue_mcp.server.hosting.wire import judge, parse_error
 
 MAX_LINE_BYTES = 4 * 2**20  # the SDK's own HTTP body limit; the hosted endpoint takes 1 MB
 READ_BYTES = 2**16  # one read of the wire

@@ -1,7 +1,7 @@
 """list_packages and package_status: imqueue.org/status.json, read at call time.
 
 When imqueue.org does not answer, or under --offline, both answer from the copy of
-status.json stored with the docs corpus (facts.py), labelled with its date in
+status.json stored with the docs corpus (package_facts.py), labelled with its date in
 `stored`, as search_docs labels its corpus: a dated fact is not a stale one passed off as
 current. With neither, the two differ on purpose (SPEC §3): list_packages still returns the
 compiled-in catalogue, with factsUnavailable: true; package_status reports the failure.
@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from imqueue_mcp.server.catalogue import packages as catalogue
-from imqueue_mcp.server.catalogue.facts import Facts, PackageFacts, StatusUnavailable
+from imqueue_mcp.server.docs.package_facts import Facts, PackageFacts, StatusUnavailable
 
 logger = logging.getLogger(__name__)
 

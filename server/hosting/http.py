@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -53,14 +53,11 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imqueue_mcp.server import server_version
-from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config, config_from_environment, parse_log_level
-from imqueue_mcp.server.mcp import hosting
-from imqueue_mcp.server.mcp.app import create_server
-from imqueue_mcp.server.mcp.host_origin import malformed_header
-from imqueue_mcp.server.mcp.observe import configure_logging
-from imqueue_mcp.server.mcp.services import Services
-from imqueue_mcp.server.mcp.tools import hosted_records
-from imqueue_mcp.server.mcp.wire import judge, parse_error
+from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config
+from imqueue_mcp.server.hosting import operations as hosting
+from imqueue_mcp.server.hosting.host_origin import malformed_header
+from imqueue_mcp.server.hosting.wire import judge, parse_error
+from imqueue_mcp.server.services import Services
 
 logger = logging.getLogger(__name__)
 
@@ -74,13 +71,14 @@ CORS_HEADERS = (
 CORS_EXPOSE = "Mcp-Session-Id, Mcp-Protocol-Version"
 
 
-def landing_text() -> str:
-    tools = "\n".join(f"  {record.name:<20} {record.title}" for record in hosted_records())
+def landing_text(tools: Sequence[tuple[str, str]]) -> str:
+    """The plain-text page at `/`: what this endpoint is, its tools (name, title), how to run it locally."""
+    listed = "\n".join(f"  {name:<20} {title}" for name, title in tools)
     return (
         f"imqueue-mcp {server_version()}: the @imqueue MCP server, hosted and read-only.\n\n"
         f"MCP endpoint: POST {ENDPOINT} (Streamable HTTP, stateless; JSON responses, SSE when a call streams "
         "progress).\n"
-        f"Tools:\n{tools}\n\n"
+        f"Tools:\n{listed}\n\n"
         "Docs: https://imqueue.org/mcp/\n"
         "Run it locally, with the imq CLI tools as well (local_install_guide says more), from a clone\n"
         "of the source in ./imqueue-mcp:\n"
@@ -89,8 +87,8 @@ def landing_text() -> str:
     )
 
 
-def landing() -> Callable[[Request], Awaitable[Response]]:
-    text = landing_text()
+def landing(tools: Sequence[tuple[str, str]]) -> Callable[[Request], Awaitable[Response]]:
+    text = landing_text(tools)
 
     async def answer(request: Request) -> Response:
         return PlainTextResponse(text)
@@ -337,16 +335,11 @@ class Guard:
         await self.app(scope, receive, send_with_cors)
 
 
-def create_app(config: Config | None = None) -> ASGIApp:
-    """The hosted ASGI app. Without a config, read it from the environment (worker processes)."""
-    config = config or config_from_environment()
-    configure_logging(parse_log_level(None))  # a worker's own; __main__ checked the same variable
-    server, services = create_server(config, hosted=True)
-    return hosted_app(server, services, config)
-
-
-def hosted_app(server: MCPServer[Any], services: Services, config: Config) -> ASGIApp:
-    """`server` (made by create_server(config, hosted=True)) behind the HTTP surface above."""
+def hosted_app(
+    server: MCPServer[Any], services: Services, config: Config, tools: Sequence[tuple[str, str]]
+) -> ASGIApp:
+    """`server` (the adapter's hosted MCPServer, server/serve.py) behind the HTTP surface above;
+    `tools` (name, title) are listed on the landing page."""
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=list(config.allowed_hosts),
@@ -379,7 +372,7 @@ def hosted_app(server: MCPServer[Any], services: Services, config: Config) -> AS
                 await services.fetcher.aclose()
 
     routes = [
-        Route("/", landing(), methods=["GET", "HEAD"]),
+        Route("/", landing(tools), methods=["GET", "HEAD"]),
         Route(ENDPOINT, McpEndpoint(manager, streaming)),
     ]
     app, metrics = hosting.operated(
@@ -388,11 +381,11 @@ def hosted_app(server: MCPServer[Any], services: Services, config: Config) -> AS
     return app
 
 
-def run_http(config: Config, *, host: str, port: int, workers: int) -> None:
+def warn_on_default_hosts(config: Config, host: str) -> None:
+    """A public bind with the loopback-only Host allowlist would answer every request 421: say so."""
     if host not in ("127.0.0.1", "localhost", "::1") and config.allowed_hosts == DEFAULT_ALLOWED_HOSTS:
         logging.getLogger(__name__).warning(
             "serving on %s, but only these Host headers are accepted: %s; add yours with --allow-host",
             host,
             ", ".join(config.allowed_hosts),
         )
-    hosting.serve(config, host=host, port=port, workers=workers)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from imqueue_mcp.server.catalogue.facts import PackageFacts
 from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.docs import examples
 from imqueue_mcp.server.docs import read as docs
 from imqueue_mcp.server.docs.corpus import CorpusKeeper
 from imqueue_mcp.server.docs.fetch import Fetcher
+from imqueue_mcp.server.docs.package_facts import PackageFacts
 from imqueue_mcp.server.docs.pages import SavedPages
 from imqueue_mcp.server.docs.sizes import DocSizes
 

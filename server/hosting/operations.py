@@ -33,13 +33,13 @@ from starlette.types import ASGIApp
 
 from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.docs.corpus import CorpusUnavailable, LoadedCorpus
-from imqueue_mcp.server.mcp import connections, lifecycle
-from imqueue_mcp.server.mcp.metrics import MULTIPROCESS_DIR, Metrics, unix_time
-from imqueue_mcp.server.mcp.services import Services
+from imqueue_mcp.server.hosting import connections, lifecycle
+from imqueue_mcp.server.hosting.metrics import MULTIPROCESS_DIR, Metrics, unix_time
+from imqueue_mcp.server.services import Services
 
 logger = logging.getLogger(__name__)
 
-APP_FACTORY = "imqueue_mcp.server.mcp.http:create_app"
+APP_FACTORY = "imqueue_mcp.server.serve:create_app"  # the composition root (server/serve.py)
 
 
 def operated(app: ASGIApp, server: MCPServer[Any], services: Services) -> tuple[ASGIApp, Metrics]:

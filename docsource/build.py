@@ -74,94 +74,109 @@ def build(
     return snapshot
 
 
+class _Feeds:
+    """The raw feed bodies of one build, read as JSON or text by (host, path)."""
+
+    def __init__(self, raw: dict[tuple[str, str], bytes]):
+        self.raw = raw
+
+    def json(self, host: str, path: str) -> Any:
+        return feeds.decode_json(f"https://{host}{path}", self.raw[(host, path)])
+
+    def text(self, host: str, path: str) -> str:
+        return self.raw[(host, path)].decode("utf-8", errors="replace")
+
+
 def assemble(raw: dict[tuple[str, str], bytes], origins: dict[str, str]) -> Snapshot:
-    def json_of(host: str, path: str) -> Any:
-        return feeds.decode_json(f"https://{host}{path}", raw[(host, path)])
-
-    def text_of(host: str, path: str) -> str:
-        return raw[(host, path)].decode("utf-8", errors="replace")
-
-    org_sections, org_links = feeds.parse_llms(text_of("imqueue.org", "/llms.txt"))
-    com_sections, com_links = feeds.parse_llms(text_of("imqueue.com", "/llms.txt"))
+    read = _Feeds(raw)
+    org_sections, org_links = feeds.parse_llms(read.text("imqueue.org", "/llms.txt"))
+    com_sections, com_links = feeds.parse_llms(read.text("imqueue.com", "/llms.txt"))
     curated = {**com_links, **org_links}
-
     refused: list[str] = []  # records whose path is not on the site: reported, never indexed
-    documents = feeds.tier_one(
-        "https://imqueue.org/search-index.json",
-        json_of("imqueue.org", "/search-index.json"),
-        "org",
-        curated,
-        refused,
-    )
-    prose, lemmas = feeds.tier_two(
-        "https://imqueue.org/search-text.json", json_of("imqueue.org", "/search-text.json"), "org", refused
-    )
-    documents += prose
-    documents += feeds.tier_one(
-        "https://imqueue.org/search-peer-index.json",
-        json_of("imqueue.org", "/search-peer-index.json"),
-        "com",
-        curated,
-        refused,
-    )
-    peer_prose, peer_lemmas = feeds.tier_two(
-        "https://imqueue.org/search-peer-text.json",
-        json_of("imqueue.org", "/search-peer-text.json"),
-        "com",
-        refused,
-    )
-    documents += peer_prose
-    documents = with_blog_facts(
-        documents,
-        feeds.blog_facts(
-            "https://imqueue.org/blog/search-index.json", json_of("imqueue.org", "/blog/search-index.json")
-        ),
-    )
-
-    status = json_of("imqueue.org", "/status.json") if ("imqueue.org", "/status.json") in raw else None
-    if status is not None:
-        feeds.expect(
-            "https://imqueue.org/status.json",
-            isinstance(status, dict) and "packages" in status,
-            "no `packages` list",
-        )
+    documents, lemmas = _documents(read, curated, refused)
+    status = _status(read)
     sections = {
         host: feeds.section_ranges(
-            f"https://{host}/search-sections.json", json_of(host, "/search-sections.json")
+            f"https://{host}/search-sections.json", read.json(host, "/search-sections.json")
         )
         for host in ("imqueue.org", "imqueue.com")
     }
     corpus = Corpus(
         documents=documents,
-        lemmas={**peer_lemmas, **lemmas},
+        lemmas=lemmas,
         section_names=list(dict.fromkeys(org_sections + com_sections)),
     )
+    markdown: dict[str, str] = {}
+    for host, path in FEEDS:
+        if path == "/llms-full.txt" and (host, path) in raw:
+            markdown.update(split_llms_full(read.text(host, path)))
+    return Snapshot(
+        header=_header(raw, origins, documents),
+        corpus=corpus,
+        sections=sections,
+        status=status,
+        links=sorted(curated.values(), key=lambda link: link.url),
+        examples=collect_examples(markdown, documents),
+        refused=refused,
+        markdown=dict(sorted(markdown.items())),
+    )
+
+
+def _documents(
+    read: _Feeds, curated: dict[str, feeds.CuratedLink], refused: list[str]
+) -> tuple[list[Document], dict[str, str]]:
+    """Every record of both tiers, imqueue.org's and its peer's, with the blog's facts; and the lemmas."""
+    org = "https://imqueue.org"
+    documents = feeds.tier_one(
+        f"{org}/search-index.json", read.json("imqueue.org", "/search-index.json"), "org", curated, refused
+    )
+    prose, lemmas = feeds.tier_two(
+        f"{org}/search-text.json", read.json("imqueue.org", "/search-text.json"), "org", refused
+    )
+    documents += prose
+    documents += feeds.tier_one(
+        f"{org}/search-peer-index.json",
+        read.json("imqueue.org", "/search-peer-index.json"),
+        "com",
+        curated,
+        refused,
+    )
+    peer_prose, peer_lemmas = feeds.tier_two(
+        f"{org}/search-peer-text.json", read.json("imqueue.org", "/search-peer-text.json"), "com", refused
+    )
+    documents += peer_prose
+    blog = feeds.blog_facts(
+        f"{org}/blog/search-index.json", read.json("imqueue.org", "/blog/search-index.json")
+    )
+    return with_blog_facts(documents, blog), {**peer_lemmas, **lemmas}
+
+
+def _status(read: _Feeds) -> Any:
+    """status.json as read with the feeds (an object with a `packages` list), or None when absent."""
+    if ("imqueue.org", "/status.json") not in read.raw:
+        return None
+    status = read.json("imqueue.org", "/status.json")
+    feeds.expect(
+        "https://imqueue.org/status.json",
+        isinstance(status, dict) and "packages" in status,
+        "no `packages` list",
+    )
+    return status
+
+
+def _header(
+    raw: dict[tuple[str, str], bytes], origins: dict[str, str], documents: list[Document]
+) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for doc in documents:
         key = f"{doc.site}:{doc.tier}"
         counts[key] = counts.get(key, 0) + 1
-    header = {
+    return {
         "origins": origins,
         "fetched_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
         "feeds": {f"https://{h}{p}": hashlib.sha256(b).hexdigest() for (h, p), b in raw.items()},
         "counts": dict(sorted(counts.items())),
     }
-    links = sorted(curated.values(), key=lambda link: link.url)
-    markdown: dict[str, str] = {}
-    for host, path in FEEDS:
-        if path == "/llms-full.txt" and (host, path) in raw:
-            markdown.update(split_llms_full(text_of(host, path)))
-    examples = collect_examples(markdown, documents)
-    return Snapshot(
-        header=header,
-        corpus=corpus,
-        sections=sections,
-        status=status,
-        links=links,
-        examples=examples,
-        refused=refused,
-        markdown=dict(sorted(markdown.items())),
-    )
 
 
 def without_saved_pages(markdown: dict[str, str], pages: Pages) -> dict[str, str]:

@@ -33,14 +33,14 @@ from typing import Any
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from imqueue_mcp.server.config import Config, config_from_environment
-from imqueue_mcp.server.mcp.lifecycle import CLOSE
+from imqueue_mcp.server.hosting.lifecycle import CLOSE
 
 logger = logging.getLogger(__name__)
 
 # Descriptors kept free beside the connections: the listener, snapshot and page files, outgoing
 # fetches to the docs origins, logging, the event loop's own.
 DESCRIPTOR_RESERVE = 64
-PROTOCOL = "imqueue_mcp.server.mcp.connections:GuardedH11Protocol"  # uvicorn's `http` setting
+PROTOCOL = "imqueue_mcp.server.hosting.connections:GuardedH11Protocol"  # uvicorn's `http` setting
 
 
 @functools.cache

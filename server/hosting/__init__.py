@@ -1,0 +1,14 @@
+"""hosting: how an MCPServer is served, apart from what it serves (the adapter, server/mcp).
+
+stdio.py          the stdio transport: bounded lines read as bytes, every request answered at EOF
+http.py           the hosted Streamable HTTP app: method table, Host/Origin, CORS, limits, landing page
+wire.py           one JSON-RPC message judged before the SDK (-32700 / -32600), stdio and HTTP
+host_origin.py    the Host and Origin headers read strictly (HOST[:PORT], numeric port)
+operations.py     the hosted app in production: probes, metrics and signals wired in; uvicorn workers
+lifecycle.py      /healthz, /readyz (and the /metrics route) before the Host lock; the SIGTERM drain
+metrics.py        /metrics through prometheus_client (multiprocess sums with --workers N)
+connections.py    uvicorn's h11 protocol with header/body timeouts, a connection cap, keep-alive limits
+redact.py         what a hosted client hears never names the operator's origins, snapshot or folders
+
+It never imports the adapter, nor the adapter it: server/serve.py hands one to the other.
+"""
