@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from imqueue_mcp.server.catalogue.packages import EXCLUSIVE_PAIRS
+from imqueue_mcp.server.files import MANIFEST_BYTES, FileTooLarge, NotARegularFile, read_text_capped
 
 SCOPE = "@imqueue/"
 DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
-MAX_FILE_BYTES = 8 * 1024 * 1024  # a package.json or lockfile larger than this is not read
+MAX_FILE_BYTES = MANIFEST_BYTES  # a package.json or lockfile larger than this is not read
 MAX_EXTENDS = 8  # tsconfig `extends` chains longer than this are cut (and said so)
 
 # Where the docs state each requirement (canonical URLs; the pages are in the site mirror).
@@ -96,6 +97,15 @@ def parse_jsonc(text: str) -> Any:
     return json.loads(cleaned)
 
 
+def _names_a_file(path: Path) -> bool:
+    """Something that is not a folder is there: a package.json that is a device or a FIFO
+    still marks the project, and reading it says what it is (files.py)."""
+    try:
+        return path.exists() and not path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def _is_file(path: Path) -> bool:
     """Path.is_file, with an unreadable folder or a refused name read as "no such file"."""
     try:
@@ -105,13 +115,16 @@ def _is_file(path: Path) -> bool:
 
 
 def _read_json(path: Path, *, tolerant: bool = False) -> tuple[Any, str]:
-    """(parsed, "") or (None, why not). Never raises for a missing, huge or malformed file."""
+    """(parsed, "") or (None, why not). Never raises, nor blocks, for a missing, huge or malformed
+    file, a device or a FIFO (server/files.py: regular files only, the cap held while reading)."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None, f"{path} is over {MAX_FILE_BYTES // (1024 * 1024)} MB; not read"
-        text = path.read_text("utf-8-sig")
+        text = read_text_capped(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return None, ""
+    except FileTooLarge:
+        return None, f"{path} is over {MAX_FILE_BYTES // (1024 * 1024)} MB; not read"
+    except NotARegularFile as error:
+        return None, str(error)
     except (OSError, UnicodeDecodeError) as error:
         return None, f"{path} could not be read ({getattr(error, 'strerror', None) or error})"
     try:
@@ -166,7 +179,7 @@ def find_root(folders: Sequence[Path]) -> Path | None:
         except (OSError, RuntimeError):
             continue
         for candidate in (start, *start.parents):
-            if _is_file(candidate / "package.json"):
+            if _names_a_file(candidate / "package.json"):
                 return candidate
     return None
 
@@ -224,7 +237,7 @@ def read_project(root: Path) -> Project:
     declared = _declared_ranges(manifest)
     locked = _locked_versions(root, project)
     # The packages it declares: a transitive one (core under rpc) is not the project's choice.
-    installed = _installed_versions(root, set(declared), project.sources)
+    installed = _installed_versions(root, set(declared), project)
     project.packages = [
         UsedPackage(name, declared[name], locked.get(name), installed.get(name)) for name in sorted(declared)
     ]
@@ -275,7 +288,7 @@ def _locked_versions(root: Path, project: Project) -> dict[str, str]:
     return versions
 
 
-def _installed_versions(root: Path, wanted: set[str], sources: list[Path]) -> dict[str, str]:
+def _installed_versions(root: Path, wanted: set[str], project: Project) -> dict[str, str]:
     versions: dict[str, str] = {}
     scope = root / "node_modules" / "@imqueue"
     try:
@@ -286,8 +299,10 @@ def _installed_versions(root: Path, wanted: set[str], sources: list[Path]) -> di
         name = SCOPE + folder.name
         if name not in wanted:
             continue
-        manifest, _ = _read_json(folder / "package.json")
-        sources.append(folder / "package.json")
+        manifest, problem = _read_json(folder / "package.json")
+        if problem:
+            project.problems.append(problem)
+        project.sources.append(folder / "package.json")
         if isinstance(manifest, dict) and isinstance(manifest.get("version"), str):
             versions[name] = manifest["version"]
     return versions
@@ -328,7 +343,7 @@ def installed_copies(root: Path) -> dict[str, list[tuple[Path, str]]]:
 def _read_tsconfig(root: Path, project: Project) -> None:
     """compilerOptions of tsconfig.json with its `extends` chain applied (the file's own win)."""
     own = root / "tsconfig.json"
-    if not _is_file(own):
+    if not _names_a_file(own):
         return
     project.tsconfig = own
     path: Path | None = own
