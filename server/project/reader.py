@@ -61,6 +61,17 @@ COMMONJS_MODULES = frozenset(
     {"commonjs", "umd", "amd", "system", "none"}
 )  # tsconfig "module"s that are not ESM
 MAX_NESTED_FOLDERS = 5000  # node_modules folders looked into for nested @imqueue copies
+# What a report repeats of the user's files is bounded, whatever the files hold: a value (a
+# name, range or version) at npm's 214 characters, and so many packages, copies and problems.
+MAX_VALUE = 214
+MAX_PACKAGES = 100
+MAX_COPIES = 20
+MAX_PROBLEMS = 20
+
+
+def _bounded(text: str) -> str:
+    """A value from the user's files, cut to MAX_VALUE characters with a visible mark."""
+    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
 
 
 class ProjectError(ValueError):
@@ -243,7 +254,7 @@ def read_project(root: Path) -> Project:
     ]
     engines = manifest.get("engines")
     if isinstance(engines, dict) and isinstance(engines.get("node"), str):
-        project.engines_node = engines["node"]
+        project.engines_node = _bounded(engines["node"])
     if isinstance(manifest.get("type"), str):
         project.module_type = manifest["type"]
     project.copies = installed_copies(root)
@@ -258,8 +269,14 @@ def _declared_ranges(manifest: Mapping[str, Any]) -> dict[str, str]:
         entries = manifest.get(section)
         if isinstance(entries, dict):
             for name, spec in entries.items():
-                if isinstance(name, str) and name.startswith(SCOPE) and name not in ranges:
-                    ranges[name] = spec if isinstance(spec, str) else json.dumps(spec)
+                if (
+                    isinstance(name, str)
+                    and name.startswith(SCOPE)
+                    and len(name) <= MAX_VALUE
+                    and name not in ranges
+                    and len(ranges) < MAX_PACKAGES
+                ):
+                    ranges[name] = _bounded(spec if isinstance(spec, str) else json.dumps(spec))
     return ranges
 
 
@@ -279,12 +296,12 @@ def _locked_versions(root: Path, project: Project) -> dict[str, str]:
             name = key.removeprefix("node_modules/")
             if name.startswith(SCOPE) and "/node_modules/" not in key and isinstance(entry, dict):
                 if isinstance(entry.get("version"), str):
-                    versions[name] = entry["version"]
+                    versions[name] = _bounded(entry["version"])
     dependencies = lock.get("dependencies")
     if not versions and isinstance(dependencies, dict):  # v1: "@imqueue/rpc": {"version": ...}
         for name, entry in dependencies.items():
             if name.startswith(SCOPE) and isinstance(entry, dict) and isinstance(entry.get("version"), str):
-                versions[name] = entry["version"]
+                versions[name] = _bounded(entry["version"])
     return versions
 
 
@@ -304,7 +321,7 @@ def _installed_versions(root: Path, wanted: set[str], project: Project) -> dict[
             project.problems.append(problem)
         project.sources.append(folder / "package.json")
         if isinstance(manifest, dict) and isinstance(manifest.get("version"), str):
-            versions[name] = manifest["version"]
+            versions[name] = _bounded(manifest["version"])
     return versions
 
 
@@ -335,8 +352,11 @@ def installed_copies(root: Path) -> dict[str, list[tuple[Path, str]]]:
             continue
         for folder in folders:
             manifest, _ = _read_json(folder / "package.json")
-            if isinstance(manifest, dict) and isinstance(manifest.get("version"), str):
-                copies.setdefault(SCOPE + folder.name, []).append((folder, manifest["version"]))
+            name = SCOPE + folder.name
+            if not isinstance(manifest, dict) or not isinstance(manifest.get("version"), str):
+                continue
+            if len(copies.get(name, ())) < MAX_COPIES and (name in copies or len(copies) < MAX_PACKAGES):
+                copies.setdefault(name, []).append((folder, _bounded(manifest["version"])))
     return copies
 
 
@@ -520,8 +540,15 @@ def inspect(project: Project, status: Mapping[str, Any] | None) -> dict[str, Any
             "your services connect to is that version.",
         },
         "findings": [finding.to_dict() for finding in findings],
-        "problems": list(project.problems),
+        "problems": _bounded_problems(project.problems),
     }
+
+
+def _bounded_problems(problems: Sequence[str]) -> list[str]:
+    kept = list(problems[:MAX_PROBLEMS])
+    if len(problems) > MAX_PROBLEMS:
+        kept.append(f"... and {len(problems) - MAX_PROBLEMS} more files not read")
+    return kept
 
 
 def _exclusive_findings(project: Project) -> list[Finding]:
