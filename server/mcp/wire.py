@@ -117,7 +117,11 @@ def lone_surrogate_call(raw: bytes | str) -> JSONRPCResponse | None:
         message = json.loads(raw)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(message, dict) or message.get("method") != "tools/call":
+    if (
+        not isinstance(message, dict)
+        or message.get("jsonrpc") != "2.0"
+        or message.get("method") != "tools/call"
+    ):
         return None
     request_id, params = message.get("id"), message.get("params")
     if not isinstance(request_id, str | int) or isinstance(request_id, bool) or not isinstance(params, dict):

@@ -179,8 +179,8 @@ class Param(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(max_length=MAX_IDENTIFIER)
-    type: str = Field("any", max_length=_MAX_TYPE_LENGTH)
-    description: str | None = Field(None, max_length=MAX_DESCRIPTION)
+    type: str = Field(default="any", max_length=_MAX_TYPE_LENGTH)
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION)
     optional: bool = False
 
     @field_validator("name")
@@ -200,9 +200,9 @@ class Method(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(max_length=MAX_IDENTIFIER)
-    description: str | None = Field(None, max_length=MAX_DESCRIPTION)
-    params: list[Param] = Field([], max_length=MAX_PARAMS)
-    returns: str = Field("void", max_length=_MAX_TYPE_LENGTH)
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION)
+    params: list[Param] = Field(default=[], max_length=MAX_PARAMS)
+    returns: str = Field(default="void", max_length=_MAX_TYPE_LENGTH)
 
     @field_validator("name")
     @classmethod
