@@ -4,6 +4,7 @@
     config.py     Config: snapshot, offline, origins, hosted allowlists, the log level; ConfigError
     errors.py     the one table of tool error codes, what each means and the next step
     progress.py   long operations report progress to whoever installed a reporter (the adapter)
+    files.py      a file of the user's read safely: regular files only, no blocking, capped
     mcp/          the adapter: app, tools (one record each), resources, prompts, completions,
                   schemas, results, strict argument models, observe, the stdio and HTTP transports
     docs/         search_docs, get_doc and find_examples: the corpus keeper, fetching under the

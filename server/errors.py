@@ -11,7 +11,7 @@ which flag was missing) passes its own. Tools that publish an outputSchema publi
 "the result, or {error}", so an error result conforms to it too.
 
 This module knows no MCP transport and no tool: the domain packages name their failures with
-these codes, and the adapter (server/mcp/results.py) turns a code into the isError result.
+these codes, and the adapter (server/tool_results.py) turns a code into the isError result.
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ loopback only.
 
 The property, per call: an answer comes back (no hang, no lost connection), and a failure
 is either an isError result or a -32602 error, whose message is readable: non-empty, no
-traceback, no "Internal error". And create_service without apply: true writes nothing.
+traceback, no "Internal error", never the internal_error code. The reply (the result's JSON,
+or the error's) is at most four times the request plus the tool's documented maximum
+(server/mcp/reply_limits.py). And create_service without apply: true writes nothing.
 
 Profiles: IMQUEUE_MCP_FUZZ=short (default, CI) or long (at least 2,000 cases per tool).
 With -s the module prints a table of cases, failure kinds and time per tool, and one JSON line:
@@ -44,6 +46,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from imq_real import TEMPLATE, real_imq_environment, require_real_imq
 from mcp.shared.exceptions import MCPError
+
+from imqueue_mcp.server.mcp.reply_limits import REPLY_BYTES, reply_limit
 
 from conftest import (
     HOSTED_TOOLS,
@@ -208,6 +212,75 @@ def arguments_for(
     return st.one_of(base, st.tuples(base, extras).map(lambda pair: {**pair[1], **pair[0]}))
 
 
+# Values inside the schema: the tools' success paths, where the largest replies are.
+QUERIES = [
+    "expose a method on a service",
+    "IMQ_REDIS host and port",
+    "imq client generate",
+    "connect ECONNREFUSED 127.0.0.1:6380",
+    "decorators tsconfig",
+    "pg-prisma or pg-sequelize",
+    "llms",
+]
+DOC_URLS = [
+    "/get-started/",
+    "/api/",
+    "/tutorial/user-service/",
+    "https://imqueue.org/llms-full.txt",
+    "https://imqueue.org/llms.txt",
+    "https://imqueue.com/",
+    "/cli/creating-services/#what-a-run-does-pipeline",
+]
+TYPES = ["string", "number", "boolean", "User", "User[]", "{ id: string; tags: string[] }", "Promise<void>"]
+
+
+def within(schema: dict[str, Any], defs: dict[str, Any], name: str = "") -> st.SearchStrategy[Any]:
+    """Values the schema admits (bounds, enums, required fields), shaped to get past the checks
+    behind it often: identifiers for names, pages of the site for url, loopback for redis."""
+    if "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    if "anyOf" in schema:
+        return st.one_of([within(option, defs, name) for option in schema["anyOf"]])
+    kind = schema.get("type")
+    if kind == "string":
+        low, high = schema.get("minLength", 0), schema.get("maxLength", 4096)
+        longest = st.just("a" * high)
+        plain = st.text(
+            st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=low, max_size=min(high, 40)
+        )
+        if name == "path":
+            return plain.map(safe_path)
+        if name == "redis":
+            return st.integers(1, 65535).map(lambda port: loopback_address(str(port)))
+        if name == "url":
+            return st.sampled_from(DOC_URLS)
+        if name == "query":
+            return st.one_of(st.sampled_from(QUERIES), plain, longest)
+        if name in ("name", "service"):
+            return st.one_of(st.from_regex(r"[a-z][A-Za-z0-9]{0,30}", fullmatch=True), longest)
+        if name in ("type", "returns"):
+            return st.sampled_from(TYPES)
+        return st.one_of(plain, longest)
+    if kind == "integer":
+        return st.integers(schema.get("minimum", -5), schema.get("maximum", 100))
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "array":
+        return st.lists(within(schema.get("items", {}), defs, name), max_size=schema.get("maxItems", 8))
+    if kind == "object":
+        properties = schema.get("properties", {})
+        required = set(schema.get("required", []))
+        return st.fixed_dictionaries(
+            {key: within(properties[key], defs, key) for key in required},
+            optional={
+                key: within(value, defs, key) for key, value in properties.items() if key not in required
+            },
+        )
+    return st.none()
+
+
 # --- the property ------------------------------------------------------------------------
 
 
@@ -220,18 +293,27 @@ class Tally:
     def row(self, transport: str, tool: str) -> dict[str, Any]:
         return self.rows.setdefault(
             (transport, tool),
-            {"cases": 0, "ok": 0, "isError": 0, "invalidParams": 0, "failures": [], "seconds": 0.0},
+            {
+                "cases": 0,
+                "ok": 0,
+                "isError": 0,
+                "invalidParams": 0,
+                "failures": [],
+                "seconds": 0.0,
+                "largestRatio": 0.0,
+            },
         )
 
     def report(self) -> str:
         lines = [
             f"{'transport':<6} {'tool':<20} {'cases':>6} {'ok':>6} {'isError':>8} {'-32602':>7} "
-            f"{'fail':>5} {'seconds':>8}"
+            f"{'fail':>5} {'seconds':>8} {'reply/limit':>11}"
         ]
         for (transport, tool), row in sorted(self.rows.items()):
             lines.append(
                 f"{transport:<6} {tool:<20} {row['cases']:>6} {row['ok']:>6} {row['isError']:>8} "
-                f"{row['invalidParams']:>7} {len(row['failures']):>5} {row['seconds']:>8.1f}"
+                f"{row['invalidParams']:>7} {len(row['failures']):>5} {row['seconds']:>8.1f} "
+                f"{row['largestRatio']:>11.3f}"
             )
         total = {
             "profile": PROFILE,
@@ -240,6 +322,9 @@ class Tally:
             "minCasesPerTool": min((row["cases"] for row in self.rows.values()), default=0),
             "failures": sum(len(row["failures"]) for row in self.rows.values()),
             "seconds": round(sum(row["seconds"] for row in self.rows.values()), 1),
+            "largestReplyToLimit": round(
+                max((row["largestRatio"] for row in self.rows.values()), default=0.0), 3
+            ),
             "python": sys.version.split()[0],
             "cpus": os.cpu_count(),
         }
@@ -260,24 +345,34 @@ def readable(message: str) -> bool:
     return bool(message.strip()) and not any(marker in message for marker in UNREADABLE)
 
 
-def outcome_of(connection: McpConnection, tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
-    """('ok' | 'isError' | 'invalidParams', message), or a failure kind: hang, crash, unreadable, code."""
+def outcome_of(connection: McpConnection, tool: str, arguments: dict[str, Any]) -> tuple[str, str, int]:
+    """('ok' | 'isError' | 'invalidParams', message, reply bytes), or a failure kind: hang, crash,
+    unreadable, internal, code."""
     bound = TOOL_CALL_SECONDS.get(tool, CALL_SECONDS)
     try:
         result = connection.call(tool, arguments, timeout=bound)
     except concurrent.futures.TimeoutError:
-        return "hang", f"no answer within {bound:g} s"
+        return "hang", f"no answer within {bound:g} s", 0
     except MCPError as error:
+        size = len(json.dumps(error.error.model_dump(mode="json", exclude_none=True)))
         if error.error.code != -32602:
-            return "code", f"JSON-RPC {error.error.code}: {error.error.message}"
+            return "code", f"JSON-RPC {error.error.code}: {error.error.message}", size
         message = f"{error.error.message} {error.error.data or ''}"
-        return ("invalidParams", message) if readable(error.error.message) else ("unreadable", message)
+        return (
+            ("invalidParams", message, size)
+            if readable(error.error.message)
+            else ("unreadable", message, size)
+        )
     except Exception as error:  # the connection itself failed: the server died or broke the wire
-        return "crash", f"{type(error).__name__}: {error}"
+        return "crash", f"{type(error).__name__}: {error}", 0
+    size = len(json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True)))
     text = "\n".join(block.text for block in result.content if block.type == "text")
     if not result.is_error:
-        return "ok", ""
-    return ("isError", text) if readable(text) else ("unreadable", text)
+        return "ok", "", size
+    code = (result.structured_content or {}).get("error", {}).get("code")
+    if code == "internal_error":
+        return "internal", text, size
+    return ("isError", text, size) if readable(text) else ("unreadable", text, size)
 
 
 def check(
@@ -286,14 +381,20 @@ def check(
     row = TALLY.row(transport, tool)
     before = tree(scratch) if scratch is not None and tool == "create_service" else None
     started = time.monotonic()
-    kind, message = outcome_of(connection, tool, arguments)
+    kind, message, reply_bytes = outcome_of(connection, tool, arguments)
     row["seconds"] += time.monotonic() - started
     row["cases"] += 1
+    request_bytes = len(json.dumps({"name": tool, "arguments": arguments}))
+    limit = reply_limit(tool, request_bytes)
+    row["largestRatio"] = max(row["largestRatio"], reply_bytes / limit)
     if kind in ("ok", "isError", "invalidParams"):
         row[kind] += 1
     else:
         row["failures"].append((kind, message[:300], repr(arguments)[:300]))
     assert kind in ("ok", "isError", "invalidParams"), f"{tool}: {kind}: {message[:500]}"
+    assert reply_bytes <= limit, (
+        f"{tool}: a {reply_bytes:,}-byte reply to {request_bytes:,} bytes: {arguments!r:.300}"
+    )
     if before is not None and arguments.get("apply") is not True:
         assert tree(scratch) == before, f"create_service wrote files without apply: true: {arguments!r:.300}"
 
@@ -384,7 +485,39 @@ def test_every_hosted_tool_answers_any_arguments_readably_over_http(hosted: McpC
     assert {found.name for found in hosted.tools()} == HOSTED_TOOLS
 
 
+@pytest.mark.parametrize("tool", sorted(LOCAL_TOOLS))
+def test_every_local_tool_answers_arguments_within_its_schema_in_bounds_over_stdio(
+    local: McpConnection, scratch: Path, tool: str
+) -> None:
+    schema = schemas(local)[tool]
+
+    @FUZZ_SETTINGS
+    @given(arguments=within(schema, schema.get("$defs", {})))
+    def fuzz(arguments: dict[str, Any]) -> None:
+        check(local, "stdio+", tool, offline_when_applied(tool, arguments), scratch)
+
+    fuzz()
+
+
+@pytest.mark.parametrize("tool", sorted(HOSTED_TOOLS))
+def test_every_hosted_tool_answers_arguments_within_its_schema_in_bounds_over_http(
+    hosted: McpConnection, tool: str
+) -> None:
+    schema = schemas(hosted)[tool]
+
+    @FUZZ_SETTINGS
+    @given(arguments=within(schema, schema.get("$defs", {})))
+    def fuzz(arguments: dict[str, Any]) -> None:
+        check(hosted, "http+", tool, arguments, None)
+
+    fuzz()
+
+
+def test_every_tool_has_a_documented_reply_maximum(local: McpConnection, hosted: McpConnection) -> None:
+    assert {tool.name for tool in [*local.tools(), *hosted.tools()]} == set(REPLY_BYTES)
+
+
 def test_an_oversized_request_over_http_is_a_readable_invalid_params_error(hosted: McpConnection) -> None:
-    kind, message = outcome_of(hosted, "search_docs", {"query": "q" * 1_100_000})
+    kind, message, _ = outcome_of(hosted, "search_docs", {"query": "q" * 1_100_000})
     assert (kind, "1,000,000 bytes" in message) == ("invalidParams", True), message
     assert outcome_of(hosted, "search_docs", {"query": "expose"})[0] == "ok"  # and it keeps serving

@@ -33,7 +33,7 @@ from imq_real import (
     run_imq,
 )
 
-from imqueue_mcp.server.mcp.results import error_of
+from imqueue_mcp.server.tool_results import error_of
 
 from conftest import CI, McpConnection, stdio_connection
 

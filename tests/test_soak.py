@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from imqueue_mcp.server.errors import ErrorCode
-from imqueue_mcp.server.mcp.results import error_result, text_result
+from imqueue_mcp.server.tool_results import error_result, text_result
 
 from benchmarks.soak import log_problems
 from benchmarks.soak_calls import Call, Expect, cold_calls, tool, tool_verdict

@@ -8,10 +8,15 @@ tutorial's bootstrap), and a project created from imq's template declares its de
 "*". This module reads such codes out of the query and says, in two or three sentences, what
 failed and what to do, with the docs pages that hold the fix. It is a fixed table of codes,
 never a table of queries, and it never changes the ranking.
+
+A diagnosis is read by an agent, so it repeats nothing of the query but a host name or a port
+that parses as one (`quoted_host`, `quoted_port`), and then marks it as the user's text; the
+rest is this module's own words. A name that is an error code (ENOTFOUND ETIMEDOUT) is no host.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +28,37 @@ CREATING_SERVICES = f"{ORIGIN}/cli/creating-services/#what-a-run-does-pipeline"
 REDIS_DEFAULT_PORT = 6379
 
 # Greedy, so that an IPv6 host as Node prints it (::1:6380) keeps its colons and the port is last.
-_ADDRESS = r"(?P<host>[\w.:\[\]-]+):(?P<port>\d{1,5})\b"
+_ADDRESS = r"(?P<host>[\w.:\[\]-]+):(?P<port>\d+)\b"
+_HOST_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_ERROR_CODE = re.compile(r"E[A-Z0-9_]{2,}")
+MAX_HOST_NAME = 253  # RFC 1035, without the trailing dot
+
+
+def quoted(text: str) -> str:
+    """Text taken from the query, marked as the user's."""
+    return f'"{text}" (from your query)'
+
+
+def quoted_host(text: str | None) -> str | None:
+    """`text` when it is a DNS name or an IP address (an error code is not); else None."""
+    if not text or len(text) > MAX_HOST_NAME or _ERROR_CODE.fullmatch(text):
+        return None
+    bare = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    try:
+        ipaddress.ip_address(bare)
+    except ValueError:
+        labels = text.removesuffix(".").split(".")
+        if not all(_HOST_LABEL.fullmatch(label) for label in labels) or labels[-1].isdigit():
+            return None
+    return text
+
+
+def quoted_port(text: str | None) -> int | None:
+    """The port `text` names, when it is one (1-65535); else None."""
+    if not text or not text.isdigit() or len(text) > 5:
+        return None
+    port = int(text)
+    return port if 0 < port <= 65535 else None
 
 
 @dataclass(frozen=True)
@@ -44,10 +79,11 @@ BROKER_ADVICE = (
 
 
 def _refused(match: re.Match[str]) -> Diagnosis:
-    address = f"{match['host']}:{match['port']}" if match["port"] else ""
-    where = f" at {address}" if address else ""
-    if match["port"] and int(match["port"]) != REDIS_DEFAULT_PORT:
-        what = f"no process listens on port {match['port']}. If that is meant to be your Redis: "
+    port = quoted_port(match["port"])
+    host = quoted_host(match["host"]) if port is not None else None
+    where = f" at {quoted(f'{host}:{port}')}" if host else f" on port {port}" if port is not None else ""
+    if port is not None and port != REDIS_DEFAULT_PORT:
+        what = f"no process listens on port {port}. If that is meant to be your Redis: "
     else:
         what = "no Redis is listening. "
     return Diagnosis(
@@ -58,10 +94,11 @@ def _refused(match: re.Match[str]) -> Diagnosis:
 
 
 def _not_found(match: re.Match[str]) -> Diagnosis:
-    host = match["name"] or "the host"
+    name = quoted_host(match["name"])
+    host = f"The host name {quoted(name)}" if name else "A host name"
     return Diagnosis(
         "ENOTFOUND",
-        f"The host name {host} does not resolve (DNS). Check the Redis host the service and its clients "
+        f"{host} does not resolve (DNS). Check the Redis host the service and its clients "
         "are given (IMQ_REDIS or the host option); use an address this machine can resolve.",
         (BROKER_ADDRESS, PREREQUISITES),
     )

@@ -2,7 +2,8 @@
 
 stdio.py          the stdio transport: bounded lines read as bytes, every request answered at EOF
 http.py           the hosted Streamable HTTP app: method table, Host/Origin, CORS, limits, landing page
-wire.py           one JSON-RPC message judged before the SDK (-32700 / -32600), stdio and HTTP
+wire.py           one JSON-RPC message judged before the SDK (-32700 / -32600; a lone surrogate
+                  in a tools/call argument: invalid_arguments), stdio and HTTP
 host_origin.py    the Host and Origin headers read strictly (HOST[:PORT], numeric port)
 operations.py     the hosted app in production: probes, metrics and signals wired in; uvicorn workers
 lifecycle.py      /healthz, /readyz (and the /metrics route) before the Host lock; the SIGTERM drain

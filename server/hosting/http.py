@@ -44,7 +44,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp_types import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError, JSONRPCResponse
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -141,6 +141,8 @@ def unreadable_message(messages: list[Message], body: bytes) -> Response | None:
     if last.get("type") != "http.request" or last.get("more_body") or len(body) > MAX_BODY_BYTES:
         return None
     judged = judge(body) if body.strip() else parse_error()
+    if isinstance(judged, JSONRPCResponse):  # a tool call refused for its arguments (wire.py)
+        return JSONResponse(judged.model_dump(mode="json", by_alias=True, exclude_unset=True))
     if not isinstance(judged, JSONRPCError):
         return None
     return JSONResponse(judged.model_dump(mode="json", by_alias=True, exclude_unset=True), status_code=400)

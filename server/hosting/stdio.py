@@ -90,7 +90,7 @@ async def wire_lines(wire: BinaryIO, limit: int = MAX_LINE_BYTES) -> AsyncIterat
         yield bytes(pending)
 
 
-def read_line(line: bytes | TooLong) -> SessionMessage | JSONRPCError | None:
+def read_line(line: bytes | TooLong) -> SessionMessage | JSONRPCError | JSONRPCResponse | None:
     """The message on one stdin line (for the session), or the error that answers the line, or
     None for a blank line."""
     return parse_error(LINE_TOO_LONG) if isinstance(line, TooLong) else judge(line)

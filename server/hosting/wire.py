@@ -11,6 +11,9 @@ over HTTP it answers a batch or a non-message with -32602 and a pydantic validat
                                                 can be read, else null
     a request whose id is not a string/integer  -32600 Invalid Request, id null
     a blank message                             None: nothing to answer
+    a tools/call whose arguments carry a lone   the tool's invalid_arguments result, naming the
+    UTF-16 surrogate escape ("\\ud800")           argument: the JSON is well formed, its text is no
+                                                Unicode, and the tool is not run
     anything else                               the message as a SessionMessage, for the SDK's
                                                 session (a client's own error response too)
 
@@ -21,6 +24,7 @@ text carries a library's wording.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mcp.shared.message import SessionMessage
@@ -30,9 +34,13 @@ from mcp_types import (
     ErrorData,
     JSONRPCError,
     JSONRPCNotification,
+    JSONRPCResponse,
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
+
+from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.tool_results import error_result
 
 INVALID_MESSAGE = (
     'Invalid Request: not a JSON-RPC 2.0 message; send one object with "jsonrpc": "2.0", a '
@@ -42,7 +50,7 @@ INVALID_ID = "Invalid Request: a request id must be a string or an integer"
 BATCH_REFUSED = "Invalid Request: MCP does not take JSON-RPC batches (arrays); send each message on its own"
 
 
-def judge(raw: bytes | str) -> SessionMessage | JSONRPCError | None:
+def judge(raw: bytes | str) -> SessionMessage | JSONRPCError | JSONRPCResponse | None:
     """The message in `raw` for the SDK's session, the error that answers it, or None for a
     blank one. A client's own error response is a SessionMessage, never an answer."""
     if not raw.strip():
@@ -50,7 +58,7 @@ def judge(raw: bytes | str) -> SessionMessage | JSONRPCError | None:
     try:
         message = jsonrpc_message_adapter.validate_json(raw, by_name=False)
     except ValidationError as error:
-        return error_for(raw, error)
+        return lone_surrogate_call(raw) or error_for(raw, error)
     except ValueError:  # unreadable in some way pydantic does not wrap
         return parse_error()
     if isinstance(message, JSONRPCNotification) and _has_id(raw):
@@ -95,3 +103,51 @@ def _request_id(errors: list[Any]) -> str | int | None:
             if isinstance(request_id, str | int) and not isinstance(request_id, bool):
                 return request_id
     return None
+
+
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def lone_surrogate_call(raw: bytes | str) -> JSONRPCResponse | None:
+    """The invalid_arguments answer to a tools/call whose argument text holds a lone surrogate
+    escape: JSON's grammar admits "\\ud800", Unicode does not, and the SDK's parser refuses the
+    whole message (a parse error would blame the client's JSON, not the one argument). None for
+    any other message: a lone surrogate anywhere else stays a parse error."""
+    try:
+        message = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if (
+        not isinstance(message, dict)
+        or message.get("jsonrpc") != "2.0"
+        or message.get("method") != "tools/call"
+    ):
+        return None
+    request_id, params = message.get("id"), message.get("params")
+    if not isinstance(request_id, str | int) or isinstance(request_id, bool) or not isinstance(params, dict):
+        return None
+    name, arguments = params.get("name"), params.get("arguments")
+    if not isinstance(name, str) or len(name) > 128 or _LONE_SURROGATE.search(name):
+        return None
+    if not isinstance(arguments, dict):
+        return None
+    outside = {key: value for key, value in message.items() if key != "params"}
+    outside_params = {key: value for key, value in params.items() if key != "arguments"}
+    if _LONE_SURROGATE.search(json.dumps([outside, outside_params], ensure_ascii=False)):
+        return None
+    refused = sorted(
+        ascii(key)[:130]
+        for key, value in arguments.items()
+        if _LONE_SURROGATE.search(json.dumps([key, value], ensure_ascii=False))
+    )[:10]
+    if not refused:
+        return None
+    result = error_result(
+        ErrorCode.INVALID_ARGUMENTS,
+        f"{name} was not run: invalid arguments: {', '.join(refused)}: the text holds a lone UTF-16 "
+        "surrogate escape (\\ud800-\\udfff alone), which is no Unicode character. Send the text as "
+        "UTF-8, or escape a character outside the BMP as its surrogate pair.",
+    )
+    return JSONRPCResponse(
+        jsonrpc="2.0", id=request_id, result=result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    )

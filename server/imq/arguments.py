@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq.runner import BridgeResult
@@ -16,7 +17,10 @@ from imqueue_mcp.server.imq.runner import BridgeResult
 __all__ = [
     "BRIDGE_OWNED_OPTIONS",
     "refused",
+    "refuse_leaving_folder",
     "refuse_option_like",
+    "refuse_path_in_name",
+    "refuse_service_name",
     "refuse_service_names",
     "refuse_unknown_choice",
     "refuse_unsafe_flags",
@@ -70,9 +74,48 @@ def refuse_option_like(label: str, value: str) -> BridgeResult | None:
     return None
 
 
+def refuse_path_in_name(label: str, value: str) -> BridgeResult | None:
+    """A service name is a name: imq and the bridge join it to a folder (a service folder, its
+    log file <name>.log, a client file <name>.ts), so a separator, '.' or '..' would make it a
+    path that reaches elsewhere, and is refused."""
+    if "/" in value or "\\" in value:
+        return refused(
+            f"{label} {value[:60]!r} contains a path separator ('/' or '\\'); a {label} is a name, "
+            "not a path: pass the bare name (e.g. 'user-service'). Nothing was run."
+        )
+    if value.strip() in (".", ".."):
+        return refused(
+            f"{label} {value!r} names a folder, not a service; pass the service's name. Nothing was run."
+        )
+    return None
+
+
+def refuse_service_name(value: str, label: str = "service name") -> BridgeResult | None:
+    """refuse_option_like, then refuse_path_in_name."""
+    return refuse_option_like(label, value) or refuse_path_in_name(label, value)
+
+
+def refuse_leaving_folder(label: str, value: str, folder: Path, suffix: str = "") -> BridgeResult | None:
+    """Refuses a name whose entry in `folder` (folder/<value><suffix>) is a symlink that leads
+    out of the folder: reading or writing it would reach a file the name does not say."""
+    entry = folder / f"{value}{suffix}"
+    try:
+        if not entry.is_symlink():
+            return None
+        target, base = entry.resolve(), folder.resolve()
+    except (OSError, RuntimeError, ValueError):  # a loop, a name the OS refuses
+        return refused(f"{label} {value!r}: {entry} is a symlink that cannot be followed. Nothing was run.")
+    if target.is_relative_to(base) and target != base:
+        return None
+    return refused(
+        f"{label} {value!r}: {entry} is a symlink to {target}, outside {folder}; a service's files "
+        "stay in their folder, so it was refused. Remove the link or name another service. Nothing was run."
+    )
+
+
 def refuse_service_names(services: Sequence[str] | None) -> BridgeResult | None:
     for service in services or ():
-        refusal = refuse_option_like("service name", service)
+        refusal = refuse_service_name(service)
         if refusal:
             return refusal
         if "," in service or service != service.strip():

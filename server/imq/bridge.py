@@ -27,7 +27,9 @@ from pathlib import Path
 
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq.arguments import (
+    refuse_leaving_folder,
     refuse_option_like,
+    refuse_service_name,
     refuse_service_names,
     refuse_unknown_choice,
     refuse_unsafe_flags,
@@ -221,7 +223,7 @@ async def create_service(
     runner = runner or ImqRunner()
     flags = list(flags or [])
     refusal = (
-        refuse_option_like("service name", name)
+        refuse_service_name(name)
         or (refuse_option_like("path", path) if path is not None else None)
         or refuse_unsafe_flags(flags)
     )
@@ -330,9 +332,7 @@ async def generate_client(
     IMQ_REDIS, else localhost:6379): `imq client generate <Service> [path] [-o]` where imq reaches
     it (localhost:6379 only), else the same generator through the project's own @imqueue/rpc."""
     runner = runner or ImqRunner()
-    refusal = refuse_option_like("service name", service) or (
-        refuse_option_like("path", path) if path is not None else None
-    )
+    refusal = refuse_service_name(service) or (refuse_option_like("path", path) if path is not None else None)
     if refusal:
         return refusal
     try:
@@ -340,6 +340,9 @@ async def generate_client(
     except ValueError as error:
         return refused(f"{error} Nothing was run.")
     directory = runner.current_directory() / path if path else runner.current_directory()
+    leaving = refuse_leaving_folder("service name", service, directory, ".ts")
+    if leaving:
+        return leaving
     overwrite_hint = (
         "the client file already exists and imq asks before overwriting it; call generate_client "
         "again with overwrite=true to replace it (adds -o)."
@@ -583,6 +586,10 @@ async def fleet(
         return environment
     # imq ctl's own default is `-p .`: scanning and starting every service under wherever it runs.
     root = runner.current_directory() / path if path else runner.current_directory()
+    for name in services or ():
+        leaving = refuse_leaving_folder("service name", name, root)
+        if leaving:
+            return leaving
     where = (
         f"Path: {root}."
         if path
@@ -764,6 +771,10 @@ async def logs(
     if refusal:
         return refusal
     named = list(services or [])
+    for name in named:
+        leaving = refuse_leaving_folder("service name", name, var_home(), ".log")
+        if leaving:
+            return leaving
     if action == "dump":
         args = ["log", *named, "--no-follow", *([] if prefix else ["--no-prefix"])]
     else:

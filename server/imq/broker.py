@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from imqueue_mcp.server.files import MANIFEST_BYTES, read_text_capped
+
 __all__ = [
     "GENERATOR_SCRIPT",
     "IMQ_BROKER",
@@ -125,7 +127,7 @@ def find_rpc_project(start: Path) -> Path | None:
 def installed_rpc_version(project: Path) -> str | None:
     manifest = project / "node_modules" / "@imqueue" / "rpc" / "package.json"
     try:
-        found = re.search(r'"version"\s*:\s*"([^"]+)"', manifest.read_text("utf-8"))
+        found = re.search(r'"version"\s*:\s*"([^"]+)"', read_text_capped(manifest, MANIFEST_BYTES))
     except OSError:
         return None
     return found.group(1) if found else None

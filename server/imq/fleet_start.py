@@ -21,6 +21,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from imqueue_mcp.server.files import MANIFEST_BYTES, read_text_capped
+
 __all__ = ["PRODUCTION_START", "describe_start", "service_folders"]
 
 PRODUCTION_START = "npm run build && npm start"
@@ -42,7 +44,7 @@ def service_folders(root: Path, names: list[str] | None) -> list[Path]:
 
 def _json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = json.loads(read_text_capped(path, MANIFEST_BYTES))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

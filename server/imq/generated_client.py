@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.files import FileTooLarge, read_text_capped
 from imqueue_mcp.server.imq.runner import BridgeResult
 from imqueue_mcp.server.scaffold.templates import fenced
 from imqueue_mcp.server.scaffold.types import CLIENT_SUFFIX, service_base_name
@@ -45,13 +46,11 @@ class GeneratedClientMissing(Exception):
 def read_generated_client(file: Path, service: str) -> dict[str, Any]:
     """The generated file as {service, path, namespace, client, content}."""
     try:
-        size = file.stat().st_size
-        if size > MAX_CLIENT_BYTES:
-            raise GeneratedClientMissing(
-                f"{file} is {size} bytes, more than a generated client ({MAX_CLIENT_BYTES} at most); "
-                "open it directly."
-            )
-        content = file.read_text(encoding="utf-8")
+        content = read_text_capped(file, MAX_CLIENT_BYTES, encoding="utf-8")
+    except FileTooLarge as error:
+        raise GeneratedClientMissing(
+            f"{file} is more than a generated client ({MAX_CLIENT_BYTES} bytes at most); open it directly."
+        ) from error
     except FileNotFoundError as error:
         raise GeneratedClientMissing(f"imq reported success, but {file} does not exist.") from error
     except (OSError, UnicodeDecodeError) as error:

@@ -49,6 +49,7 @@ from typing import Any
 
 from imqueue_mcp.server import progress
 from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.files import MANIFEST_BYTES, read_text_capped
 from imqueue_mcp.server.imq.arguments import refused
 from imqueue_mcp.server.imq.runner import (
     BridgeResult,
@@ -221,7 +222,7 @@ def _has_service_class(source: Path) -> bool:
         return False
     for path in files:
         try:
-            if _SERVICE_MARKER.search(path.read_text("utf-8", errors="replace")):
+            if _SERVICE_MARKER.search(read_text_capped(path, MANIFEST_BYTES, errors="replace")):
                 return True
         except OSError:
             continue
@@ -254,7 +255,7 @@ def _scripts(folder: Path) -> dict[str, str] | str:
     """The package.json scripts of folder, or why they cannot be read."""
     manifest = folder / "package.json"
     try:
-        data = json.loads(manifest.read_text("utf-8"))
+        data = json.loads(read_text_capped(manifest, MANIFEST_BYTES))
     except FileNotFoundError:
         return f"{folder} has no package.json"
     except (OSError, ValueError) as error:

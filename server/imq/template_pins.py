@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from imqueue_mcp.server.files import MANIFEST_BYTES, read_text_capped
 from imqueue_mcp.server.project.reader import parse_jsonc
 from imqueue_mcp.server.scaffold.manifest import TOOLCHAIN_RANGES
 
@@ -67,7 +68,7 @@ def template_folder(flags: list[str], cwd: Path) -> Path | None:
 def read_manifest(path: Path) -> dict[str, Any] | None:
     """package.json as data; a template's %PLACEHOLDERS (some outside strings) are dropped first."""
     try:
-        text = path.read_text("utf-8")
+        text = read_text_capped(path, MANIFEST_BYTES, encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     try:
@@ -107,7 +108,7 @@ def apply_pins(path: Path) -> tuple[dict[str, str], dict[str, str]]:
     """Writes the pins and the override into the package.json at `path`; returns what changed.
 
     Raises OSError or ValueError when the file cannot be read or written as JSON."""
-    manifest = json.loads(path.read_text("utf-8"))
+    manifest = json.loads(read_text_capped(path, MANIFEST_BYTES, encoding="utf-8"))
     if not isinstance(manifest, dict):
         raise ValueError(f"{path} is not a JSON object")
     pins, overrides = pins_for(manifest)

@@ -72,9 +72,9 @@ from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp import completions, project_tools, resources
 from imqueue_mcp.server.mcp.instructions import INSTRUCTIONS
 from imqueue_mcp.server.mcp.prompts import service_prompts
-from imqueue_mcp.server.mcp.results import error_of, error_result
 from imqueue_mcp.server.mcp.tools import hosted_tools, local_tools
 from imqueue_mcp.server.services import Services
+from imqueue_mcp.server.tool_results import error_of, error_result
 
 logger = logging.getLogger(__name__)
 HOSTED_DIAGNOSTICS = "imqueue_mcp.server.mcp."  # the loggers whose records a hosted client may hear

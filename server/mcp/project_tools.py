@@ -38,9 +38,9 @@ from pydantic import BaseModel, Field
 from imqueue_mcp.server.catalogue.packages import CatalogueError, normalize_package
 from imqueue_mcp.server.docs.search import api_page_package
 from imqueue_mcp.server.errors import ErrorCode
-from imqueue_mcp.server.mcp.results import error_result, structured_result
 from imqueue_mcp.server.project import reader as project
 from imqueue_mcp.server.services import Services
+from imqueue_mcp.server.tool_results import error_result, structured_result
 
 logger = logging.getLogger(__name__)
 
@@ -404,9 +404,9 @@ async def _note_for(
     if packages is not None and not packages:
         return None
     folders, _ = await locate()
-    # Inline, not in a worker thread: a cached lookup is ~0.1 ms of stat calls, less than the
-    # thread hop; only the first read of a project (or one after a change) parses its files.
-    found = READER.find(folders)
+    # In a worker thread: a cached lookup is only stat calls, but a first read (or one after a
+    # change) reads the user's files, and the event loop serves every other call meanwhile.
+    found = await asyncio.to_thread(READER.find, folders)
     if found is None or not found.packages:
         return None
     facts = await services.facts.known()

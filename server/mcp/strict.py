@@ -7,6 +7,12 @@ rebuilds the argument model on `StrictArguments`, so the schema says
 `additionalProperties: false` and a call with an unknown argument fails with a message
 naming it and listing the accepted ones.
 
+Arguments are held to their schema exactly: the argument model is pydantic-strict (an
+integer is a JSON integer, not `true`, `"6"` or `6.0`; a boolean is `true` or `false`, not
+`"true"` or `1`), and the SDK's habit of parsing a string argument as JSON first (`"[1]"` for
+a list) is turned off (`ExactMetadata`). Whatever the schema does not say it takes is refused
+with `invalid_arguments` naming the argument.
+
 A published outputSchema also admits the guided error shape, `{error: {code, message,
 suggestedAction}}` (errors.py), since an isError result carries that instead. It also tidies
 the published schemas: optional arguments read as their plain type
@@ -20,15 +26,15 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp_types import ToolAnnotations
 from pydantic import ConfigDict, create_model, model_validator
 
-from imqueue_mcp.server.mcp.results import accepting_errors
+from imqueue_mcp.server.tool_results import accepting_errors
 
 
 class StrictArguments(ArgModelBase):
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", strict=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -43,6 +49,14 @@ class StrictArguments(ArgModelBase):
                     f"this tool accepts: {listing}"
                 )
         return data
+
+
+class ExactMetadata(FuncMetadata):
+    """The SDK's metadata without its JSON pre-parse: a string argument stays a string, so a
+    list or an object sent as JSON text is refused like any other value of the wrong type."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return dict(data)
 
 
 def strict_tool(
@@ -60,7 +74,13 @@ def strict_tool(
         field_name: (info.annotation, info) for field_name, info in loose.model_fields.items()
     }
     strict = create_model(f"{name}_arguments", __base__=StrictArguments, **fields)
-    tool.fn_metadata.arg_model = strict
+    loose_metadata = tool.fn_metadata
+    tool.fn_metadata = ExactMetadata(
+        arg_model=strict,
+        output_schema=loose_metadata.output_schema,
+        output_model=loose_metadata.output_model,
+        wrap_output=loose_metadata.wrap_output,
+    )
     tool.parameters = tidy_schema(strict.model_json_schema(by_alias=True))
     if tool.fn_metadata.output_schema is not None:
         # An error result carries {error} instead (errors.py); results may carry explicit nulls

@@ -47,7 +47,6 @@ from imqueue_mcp.server.imq import bridge
 from imqueue_mcp.server.imq.runner import BridgeResult
 from imqueue_mcp.server.mcp import project_tools
 from imqueue_mcp.server.mcp.instructions import LOCAL_INSTALL_GUIDE
-from imqueue_mcp.server.mcp.results import error_result, structured_result, text_result
 from imqueue_mcp.server.mcp.schemas import (
     ClientScaffold,
     DocResult,
@@ -60,8 +59,9 @@ from imqueue_mcp.server.mcp.schemas import (
 )
 from imqueue_mcp.server.mcp.strict import strict_tool
 from imqueue_mcp.server.scaffold import templates as scaffold
-from imqueue_mcp.server.scaffold.types import Method, ScaffoldError
+from imqueue_mcp.server.scaffold.types import MAX_METHODS, Method, ScaffoldError
 from imqueue_mcp.server.services import Services
+from imqueue_mcp.server.tool_results import error_result, structured_result, text_result
 
 Handler = Callable[..., Awaitable[CallToolResult]]
 Where = Literal["both", "local", "hosted"]
@@ -195,6 +195,17 @@ def _with_stored_line(data: dict[str, Any], text: str) -> str:
 
 # --- argument types shared by several tools -------------------------------------------
 
+# Every string argument has a maximum length, and every list a maximum count, in its schema
+# (SECURITY.md): a longer one is invalid_arguments before the tool runs. A name is at most
+# npm's 214 characters (a service name becomes a package and a folder name); a path is at most
+# Linux's PATH_MAX; free text (a query) what a question needs.
+NAME_CHARACTERS = 214
+PATH_CHARACTERS = 4096
+URL_CHARACTERS = 2048
+VALUE_CHARACTERS = 4096
+MAX_FLAGS = 64
+MAX_SERVICES = 100
+
 Query = Annotated[
     str, Field(min_length=1, max_length=200, description="What you want to know, in plain words")
 ]
@@ -203,13 +214,17 @@ ExampleLimit = Annotated[
     int, Field(ge=1, le=examples.MAX_LIMIT, description=f"How many examples, 1-{examples.MAX_LIMIT}")
 ]
 PackageFilter = Annotated[
-    str | None, Field(description="Limit to one package: 'rpc' or '@imqueue/rpc'. Omit for all.")
+    str | None,
+    Field(
+        max_length=NAME_CHARACTERS, description="Limit to one package: 'rpc' or '@imqueue/rpc'. Omit for all."
+    ),
 ]
 DocLink = Annotated[
     str,
     Field(
+        max_length=URL_CHARACTERS,
         description="https://imqueue.org/... or https://imqueue.com/... URL, or a path on imqueue.org "
-        "('/get-started/'); #anchor allowed"
+        "('/get-started/'); #anchor allowed",
     ),
 ]
 MaxTokens = Annotated[
@@ -252,9 +267,13 @@ PassagesMaxTokens = Annotated[
 ]
 Methods = Annotated[
     list[Method] | None,
-    Field(description="The exposed methods; omit for a starter template"),
+    Field(max_length=MAX_METHODS, description="The exposed methods; omit for a starter template"),
 ]
-ServiceNames = Annotated[list[str] | None, Field(description="Service names; omit for all")]
+ServiceName = Annotated[str, Field(min_length=1, max_length=NAME_CHARACTERS)]
+ServiceNames = Annotated[
+    list[ServiceName] | None,
+    Field(max_length=MAX_SERVICES, description="Service names (folder names, no path); omit for all"),
+]
 
 
 # --- docs -------------------------------------------------------------------------------
@@ -419,7 +438,11 @@ def list_packages(services: Services) -> Handler:
 def package_status(services: Services) -> Handler:
     async def package_status(
         package: Annotated[
-            str | None, Field(description="'rpc' or '@imqueue/rpc' (scope optional); omit for every package")
+            str | None,
+            Field(
+                max_length=NAME_CHARACTERS,
+                description="'rpc' or '@imqueue/rpc' (scope optional); omit for every package",
+            ),
         ] = None,
     ) -> Annotated[CallToolResult, PackageStatus]:
         try:
@@ -444,7 +467,14 @@ def package_status(services: Services) -> Handler:
 )
 def scaffold_service(services: Services) -> Handler:
     async def scaffold_service(
-        name: Annotated[str, Field(min_length=1, description="Service name, e.g. 'user' or 'UserService'")],
+        name: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=NAME_CHARACTERS,
+                description="Service name, e.g. 'user' or 'UserService'",
+            ),
+        ],
         methods: Methods = None,
     ) -> Annotated[CallToolResult, ServiceScaffold]:
         try:
@@ -464,7 +494,10 @@ def scaffold_service(services: Services) -> Handler:
 )
 def scaffold_client(services: Services) -> Handler:
     async def scaffold_client(
-        service: Annotated[str, Field(min_length=1, description="The service's name or class name")],
+        service: Annotated[
+            str,
+            Field(min_length=1, max_length=NAME_CHARACTERS, description="The service's name or class name"),
+        ],
         methods: Methods = None,
     ) -> Annotated[CallToolResult, ClientScaffold]:
         try:
@@ -527,7 +560,10 @@ def cli_status(services: Services) -> Handler:
 def cli_install(services: Services) -> Handler:
     async def cli_install(
         version: Annotated[
-            str | None, Field(description="A version or dist-tag, e.g. '5.2.2'; omit for latest")
+            str | None,
+            Field(
+                max_length=NAME_CHARACTERS, description="A version or dist-tag, e.g. '5.2.2'; omit for latest"
+            ),
         ] = None,
     ) -> CallToolResult:
         return bridged(await bridge.cli_install(version=version))
@@ -550,7 +586,10 @@ def cli_help(services: Services) -> Handler:
     async def cli_help(
         command: Annotated[
             str | None,
-            Field(description="e.g. 'service create', 'client generate', 'ctl start'; omit for all"),
+            Field(
+                max_length=NAME_CHARACTERS,
+                description="e.g. 'service create', 'client generate', 'ctl start'; omit for all",
+            ),
         ] = None,
     ) -> CallToolResult:
         return bridged(await bridge.cli_help(command=command))
@@ -578,11 +617,24 @@ def cli_help(services: Services) -> Handler:
 )
 def create_service(services: Services) -> Handler:
     async def create_service(
-        name: Annotated[str, Field(min_length=1, description="The new service's name")],
-        path: Annotated[str | None, Field(description="Target directory; imq's default when omitted")] = None,
+        name: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=NAME_CHARACTERS,
+                description="The new service's name: a folder name, no path",
+            ),
+        ],
+        path: Annotated[
+            str | None,
+            Field(max_length=PATH_CHARACTERS, description="Target directory; imq's default when omitted"),
+        ] = None,
         flags: Annotated[
-            list[str] | None,
-            Field(description="imq service create flags, e.g. ['-e', 'you@example.com', '--no-use-git']"),
+            list[Annotated[str, Field(max_length=VALUE_CHARACTERS)]] | None,
+            Field(
+                max_length=MAX_FLAGS,
+                description="imq service create flags, e.g. ['-e', 'you@example.com', '--no-use-git']",
+            ),
         ] = None,
         apply: Annotated[
             bool, Field(description="false (default): dry run, writes nothing. true: really create")
@@ -618,9 +670,20 @@ def create_service(services: Services) -> Handler:
 )
 def generate_client(services: Services) -> Handler:
     async def generate_client(
-        service: Annotated[str, Field(min_length=1, description="Class name of the running service")],
+        service: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=NAME_CHARACTERS,
+                description="Class name of the running service (a name, no path)",
+            ),
+        ],
         path: Annotated[
-            str | None, Field(description="Output directory (imq default: the working directory)")
+            str | None,
+            Field(
+                max_length=PATH_CHARACTERS,
+                description="Output directory (imq default: the working directory)",
+            ),
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace an existing client file")] = False,
         redis: Annotated[
@@ -666,8 +729,9 @@ def fleet(services: Services) -> Handler:
         path: Annotated[
             str | None,
             Field(
+                max_length=PATH_CHARACTERS,
                 description="Folder whose sub-folders are the services; "
-                "defaults to the server's working directory"
+                "defaults to the server's working directory",
             ),
         ] = None,
         services: ServiceNames = None,
@@ -721,8 +785,13 @@ def fleet(services: Services) -> Handler:
 def config(services: Services) -> Handler:
     async def config(
         action: Annotated[Literal["check", "get", "set", "init"], Field(description="What imq config does")],
-        option: Annotated[str | None, Field(description="Option name (get: optional; set: required)")] = None,
-        value: Annotated[str | None, Field(description="New value (set only)")] = None,
+        option: Annotated[
+            str | None,
+            Field(max_length=NAME_CHARACTERS, description="Option name (get: optional; set: required)"),
+        ] = None,
+        value: Annotated[
+            str | None, Field(max_length=VALUE_CHARACTERS, description="New value (set only)")
+        ] = None,
     ) -> CallToolResult:
         return bridged(await bridge.config(action, option=option, value=value))
 

@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from imqueue_mcp.server.catalogue.packages import EXCLUSIVE_PAIRS
+from imqueue_mcp.server.files import MANIFEST_BYTES, FileTooLarge, NotARegularFile, read_text_capped
 
 SCOPE = "@imqueue/"
 DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
-MAX_FILE_BYTES = 8 * 1024 * 1024  # a package.json or lockfile larger than this is not read
+MAX_FILE_BYTES = MANIFEST_BYTES  # a package.json or lockfile larger than this is not read
 MAX_EXTENDS = 8  # tsconfig `extends` chains longer than this are cut (and said so)
 
 # Where the docs state each requirement (canonical URLs; the pages are in the site mirror).
@@ -60,6 +61,17 @@ COMMONJS_MODULES = frozenset(
     {"commonjs", "umd", "amd", "system", "none"}
 )  # tsconfig "module"s that are not ESM
 MAX_NESTED_FOLDERS = 5000  # node_modules folders looked into for nested @imqueue copies
+# What a report repeats of the user's files is bounded, whatever the files hold: a value (a
+# name, range or version) at npm's 214 characters, and so many packages, copies and problems.
+MAX_VALUE = 214
+MAX_PACKAGES = 100
+MAX_COPIES = 20
+MAX_PROBLEMS = 20
+
+
+def _bounded(text: str) -> str:
+    """A value from the user's files, cut to MAX_VALUE characters with a visible mark."""
+    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
 
 
 class ProjectError(ValueError):
@@ -96,6 +108,15 @@ def parse_jsonc(text: str) -> Any:
     return json.loads(cleaned)
 
 
+def _names_a_file(path: Path) -> bool:
+    """Something that is not a folder is there: a package.json that is a device or a FIFO
+    still marks the project, and reading it says what it is (files.py)."""
+    try:
+        return path.exists() and not path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def _is_file(path: Path) -> bool:
     """Path.is_file, with an unreadable folder or a refused name read as "no such file"."""
     try:
@@ -105,13 +126,16 @@ def _is_file(path: Path) -> bool:
 
 
 def _read_json(path: Path, *, tolerant: bool = False) -> tuple[Any, str]:
-    """(parsed, "") or (None, why not). Never raises for a missing, huge or malformed file."""
+    """(parsed, "") or (None, why not). Never raises, nor blocks, for a missing, huge or malformed
+    file, a device or a FIFO (server/files.py: regular files only, the cap held while reading)."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None, f"{path} is over {MAX_FILE_BYTES // (1024 * 1024)} MB; not read"
-        text = path.read_text("utf-8-sig")
+        text = read_text_capped(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return None, ""
+    except FileTooLarge:
+        return None, f"{path} is over {MAX_FILE_BYTES // (1024 * 1024)} MB; not read"
+    except NotARegularFile as error:
+        return None, str(error)
     except (OSError, UnicodeDecodeError) as error:
         return None, f"{path} could not be read ({getattr(error, 'strerror', None) or error})"
     try:
@@ -166,7 +190,7 @@ def find_root(folders: Sequence[Path]) -> Path | None:
         except (OSError, RuntimeError):
             continue
         for candidate in (start, *start.parents):
-            if _is_file(candidate / "package.json"):
+            if _names_a_file(candidate / "package.json"):
                 return candidate
     return None
 
@@ -224,13 +248,13 @@ def read_project(root: Path) -> Project:
     declared = _declared_ranges(manifest)
     locked = _locked_versions(root, project)
     # The packages it declares: a transitive one (core under rpc) is not the project's choice.
-    installed = _installed_versions(root, set(declared), project.sources)
+    installed = _installed_versions(root, set(declared), project)
     project.packages = [
         UsedPackage(name, declared[name], locked.get(name), installed.get(name)) for name in sorted(declared)
     ]
     engines = manifest.get("engines")
     if isinstance(engines, dict) and isinstance(engines.get("node"), str):
-        project.engines_node = engines["node"]
+        project.engines_node = _bounded(engines["node"])
     if isinstance(manifest.get("type"), str):
         project.module_type = manifest["type"]
     project.copies = installed_copies(root)
@@ -245,8 +269,14 @@ def _declared_ranges(manifest: Mapping[str, Any]) -> dict[str, str]:
         entries = manifest.get(section)
         if isinstance(entries, dict):
             for name, spec in entries.items():
-                if isinstance(name, str) and name.startswith(SCOPE) and name not in ranges:
-                    ranges[name] = spec if isinstance(spec, str) else json.dumps(spec)
+                if (
+                    isinstance(name, str)
+                    and name.startswith(SCOPE)
+                    and len(name) <= MAX_VALUE
+                    and name not in ranges
+                    and len(ranges) < MAX_PACKAGES
+                ):
+                    ranges[name] = _bounded(spec if isinstance(spec, str) else json.dumps(spec))
     return ranges
 
 
@@ -266,16 +296,16 @@ def _locked_versions(root: Path, project: Project) -> dict[str, str]:
             name = key.removeprefix("node_modules/")
             if name.startswith(SCOPE) and "/node_modules/" not in key and isinstance(entry, dict):
                 if isinstance(entry.get("version"), str):
-                    versions[name] = entry["version"]
+                    versions[name] = _bounded(entry["version"])
     dependencies = lock.get("dependencies")
     if not versions and isinstance(dependencies, dict):  # v1: "@imqueue/rpc": {"version": ...}
         for name, entry in dependencies.items():
             if name.startswith(SCOPE) and isinstance(entry, dict) and isinstance(entry.get("version"), str):
-                versions[name] = entry["version"]
+                versions[name] = _bounded(entry["version"])
     return versions
 
 
-def _installed_versions(root: Path, wanted: set[str], sources: list[Path]) -> dict[str, str]:
+def _installed_versions(root: Path, wanted: set[str], project: Project) -> dict[str, str]:
     versions: dict[str, str] = {}
     scope = root / "node_modules" / "@imqueue"
     try:
@@ -286,10 +316,12 @@ def _installed_versions(root: Path, wanted: set[str], sources: list[Path]) -> di
         name = SCOPE + folder.name
         if name not in wanted:
             continue
-        manifest, _ = _read_json(folder / "package.json")
-        sources.append(folder / "package.json")
+        manifest, problem = _read_json(folder / "package.json")
+        if problem:
+            project.problems.append(problem)
+        project.sources.append(folder / "package.json")
         if isinstance(manifest, dict) and isinstance(manifest.get("version"), str):
-            versions[name] = manifest["version"]
+            versions[name] = _bounded(manifest["version"])
     return versions
 
 
@@ -320,15 +352,18 @@ def installed_copies(root: Path) -> dict[str, list[tuple[Path, str]]]:
             continue
         for folder in folders:
             manifest, _ = _read_json(folder / "package.json")
-            if isinstance(manifest, dict) and isinstance(manifest.get("version"), str):
-                copies.setdefault(SCOPE + folder.name, []).append((folder, manifest["version"]))
+            name = SCOPE + folder.name
+            if not isinstance(manifest, dict) or not isinstance(manifest.get("version"), str):
+                continue
+            if len(copies.get(name, ())) < MAX_COPIES and (name in copies or len(copies) < MAX_PACKAGES):
+                copies.setdefault(name, []).append((folder, _bounded(manifest["version"])))
     return copies
 
 
 def _read_tsconfig(root: Path, project: Project) -> None:
     """compilerOptions of tsconfig.json with its `extends` chain applied (the file's own win)."""
     own = root / "tsconfig.json"
-    if not _is_file(own):
+    if not _names_a_file(own):
         return
     project.tsconfig = own
     path: Path | None = own
@@ -505,8 +540,15 @@ def inspect(project: Project, status: Mapping[str, Any] | None) -> dict[str, Any
             "your services connect to is that version.",
         },
         "findings": [finding.to_dict() for finding in findings],
-        "problems": list(project.problems),
+        "problems": _bounded_problems(project.problems),
     }
+
+
+def _bounded_problems(problems: Sequence[str]) -> list[str]:
+    kept = list(problems[:MAX_PROBLEMS])
+    if len(problems) > MAX_PROBLEMS:
+        kept.append(f"... and {len(problems) - MAX_PROBLEMS} more files not read")
+    return kept
 
 
 def _exclusive_findings(project: Project) -> list[Finding]:

@@ -17,10 +17,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 __all__ = [
     "CLIENT_SUFFIX",
+    "MAX_METHODS",
+    "MAX_PARAMS",
+    "MAX_SERVICE_NAME",
     "PRIMITIVE_TYPES",
     "SERVICE_SUFFIX",
     "Method",
@@ -49,6 +52,7 @@ class ScaffoldError(ValueError):
 SERVICE_SUFFIX = "Service"
 CLIENT_SUFFIX = "Client"
 
+MAX_SERVICE_NAME = 214  # npm's longest package name; the name becomes a package and a folder
 _SERVICE_NAME_CHARACTERS = re.compile(r"[A-Za-z0-9 _-]+")
 # One word of a spelled-out name: an acronym before a capitalised word (HTTP|Gateway),
 # a capitalised or lower-case word, a trailing acronym, or a run of digits.
@@ -83,6 +87,10 @@ def _service_name_words(raw: str) -> list[str]:
     text = raw.strip()
     if not text:
         raise ScaffoldError(f"Service name is empty. {_NAME_RULE}")
+    if len(text) > MAX_SERVICE_NAME:
+        raise ScaffoldError(
+            f"Service name is {len(text):,} characters long; npm and imq take at most {MAX_SERVICE_NAME}."
+        )
     if not _SERVICE_NAME_CHARACTERS.fullmatch(text):
         raise ScaffoldError(f"Service name {raw!r} contains characters that are not allowed. {_NAME_RULE}")
     if not text[0].isalpha():
@@ -119,6 +127,11 @@ _FRAMEWORK_MEMBER_NAMES = frozenset(
 # closing or corrupting the JSDoc block it is written into.
 _TYPE_CHARACTERS = re.compile(r"[A-Za-z0-9_$<>\[\]{}()|&,.?:;'\" =-]+")
 _MAX_TYPE_LENGTH = 200
+# What one scaffold call takes (also each field's maxLength / maxItems in the tool's schema).
+MAX_METHODS = 50
+MAX_PARAMS = 20
+MAX_IDENTIFIER = 100
+MAX_DESCRIPTION = 1000
 
 
 def _check_identifier(value: str, what: str) -> str:
@@ -163,11 +176,11 @@ def _brackets_balanced(text: str) -> bool:
 class Param(BaseModel):
     """One parameter of an exposed method."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str
-    type: str = "any"
-    description: str | None = None
+    name: str = Field(max_length=MAX_IDENTIFIER)
+    type: str = Field(default="any", max_length=_MAX_TYPE_LENGTH)
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION)
     optional: bool = False
 
     @field_validator("name")
@@ -184,12 +197,12 @@ class Param(BaseModel):
 class Method(BaseModel):
     """One exposed method; ``returns`` is the resolved type, ``Promise<...>`` is added."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str
-    description: str | None = None
-    params: list[Param] = []
-    returns: str = "void"
+    name: str = Field(max_length=MAX_IDENTIFIER)
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION)
+    params: list[Param] = Field(default=[], max_length=MAX_PARAMS)
+    returns: str = Field(default="void", max_length=_MAX_TYPE_LENGTH)
 
     @field_validator("name")
     @classmethod

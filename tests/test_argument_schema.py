@@ -1,0 +1,182 @@
+"""What a tool's input schema says is what it accepts, on the real server (issue 26 §11, §12).
+
+Every string argument of every tool has a maxLength in its schema, and every list a maxItems;
+a longer one is `invalid_arguments` naming the argument, before the tool runs. Types are held
+exactly (pydantic strict mode, no JSON pre-parse of strings): `limit: true`, `"6"` or `6.0`
+where the schema says integer, `passages: "true"` or `1` where it says boolean, a list sent as
+JSON text, are each refused with `invalid_arguments` naming the argument. A lone surrogate
+escape in an argument ("\\ud800", well-formed JSON, no Unicode) is `invalid_arguments` too,
+over stdio and HTTP, not a parse error of the whole message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from test_server_transport import RawStdio, initialize
+
+from conftest import (
+    HOSTED_TOOLS,
+    LOCAL_TOOLS,
+    HttpServer,
+    McpConnection,
+    origin_args,
+    server_environment,
+    stdio_connection,
+)
+
+
+@pytest.fixture(scope="module")
+def local(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+    home = tmp_path_factory.mktemp("home")
+    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    yield connection
+    connection.close()
+
+
+def refusal(result: Any) -> str:
+    """The message of an invalid_arguments result (asserts it is one)."""
+    assert result.is_error, result
+    error = result.structured_content["error"]
+    assert error["code"] == "invalid_arguments", error
+    return str(error["message"])
+
+
+def string_fields(schema: dict[str, Any], defs: dict[str, Any], path: str = "") -> Iterator[tuple[str, Any]]:
+    """(argument path, its schema) of every string and array inside an input schema."""
+    if "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    for option in schema.get("anyOf", []):
+        yield from string_fields(option, defs, path)
+    kind = schema.get("type")
+    if kind in ("string", "array"):
+        yield path, schema
+    if kind == "array":
+        yield from string_fields(schema.get("items", {}), defs, path + "[]")
+    for name, field in schema.get("properties", {}).items():
+        yield from string_fields(field, defs, f"{path}.{name}" if path else name)
+
+
+def test_every_string_argument_has_a_max_length_and_every_list_max_items(local: McpConnection) -> None:
+    tools = local.tools()
+    assert {tool.name for tool in tools} == LOCAL_TOOLS
+    unbounded = []
+    for tool in tools:
+        schema = tool.input_schema
+        for path, field in string_fields(schema, schema.get("$defs", {})):
+            bound = "maxItems" if field["type"] == "array" else "maxLength"
+            if bound not in field and "enum" not in field:
+                unbounded.append(f"{tool.name}.{path}")
+    assert unbounded == []
+
+
+def test_scaffold_service_refuses_a_200000_character_name_in_a_short_answer(local: McpConnection) -> None:
+    result = local.call("scaffold_service", {"name": "A" * 200_000})
+
+    message = refusal(result)
+    assert "name" in message and "214" in message
+    assert len(json.dumps(result.model_dump(mode="json"))) < 2_000
+
+
+def test_a_name_of_214_characters_is_scaffolded(local: McpConnection) -> None:
+    result = local.call("scaffold_service", {"name": "a" * 214})
+
+    assert not result.is_error, result.content[0].text
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "named"),
+    [
+        ("search_docs", {"query": "expose", "limit": True}, "limit"),
+        ("search_docs", {"query": "expose", "limit": "6"}, "limit"),
+        ("search_docs", {"query": "expose", "limit": 6.0}, "limit"),
+        ("search_docs", {"query": "expose", "passages": "true"}, "passages"),
+        ("search_docs", {"query": "expose", "passages": 1}, "passages"),
+        ("get_doc", {"url": "/get-started/", "outline": "false"}, "outline"),
+        ("get_doc", {"url": "/get-started/", "maxTokens": "4000"}, "maxTokens"),
+        ("find_examples", {"query": "expose", "limit": 2.0}, "limit"),
+        ("logs", {"action": "dump", "services": '["a"]'}, "services"),
+        (
+            "scaffold_service",
+            {"name": "user", "methods": [{"name": "get", "params": [{"name": "id", "optional": "yes"}]}]},
+            "methods.0.params.0.optional",
+        ),
+        ("create_service", {"name": "x", "apply": "false"}, "apply"),
+    ],
+)
+def test_a_value_of_another_type_than_the_schema_says_is_refused_naming_the_argument(
+    local: McpConnection, tool: str, arguments: dict[str, Any], named: str
+) -> None:
+    message = refusal(local.call(tool, arguments))
+
+    assert f"{named}:" in message, message
+
+
+def test_the_values_the_schema_names_are_still_accepted(local: McpConnection) -> None:
+    result = local.call("search_docs", {"query": "expose", "limit": 2, "passages": False})
+
+    assert not result.is_error and result.structured_content["count"] <= 2
+
+
+def surrogate_call(request_id: int, tool: str, arguments: str) -> str:
+    """A tools/call line whose arguments are JSON text (so a lone escape stays as written)."""
+    return (
+        f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "tools/call", '
+        f'"params": {{"name": "{tool}", "arguments": {arguments}}}}}'
+    )
+
+
+def test_a_lone_surrogate_in_an_argument_is_invalid_arguments_over_stdio(
+    site_origins: dict[str, str], tmp_path: Path
+) -> None:
+    raw = RawStdio(origin_args(site_origins), server_environment(tmp_path), tmp_path)
+    try:
+        initialize(raw)
+        raw.send(surrogate_call(7, "search_docs", '{"query": "queue \\ud800 name"}'))
+        answer = raw.answer(7)
+        raw.send(surrogate_call(8, "search_docs", '{"query": "expose", "limit": 1}'))
+        after = raw.answer(8)
+    finally:
+        raw.close()
+
+    result = answer["result"]
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"]["code"] == "invalid_arguments"
+    assert "'query'" in result["structuredContent"]["error"]["message"]
+    assert after["result"].get("isError") is not True  # and it serves on
+
+
+def test_a_lone_surrogate_in_an_argument_is_invalid_arguments_over_http(
+    site_origins: dict[str, str], tmp_path: Path
+) -> None:
+    server = HttpServer(origin_args(site_origins), server_environment(tmp_path), tmp_path)
+    try:
+        body = surrogate_call(3, "find_examples", '{"query": "\\udc00"}').encode()
+        response = httpx.post(
+            server.url + "/mcp",
+            content=body,
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "Mcp-Protocol-Version": "2025-11-25",
+            },
+            timeout=10,
+        )
+        connection = McpConnection(server.url + "/mcp", "auto")
+        try:
+            assert {tool.name for tool in connection.tools()} == HOSTED_TOOLS  # serves on
+        finally:
+            connection.close()
+    finally:
+        server.close()
+
+    assert response.status_code == 200, response.text[:300]
+    answer = response.json()
+    assert answer["id"] == 3
+    assert answer["result"]["structuredContent"]["error"]["code"] == "invalid_arguments"
+    assert "'query'" in answer["result"]["structuredContent"]["error"]["message"]
