@@ -36,6 +36,7 @@ import re
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,18 @@ async def ask(keeper: Any, query: str, passages: bool, limit: int = LIMIT) -> di
     from imqueue_mcp.server.docs import search
     from imqueue_mcp.server.docs.hit_passages import PassageOptions
 
-    return await search.search_docs(keeper, query, limit, None, None, PassageOptions(enabled=passages))
+    options = PassageOptions(enabled=passages)
+    return await search.search_docs(keeper, query, limit, None, None, options, answers_of(keeper))
+
+
+_ANSWERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def answers_of(keeper: Any) -> Any:
+    """One answer cache per keeper, as a server keeps one in its Services."""
+    from imqueue_mcp.server.docs.answer_cache import AnswerCache
+
+    return _ANSWERS.setdefault(keeper, AnswerCache())
 
 
 def get_doc_text(snapshot: Any, site: Path, url: str) -> str:

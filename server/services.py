@@ -1,4 +1,5 @@
-"""What the tool bodies share for the life of the server, built once from the Config."""
+"""What the tool bodies share for the life of the server, built once from the Config: every piece
+of state a server keeps between calls lives here, none in a module."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ from dataclasses import dataclass, field
 from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.docs import examples
 from imqueue_mcp.server.docs import read as docs
+from imqueue_mcp.server.docs.answer_cache import AnswerCache
 from imqueue_mcp.server.docs.corpus import CorpusKeeper
 from imqueue_mcp.server.docs.fetch import Fetcher
 from imqueue_mcp.server.docs.package_facts import PackageFacts
 from imqueue_mcp.server.docs.pages import SavedPages
 from imqueue_mcp.server.docs.sizes import DocSizes
+from imqueue_mcp.server.project.reader import ProjectReader
+from imqueue_mcp.server.project.roots import RootsCache
 
 
 @dataclass
@@ -24,6 +28,11 @@ class Services:
     examples: examples.ExampleFinder  # the corpus's code examples, ranked (find_examples)
     facts: PackageFacts  # status.json, live or the snapshot's copy
     sizes: DocSizes = field(default_factory=DocSizes)  # get_doc's answer sizes, for search hits
+    answers: AnswerCache = field(default_factory=AnswerCache)  # the ranker's answers for the current index
+    project_reader: ProjectReader = field(
+        default_factory=ProjectReader
+    )  # projects read, kept until they change
+    roots: RootsCache = field(default_factory=RootsCache)  # the client's roots, while its connection lasts
 
     @classmethod
     def from_config(cls, config: Config) -> Services:

@@ -49,6 +49,7 @@ __all__ = [
 ]
 
 SCOPE = "@imqueue/"
+API_PREFIX = "https://imqueue.org/api/"  # where each package's API reference lives
 STATUS_PAGE = "https://imqueue.org/status/"
 
 
@@ -520,3 +521,11 @@ def _package_detail(package: Mapping[str, Any]) -> str:
     lines = [f"## {package['scoped']}", "", _fact(package["summary"]), ""]
     lines += [f"- {label}: {_fact(package[field])}" for label, field in labels]
     return "\n".join(lines)
+
+
+def api_page_package(url: str) -> str | None:
+    """'@imqueue/datadog' for https://imqueue.org/api/datadog/latest/...; None for other pages."""
+    if not url.startswith(API_PREFIX):
+        return None
+    name = url[len(API_PREFIX) :].split("/", 1)[0].split("#", 1)[0]
+    return SCOPE + name if name and name != "faq" and "." not in name else None

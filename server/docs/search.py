@@ -21,6 +21,7 @@ from imqueue_mcp.ranker import response_dict
 from imqueue_mcp.server.catalogue.packages import (
     EXCLUSIVE_PAIRS,
     SCOPE,
+    api_page_package,
     exclusive_pair_advisories,
     exclusive_pair_advisory,
 )
@@ -36,8 +37,6 @@ from imqueue_mcp.server.docs.hit_passages import (
 from imqueue_mcp.server.docs.sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
-API_PREFIX = "https://imqueue.org/api/"
-_answers = AnswerCache()  # one server process, one corpus answering at a time
 
 
 async def search_docs(
@@ -47,12 +46,17 @@ async def search_docs(
     package: str | None,
     sizes: DocSizes | None = None,
     passages: PassageOptions | None = None,
+    answers: AnswerCache | None = None,
 ) -> dict[str, Any]:
     """The search_docs structured result (see schemas.SearchResult). ValueError for a bad filter.
     With `sizes`, each hit carries the tokens get_doc would return for it (sizes.py); with
-    `passages` (enabled), the part of its section that best answers the query (hit_passages.py)."""
+    `passages` (enabled), the part of its section that best answers the query (hit_passages.py);
+    with `answers` (the server's, in Services), a repeated question is not ranked again."""
     corpus = await keeper.current()
-    response = _answers.search(corpus.index, query, limit, package)
+    if answers is not None:
+        response = answers.search(corpus.index, query, limit, package)
+    else:
+        response = corpus.index.search(query, limit=limit, package=package)
     data = response_dict(response)
     if sizes is not None:
         for result in data["results"]:
@@ -97,14 +101,6 @@ def _canonical(name: str) -> str:
     for pair in EXCLUSIVE_PAIRS:
         scoped = pair.aliases.get(scoped, scoped)
     return scoped
-
-
-def api_page_package(url: str) -> str | None:
-    """'@imqueue/datadog' for https://imqueue.org/api/datadog/latest/...; None for other pages."""
-    if not url.startswith(API_PREFIX):
-        return None
-    name = url[len(API_PREFIX) :].split("/", 1)[0].split("#", 1)[0]
-    return SCOPE + name if name and name != "faq" and "." not in name else None
 
 
 def render_search_text(data: dict[str, Any]) -> str:

@@ -10,6 +10,6 @@ schemas.py        output schemas (pydantic models) of the tools that publish one
 resources.py      the curated pages, both llms.txt and the catalogue as resources; templates
 prompts.py        build_imqueue_service and choose_imqueue_packages
 completions.py    completion/complete: page paths and package names, ranked for a prefix
-project_tools.py  local only: the client's roots, inspect_project's body, the version note
+project_tools.py  local only: roots asked over the session, inspect_project's body and text, the note
 instructions.py   the server instructions and the local-install guide
 """

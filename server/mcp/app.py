@@ -203,7 +203,7 @@ class ImqueueServer(MCPServer[Any]):
         records: list[logging.LogRecord] = []
         request = _request_of(context)
         reporter = context.report_progress if context is not None and request is not None else None
-        roots = project_tools.asking_roots_of(None if self.hosted else request)
+        roots = project_tools.asking_roots_of(None if self.hosted else request, self.services.roots)
         with progress.reporting_to(reporter), observe.collecting(records), roots:
             try:
                 result = await super().call_tool(name, arguments, context)
@@ -353,7 +353,9 @@ def create_server(
         services.corpus.watch(announcer.corpus_replaced)
         # The client's roots are asked once per connection and forgotten when it says they changed.
         server._lowlevel_server.add_notification_handler(
-            "notifications/roots/list_changed", NotificationParams, project_tools.roots_changed
+            "notifications/roots/list_changed",
+            NotificationParams,
+            project_tools.roots_changed(services.roots),
         )
 
     async def complete(ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:

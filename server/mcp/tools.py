@@ -311,7 +311,9 @@ def search_docs(services: Services) -> Handler:
     ) -> Annotated[CallToolResult, SearchResult]:
         wanted = PassageOptions(passages, passageTokens, maxTokens)
         try:
-            data = await search.search_docs(services.corpus, query, limit, package, services.sizes, wanted)
+            data = await search.search_docs(
+                services.corpus, query, limit, package, services.sizes, wanted, services.answers
+            )
         except (CorpusUnavailable, ValueError) as error:
             return failed(error)
         return structured_result(data, search.render_search_text(data))

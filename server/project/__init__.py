@@ -1,6 +1,10 @@
 """project: the user's project, read from disk, with no MCP in it.
 
-reader.py  @imqueue versions from package.json, the lockfile and node_modules; tsconfig.json
-           (comments, trailing commas, extends); nested copies in node_modules; the findings,
-           each with its doc URL, the TypeScript ones for the major the project runs
+reader.py          @imqueue versions from package.json, the lockfile and node_modules; tsconfig.json
+                   (comments, trailing commas, extends); nested copies in node_modules; the findings,
+                   each with its doc URL, the TypeScript ones for the major the project runs
+roots.py           where the project is: the client's roots (kept per connection), else the working
+                   directory
+report.py          inspect_project's report: its shape (the outputSchema) and how it is made
+version_notes.py   the one-line note on other tools' results when the project runs another major
 """

@@ -1,0 +1,132 @@
+"""inspect_project's report: its shape (the tool's outputSchema) and how it is made.
+
+    folder_of(text)                       the absolute folder an argument names, or None
+    report(folders, via, documented)      the report of the first project found in `folders`, read afresh
+
+The documented versions are status.json's (docs/package_facts.py, which the caller reads):
+`Documented` is (status, stored), stored labelling a copy not read live; None when none was read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from imqueue_mcp.server.project import reader as project
+
+EMPTY_REPORT: dict[str, list[Any]] = {"packages": [], "findings": [], "problems": []}
+Documented = tuple[dict[str, Any], dict[str, str] | None]  # status.json, and the label of a stored copy
+
+
+class InspectedPackage(BaseModel):
+    name: str
+    declared: str | None = Field(description="The range in package.json")
+    locked: str | None = Field(description="The version in package-lock.json")
+    installed: str | None = Field(description="The version in node_modules/@imqueue/NAME/package.json")
+    major: int | None = Field(description="The major in use: installed, else locked, else the range's lowest")
+    documented: str | None = Field(description="The latest version, which the docs describe (status.json)")
+
+
+class ProjectFinding(BaseModel):
+    id: str = Field(
+        description="exclusive-pair, other-major, node-floor, remove-comments, legacy-decorators, "
+        "decorators-lib, esm (3.x), legacy-decorators-off (1.x and 2.x) or duplicate-package"
+    )
+    message: str
+    url: str = Field(description="The docs page that states the requirement")
+    package: str | None = None
+
+
+class FrameworkInUse(BaseModel):
+    major: int | None = Field(description="The @imqueue major the code compiles against: rpc's, else core's")
+    decorators: Literal["legacy", "standard"] | None = Field(
+        description="What that major compiles with, and so what the TypeScript advice follows: 'legacy' "
+        "(before 3.x: experimentalDecorators on, CommonJS), 'standard' (3.x: TC39 decorators, ES modules)"
+    )
+
+
+class InstalledCopy(BaseModel):
+    path: str
+    version: str
+
+
+class NodeRequirement(BaseModel):
+    declared: str | None = Field(description="engines.node of package.json")
+    floor: str | None = Field(description="The documented Node.js floor")
+
+
+class RedisRequirement(BaseModel):
+    required: str
+    url: str
+    checked: bool
+    note: str
+
+
+class ProjectReport(BaseModel):
+    found: bool = Field(description="False when no package.json was found where the server looked")
+    lookedIn: list[str] = Field(description="The folders searched (each and its parents)")
+    via: str = Field(description="'path' (the argument), 'roots' (the client's) or 'cwd'")
+    root: str | None = None
+    packageJson: str | None = None
+    lockfile: str | None = None
+    tsconfig: str | None = None
+    packages: list[InspectedPackage] = Field(default_factory=list)
+    framework: FrameworkInUse | None = None
+    copies: dict[str, list[InstalledCopy]] | None = Field(
+        None, description="@imqueue packages installed more than once at different versions, each copy"
+    )
+    node: NodeRequirement | None = None
+    redis: RedisRequirement | None = None
+    findings: list[ProjectFinding] = Field(
+        default_factory=list, description="Each requirement of the docs the project does not meet"
+    )
+    problems: list[str] = Field(default_factory=list, description="Files that could not be read, and why")
+    facts: dict[str, str] | None = Field(
+        None, description="Where the documented versions came from, when not read live just now"
+    )
+    factsUnavailable: bool | None = Field(
+        None, description="True when no status.json was readable: versions were not compared"
+    )
+
+
+def folder_of(text: str) -> Path | None:
+    """The absolute folder `text` names, or None (relative, missing, a file, unreadable)."""
+    try:
+        folder = Path(text).expanduser()
+        return folder if folder.is_absolute() and folder.is_dir() else None
+    except (OSError, ValueError, RuntimeError):  # a NUL, a name too long, an unknown ~user
+        return None
+
+
+async def report(
+    folders: list[Path], via: str, documented: Callable[[], Awaitable[Documented | None]]
+) -> dict[str, Any]:
+    """The report (ProjectReport's shape) of the project found in `folders` (read afresh, off the
+    event loop), against the documented versions `documented` reads once a project is found."""
+    found = await asyncio.to_thread(project.find_project, folders)
+    looked = [str(folder) for folder in folders]
+    if found is None:
+        return {
+            "found": False,
+            "lookedIn": looked,
+            "via": via,
+            "packages": [],
+            "findings": [],
+            "problems": [],
+        }
+    known = await documented()
+    data = {
+        "found": True,
+        "lookedIn": looked,
+        "via": via,
+        **project.inspect(found, known[0] if known else None),
+    }
+    if known is None:
+        data["factsUnavailable"] = True
+    elif known[1] is not None:
+        data["facts"] = known[1]
+    return data
