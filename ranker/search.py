@@ -337,82 +337,137 @@ def search(
     sections: list[str] | None = None,
     parent_cap: int | None = None,
 ) -> SearchResponse:
-    """The one search function: imq-search and the MCP server's search_docs both call it."""
+    """The one search function: imq-search and the MCP server's search_docs both call it.
+    Its steps: plan the query, score every record it finds, order them (coverage floor, caps),
+    make the hits; --explain's account is built beside the score from what the steps computed."""
     if not query or not query.strip():
         return SearchResponse(query=query, results=[], miss=Guidance(list(sections or []), []))
+    plan = checked_plan(index, query, package)
+    ranking = rank(index, plan)
+    cap_notes: list[str] = []
+    ordered = order(index, ranking, limit, cap_notes, parent_cap)
+    hits = [hit_of(index, ranking, row, explain) for row in ordered[:limit]]
+    notes = [*query_notes(ranking), *cap_notes, *unknown_notes(ranking)] if explain else cap_notes
+    if hits:
+        return SearchResponse(query, hits, corrected=plan.corrected, notes=notes)
+    guidance = Guidance(sections=list(sections or []), nearest_terms=nearest_terms(index, query))
+    return SearchResponse(query, [], miss=guidance, corrected=plan.corrected, notes=notes)
+
+
+def checked_plan(index: InvertedIndex, query: str, package: str | None) -> QueryPlan:
+    """The query's plan; ValueError naming the choices when its package filter is not one."""
     plan = plan_query(index, query, package)
     if plan.package and plan.package not in index.packages:
         raise ValueError(
             f"unknown package {plan.package!r}; the filter takes one of: "
             + ", ".join(p.removeprefix("@imqueue/") for p in index.packages)
         )
-    notes = (
-        [
-            f"term {t.term!r}: idf {t.idf:.2f}, weight {t.weight:.2f}, forms "
-            + ", ".join(f"{f.word} ({f.kind} x{f.weight:.2f})" for f in t.forms[:6])
-            for t in plan.terms
-        ]
-        if explain
-        else []
-    )
-    if plan.corrected and explain:
-        notes.append(f"typo correction: {plan.corrected!r}")
-    total = plan.total_weight or 1.0
-    length = content_words(plan.query)
-    floor = rules.COVERAGE_FLOOR if length >= rules.LONG_QUERY_TERMS else 0.0
-    if explain and floor:
-        notes.append(f"long query ({length} content words, LONG_QUERY_TERMS): COVERAGE_FLOOR {floor:g}")
-    if plan.package and explain:
-        notes.append(f"package filter: {plan.package}")
+    return plan
+
+
+@dataclass
+class Ranking:
+    """One query's scores over the records it found (`ids`, package-filtered), and what each
+    factor contributed: what order() ranks, hit_of() reports and --explain reads."""
+
+    plan: QueryPlan
+    scored: Scored
+    ids: dense.Ids
+    covered: dense.Floats  # each record's share of the query's idf mass
+    final: dense.Floats  # evidence x coverage x factors
+    above: dense.Mask  # at or over the coverage floor
+    floor: float
+    boosts: dict[int, Boost]
+    question: bool
+    page_share: dense.Floats | None
+    feedback: list[str]
+    shaped: list[tuple[str, str, float]]
+
+    @property
+    def total(self) -> float:
+        return self.plan.total_weight or 1.0
+
+    @property
+    def known(self) -> float:
+        """The share of the query's weight on words the docs hold at all."""
+        return self.total / (self.total + sum(self.plan.unknown.values()))
+
+
+def rank(index: InvertedIndex, plan: QueryPlan) -> Ranking:
+    """Score: evidence per record (score_records), its coverage of the query, and its factors
+    (record kind, phrases, answers to questions, page evidence, query shapes)."""
+    floor = rules.COVERAGE_FLOOR if content_words(plan.query) >= rules.LONG_QUERY_TERMS else 0.0
     scored = score_records(index, plan)
-    scores, matched_idf, found = scored.scores, scored.matched_idf, scored.found
-    boosts = phrase_boosts(index, plan.query)
-    question = is_question(plan.query)
-    if question and explain and rules.ANSWER_BOOST:
-        notes.append(f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g} (ANSWER_BOOST)")
-    tables = dense.tables(index)
-    ids = dense.found_ids(found)
+    ids = dense.found_ids(scored.found)
     if plan.package:
         ids = ids[package_mask(index, plan.package)[ids]]
+    total = plan.total_weight or 1.0
     # Every record here was found by a covering term (score_records), so coverage > 0.
-    covered = matched_idf[ids] / total
+    covered = scored.matched_idf[ids] / total
+    boosts = phrase_boosts(index, plan.query)
+    question = is_question(plan.query)
+    shaped = shape_boosts(plan.query)
+    factor, page_share, feedback = record_factors(index, plan, ids, boosts, question, shaped)
+    powered = (
+        dense.coverage_factor(covered)
+        if scored.codes is None
+        else dense.coverage_of_codes(scored.codes[ids], scored.covering_idfs, total)
+    )
+    final = scored.scores[ids] * powered * factor
+    return Ranking(
+        plan,
+        scored,
+        ids,
+        covered,
+        final,
+        covered >= floor,
+        floor,
+        boosts,
+        question,
+        page_share,
+        feedback,
+        shaped,
+    )
+
+
+def record_factors(
+    index: InvertedIndex,
+    plan: QueryPlan,
+    ids: dense.Ids,
+    boosts: dict[int, Boost],
+    question: bool,
+    shaped: list[tuple[str, str, float]],
+) -> tuple[dense.Floats, dense.Floats | None, list[str]]:
+    """Per found record, the product of its factors; each record's page share and the feedback
+    words (page evidence, for --explain)."""
+    tables = dense.tables(index)
     factor = tables.factor[ids] * dense.boost_vector(index.size, boosts)[ids]
     if question:
         factor[tables.answer[ids]] *= 1 + rules.ANSWER_BOOST
     page_factor, page_share, feedback = index.pages.record_factor(plan.corrected or plan.query)
     if page_factor is not None:
         factor *= page_factor[ids]
-    if explain and rules.PAGE_FUSION:
-        fields = ", ".join(f"{name} x{weight:g}" for name, weight in rules.PAGE_FIELD_WEIGHTS.items())
-        notes.append(
-            f"page evidence: fielded BM25 over whole pages ({fields}: PAGE_FIELD_WEIGHTS), fused "
-            f"x(1 + {rules.PAGE_FUSION:g} x share of the best page) (PAGE_FUSION)"
-        )
-    if explain and feedback:
-        notes.append(
-            f"feedback: {', '.join(feedback)} from the top {rules.FEEDBACK_PAGES} pages, at "
-            f"{rules.FEEDBACK_WEIGHT:g} of the query (FEEDBACK_WEIGHT)"
-        )
-    shaped = shape_boosts(plan.query)
-    for subject, rule, boost in shaped:
+    for subject, _rule, boost in shaped:
         factor[subject_mask(index, subject)[ids]] *= 1 + boost
-        if explain:
-            notes.append(f"{SHAPE_MEANING[rule]}: {subject} records x{1 + boost:g} ({rule})")
-    powered = (
-        dense.coverage_factor(covered)
-        if scored.codes is None
-        else dense.coverage_of_codes(scored.codes[ids], scored.covering_idfs, total)
-    )
-    final = scores[ids] * powered * factor
-    above = covered >= floor
+    return factor, page_share, feedback
+
+
+Row = tuple[float, int, float, str]  # score, record id, coverage, why it was capped ("" when not)
+
+
+def order(
+    index: InvertedIndex, ranking: Ranking, limit: int, notes: list[str], parent_cap: int | None
+) -> list[Row]:
+    """The records over the coverage floor, ranked and capped (cap()); then, when that leaves
+    the list short, records under the floor, which never outrank one above it."""
+    tables = dense.tables(index)
+    final, ids, covered, above = ranking.final, ranking.ids, ranking.covered, ranking.above
     # Ties break on the URL, so the same query always gives the same order.
     candidates = dense.ranked_rows(final[above], ids[above], covered[above], tables.url_order)
-    ordered = cap(
-        index, candidates, limit, notes, one_package=plan.package is not None, parent_cap=parent_cap
-    )
+    one_package = ranking.plan.package is not None
+    ordered = cap(index, candidates, limit, notes, one_package=one_package, parent_cap=parent_cap)
     below = ~above
     if len(ordered) < limit and below.any():
-        # Records under the coverage floor never outrank one above it; they only fill a deep list.
         seen = {(index.documents[c[1]].site, index.documents[c[1]].path) for c in ordered}
         low = dense.ranked(final[below], ids[below], tables.url_order)
         for c in dense.rows_of(final[below][low], ids[below][low], covered[below][low]):
@@ -421,35 +476,76 @@ def search(
             doc = index.documents[c[1]]
             if (doc.site, doc.path) not in seen:
                 ordered.append((*c, "under the coverage floor"))
-    hits = []
-    known = total / (total + sum(plan.unknown.values()))
-    if explain and plan.unknown:
-        notes.append(
-            f"not in the docs: {', '.join(plan.unknown)}; coverage counts them unmatched "
-            f"(x{known:.2f}; confidence low under CONFIDENCE_MIN_COVERAGE {rules.CONFIDENCE_MIN_COVERAGE:g})"
+    return ordered
+
+
+def hit_of(index: InvertedIndex, ranking: Ranking, row: Row, explain: bool) -> Hit:
+    score, doc_id, coverage, capped = row
+    doc = index.documents[doc_id]
+    hit = to_hit(doc, score, description_of(index, doc_id), coverage * ranking.known)
+    if explain:
+        hit.explanation = explain_hit(
+            doc,
+            raw=float(ranking.scored.scores[doc_id]),
+            coverage=coverage,
+            matches=term_matches(index, ranking.plan, doc_id),
+            capped=capped,
+            boost=ranking.boosts.get(doc_id, NO_BOOST),
+            answer=ranking.question and doc_id in index.answers,
+            shaped=[(r, b) for subject, r, b in ranking.shaped if on_subject(doc, subject)],
+            page_share=None if ranking.page_share is None else float(ranking.page_share[doc_id]),
+            score=score,
+            coverage_share=hit.coverage,
         )
-    for score, doc_id, coverage, capped in ordered[:limit]:
-        doc = index.documents[doc_id]
-        hit = to_hit(doc, score, description_of(index, doc_id), coverage * known)
-        if explain:
-            hit.explanation = explain_hit(
-                doc,
-                raw=float(scores[doc_id]),
-                coverage=coverage,
-                matches=term_matches(index, plan, doc_id),
-                capped=capped,
-                boost=boosts.get(doc_id, NO_BOOST),
-                answer=question and doc_id in index.answers,
-                shaped=[(r, b) for subject, r, b in shaped if on_subject(doc, subject)],
-                page_share=None if page_share is None else float(page_share[doc_id]),
-                score=score,
-                coverage_share=hit.coverage,
-            )
-        hits.append(hit)
-    if hits:
-        return SearchResponse(query, hits, corrected=plan.corrected, notes=notes)
-    guidance = Guidance(sections=list(sections or []), nearest_terms=nearest_terms(index, query))
-    return SearchResponse(query, [], miss=guidance, corrected=plan.corrected, notes=notes)
+    return hit
+
+
+def query_notes(ranking: Ranking) -> list[str]:
+    """--explain's query-level account of the planning and scoring, in the order they apply."""
+    plan = ranking.plan
+    notes = [
+        f"term {t.term!r}: idf {t.idf:.2f}, weight {t.weight:.2f}, forms "
+        + ", ".join(f"{f.word} ({f.kind} x{f.weight:.2f})" for f in t.forms[:6])
+        for t in plan.terms
+    ]
+    if plan.corrected:
+        notes.append(f"typo correction: {plan.corrected!r}")
+    if ranking.floor:
+        length = content_words(plan.query)
+        notes.append(
+            f"long query ({length} content words, LONG_QUERY_TERMS): COVERAGE_FLOOR {ranking.floor:g}"
+        )
+    if plan.package:
+        notes.append(f"package filter: {plan.package}")
+    if ranking.question and rules.ANSWER_BOOST:
+        notes.append(f"question-shaped: answers x{1 + rules.ANSWER_BOOST:g} (ANSWER_BOOST)")
+    if rules.PAGE_FUSION:
+        fields = ", ".join(f"{name} x{weight:g}" for name, weight in rules.PAGE_FIELD_WEIGHTS.items())
+        notes.append(
+            f"page evidence: fielded BM25 over whole pages ({fields}: PAGE_FIELD_WEIGHTS), fused "
+            f"x(1 + {rules.PAGE_FUSION:g} x share of the best page) (PAGE_FUSION)"
+        )
+    if ranking.feedback:
+        notes.append(
+            f"feedback: {', '.join(ranking.feedback)} from the top {rules.FEEDBACK_PAGES} pages, at "
+            f"{rules.FEEDBACK_WEIGHT:g} of the query (FEEDBACK_WEIGHT)"
+        )
+    notes += [
+        f"{SHAPE_MEANING[rule]}: {subject} records x{1 + boost:g} ({rule})"
+        for subject, rule, boost in ranking.shaped
+    ]
+    return notes
+
+
+def unknown_notes(ranking: Ranking) -> list[str]:
+    """--explain: the query's words the docs never use, and what that does to coverage."""
+    if not ranking.plan.unknown:
+        return []
+    floor = rules.CONFIDENCE_MIN_COVERAGE
+    return [
+        f"not in the docs: {', '.join(ranking.plan.unknown)}; coverage counts them unmatched "
+        f"(x{ranking.known:.2f}; confidence low under CONFIDENCE_MIN_COVERAGE {floor:g})"
+    ]
 
 
 def cap(
@@ -459,14 +555,14 @@ def cap(
     notes: list[str],
     one_package: bool = False,
     parent_cap: int | None = None,
-) -> list[tuple[float, int, float, str]]:
+) -> list[Row]:
     """Relative floor, then the caps, over one list: imqueue.org and imqueue.com records compete
     on score (nothing here weighs or reorders them by site). A capped record is
     not dropped: it moves below every uncapped one. The first k results are the same for every
     limit >= k: the loop stops only once `limit` uncapped records are kept. What applied is
     added to `notes` (for --explain)."""
-    kept: list[tuple[float, int, float, str]] = []
-    capped: list[tuple[float, int, float, str]] = []
+    kept: list[Row] = []
+    capped: list[Row] = []
     tops: dict[bool, float] = {}
     per_parent: dict[str, int] = defaultdict(int)
     per_member: dict[str, int] = defaultdict(int)

@@ -22,7 +22,7 @@ The property, per call: an answer comes back (no hang, no lost connection), and 
 is either an isError result or a -32602 error, whose message is readable: non-empty, no
 traceback, no "Internal error", never the internal_error code. The reply (the result's JSON,
 or the error's) is at most four times the request plus the tool's documented maximum
-(server/mcp/reply_limits.py). And create_service without apply: true writes nothing.
+(server/reply_limits.py). And create_service without apply: true writes nothing.
 
 Profiles: IMQUEUE_MCP_FUZZ=short (default, CI) or long (at least 2,000 cases per tool).
 With -s the module prints a table of cases, failure kinds and time per tool, and one JSON line:
@@ -47,7 +47,7 @@ from hypothesis import strategies as st
 from imq_real import TEMPLATE, real_imq_environment, require_real_imq
 from mcp.shared.exceptions import MCPError
 
-from imqueue_mcp.server.mcp.reply_limits import REPLY_BYTES, reply_limit
+from imqueue_mcp.server.reply_limits import REPLY_BYTES, reply_limit
 
 from conftest import (
     HOSTED_TOOLS,

@@ -94,6 +94,19 @@ class LoadedCorpus:
         default_factory=dict
     )  # host -> page -> ranges: get_doc's saved pages and the passages are cut at them
 
+    @functools.cached_property
+    def page_paths(self) -> dict[str, list[str]]:
+        """Per site ('org', 'com'), every page path of the corpus and of its curated links, without
+        the leading slash ('' is the home page), sorted: what completions offer. Made once."""
+        found: dict[str, set[str]] = {"org": set(), "com": set()}
+        for document in self.index.corpus.documents:
+            found[document.site].add(document.path.split("#", 1)[0].lstrip("/"))
+        for link in self.links:
+            for host, site in (("imqueue.org", "org"), ("imqueue.com", "com")):
+                if link.url.startswith(f"https://{host}/"):
+                    found[site].add(link.url[len(f"https://{host}/") :].split("#", 1)[0])
+        return {site: sorted(values) for site, values in found.items()}
+
     def describe(self) -> dict[str, str]:
         info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}
         if self.note:

@@ -5,7 +5,6 @@ app.py            create_server(config, hosted) -> MCPServer; ImqueueServer wrap
                   version note, the per-call log line) and answers resources and completions
 tools.py          one @tool record per tool: title, hints, where offered, description, handler
 strict.py         closed, strict input schemas (unknown arguments refused by name, types exact)
-reply_limits.py   each tool's documented most reply bytes, beyond four times its request
 schemas.py        output schemas (pydantic models) of the tools that publish one
 resources.py      the curated pages, both llms.txt and the catalogue as resources; templates
 prompts.py        build_imqueue_service and choose_imqueue_packages

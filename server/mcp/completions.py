@@ -59,29 +59,7 @@ def rank(candidates: Iterable[str], typed: str) -> Completion:
 
 def page_paths(corpus: LoadedCorpus, host: str) -> list[str]:
     """Every page path of `host` in the corpus, without the leading slash ('' is the home page)."""
-    site = _SITES[host]
-    return _paths(corpus)[site]
-
-
-_path_cache: dict[int, tuple[LoadedCorpus, dict[str, list[str]]]] = {}
-
-
-def _paths(corpus: LoadedCorpus) -> dict[str, list[str]]:
-    cached = _path_cache.get(id(corpus.index))
-    if cached is not None and cached[0] is corpus:
-        return cached[1]
-    found: dict[str, set[str]] = {site: set() for site in _SITES.values()}
-    for document in corpus.index.corpus.documents:
-        found[document.site].add(document.path.split("#", 1)[0].lstrip("/"))
-    for link in corpus.links:
-        for host, site in _SITES.items():
-            prefix = f"https://{host}/"
-            if link.url.startswith(prefix):
-                found[site].add(link.url[len(prefix) :].split("#", 1)[0])
-    paths = {site: sorted(values) for site, values in found.items()}
-    _path_cache.clear()  # one corpus answers at a time
-    _path_cache[id(corpus.index)] = (corpus, paths)
-    return paths
+    return corpus.page_paths[_SITES[host]]
 
 
 def api_packages(corpus: LoadedCorpus) -> list[str]:
