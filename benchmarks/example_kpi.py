@@ -57,7 +57,7 @@ def score(ranked_ids: list[list[str]], queries: list[dict[str, Any]]) -> dict[st
 def measure(site: Path, queries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Figures per corpus: 'feeds' (the live corpus) and 'pages' (a --pages snapshot)."""
     from imqueue_mcp.docsource import build
-    from imqueue_mcp.server.docs.examples import best_examples, rank_examples
+    from imqueue_mcp.server.docs.example_finder import best_examples, rank_examples
 
     figures = {}
     for name, pages in (("feeds", False), ("pages", True)):

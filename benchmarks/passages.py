@@ -208,7 +208,7 @@ def ratios(timing: dict[str, Any]) -> dict[str, float]:
 
 def keeper_for(path: Path) -> Any:
     from imqueue_mcp.server.config import Config
-    from imqueue_mcp.server.docs.corpus import CorpusKeeper
+    from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper
 
     return CorpusKeeper(Config(snapshot=path, offline=True))
 

@@ -126,7 +126,7 @@ def with_passages(path: Path, index: Any) -> Any:
     (issue 21; a column of its own, beside the ranking alone)."""
     from imqueue_mcp.docsource import load_snapshot
     from imqueue_mcp.ranker import response_dict
-    from imqueue_mcp.server.docs.corpus import LoadedCorpus
+    from imqueue_mcp.server.docs.corpus_keeper import LoadedCorpus
     from imqueue_mcp.server.docs.hit_passages import PassageOptions, PassageSource, add_search_passages
 
     snapshot = load_snapshot(path)

@@ -1,14 +1,15 @@
 """ranker: the search engine. Pure: no network, no MCP, no clock. Corpus in, ranked results out.
 
-    corpus.py  Document and Corpus: the records the builder hands over
-    text.py    words, identifier segments, inflection roots, stopwords
-    rules.py   every ranking constant, named
-    index.py   inverted index (packed postings), term forms (as written, inflection, prefix, typo)
-    pages.py   whole pages as a fielded BM25 (title, headings, body) with RM3-style feedback,
-               fused with record scores by rules.PAGE_FUSION (off unless the nested CV keeps it)
-    search.py  plan_query -> score_records -> multipliers -> caps -> SearchResponse
-    confidence.py  high / medium / low per hit, from its score and the share of the query it matches
-    results.py the one result shape: response_dict / hit_dict (imq-search --json, search_docs)
+    corpus.py         Document and Corpus: the records the builder hands over
+    text.py           words, identifier segments, inflection roots, stopwords
+    rules.py          every ranking constant, named
+    index.py          inverted index (packed postings), term forms (as written, inflection, prefix, typo)
+    page_evidence.py  whole pages as a fielded BM25 (title, headings, body) with RM3-style feedback,
+                      fused with record scores by rules.PAGE_FUSION (off unless the nested CV keeps it)
+    search.py         checked_plan -> rank (score_records, coverage, record_factors) -> order (floor,
+                      caps) -> hit_of -> SearchResponse; --explain's notes made beside the score
+    confidence.py     high / medium / low per hit, from its score and the share of the query it matches
+    results.py        the one result shape: response_dict / hit_dict (imq-search --json, search_docs)
 
 Flow: Corpus -> Index (built once, or loaded from a snapshot) -> Index.search(query) -> hits.
 """

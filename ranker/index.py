@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from . import rules
 from .corpus import Corpus, Document
-from .pages import PageIndex
+from .page_evidence import PageIndex
 from .text import PLAIN_WORD, STOPWORDS, fold_lemma, inflection_roots, words
 
 

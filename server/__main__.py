@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def serve_stdio(config: Config) -> None:
-    from imqueue_mcp.server.docs.corpus import read_snapshot_early
+    from imqueue_mcp.server.docs.corpus_keeper import read_snapshot_early
 
     read_snapshot_early(config)  # overlaps the imports below: the first search need not wait for the file
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from imqueue_mcp.server.config import Config
-from imqueue_mcp.server.docs import examples
+from imqueue_mcp.server.docs import example_finder as examples
 from imqueue_mcp.server.docs import read as docs
 from imqueue_mcp.server.docs.answer_cache import AnswerCache
-from imqueue_mcp.server.docs.corpus import CorpusKeeper
+from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper
 from imqueue_mcp.server.docs.fetch import Fetcher
 from imqueue_mcp.server.docs.package_facts import PackageFacts
-from imqueue_mcp.server.docs.pages import SavedPages
+from imqueue_mcp.server.docs.saved_pages import SavedPages
 from imqueue_mcp.server.docs.sizes import DocSizes
 from imqueue_mcp.server.project.reader import ProjectReader
 from imqueue_mcp.server.project.roots import RootsCache

@@ -17,7 +17,12 @@ from imqueue_mcp.docsource.examples import Example, Section, extract_examples, s
 from imqueue_mcp.docsource.files import wrap
 from imqueue_mcp.docsource.snapshot import FORMAT_VERSION
 from imqueue_mcp.server.catalogue.packages import CatalogueError
-from imqueue_mcp.server.docs.examples import RankedExamples, best_examples, package_filter, rank_examples
+from imqueue_mcp.server.docs.example_finder import (
+    RankedExamples,
+    best_examples,
+    package_filter,
+    rank_examples,
+)
 
 from conftest import tiny_site
 

@@ -23,7 +23,7 @@ from imqueue_mcp import docsource
 from imqueue_mcp.build_index.cli import main as build_main
 from imqueue_mcp.docsource.sites import TIMEOUT_SECONDS
 from imqueue_mcp.server.config import build_config
-from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper
+from imqueue_mcp.server.docs.corpus_keeper import REFRESHING_NOTE, CorpusKeeper
 
 from conftest import McpConnection, server_environment, stdio_connection
 

@@ -23,7 +23,7 @@ from fault_origin import DELAY_SECONDS, SITE, Fault, FaultyOrigins
 from imqueue_mcp import docsource
 from imqueue_mcp.docsource.sites import TIMEOUT_SECONDS
 from imqueue_mcp.server.config import build_config
-from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper, read_snapshot_early
+from imqueue_mcp.server.docs.corpus_keeper import REFRESHING_NOTE, CorpusKeeper, read_snapshot_early
 
 from benchmarks.processes import stop
 from conftest import INITIALIZE, HttpServer, McpConnection, server_environment, stdio_connection

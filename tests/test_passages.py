@@ -10,7 +10,7 @@ import pytest
 
 from imqueue_mcp.ranker import Corpus, Document, Index
 from imqueue_mcp.server.docs.budget import estimate_tokens
-from imqueue_mcp.server.docs.corpus import LoadedCorpus
+from imqueue_mcp.server.docs.corpus_keeper import LoadedCorpus
 from imqueue_mcp.server.docs.hit_passages import (
     PassageOptions,
     PassageSource,

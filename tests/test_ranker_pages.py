@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from imqueue_mcp.ranker import Index, rules
-from imqueue_mcp.ranker.pages import PageIndex, page_key, query_stems
+from imqueue_mcp.ranker.page_evidence import PageIndex, page_key, query_stems
 
 from fixtures.corpus_tiny import index_of, page, section
 

@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from imqueue_mcp.server.config import build_config
-from imqueue_mcp.server.docs.corpus import REFRESHING_NOTE, CorpusKeeper, CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.docs.corpus_keeper import (
+    REFRESHING_NOTE,
+    CorpusKeeper,
+    CorpusUnavailable,
+    LoadedCorpus,
+)
 
 from conftest import SiteServer, free_port
 

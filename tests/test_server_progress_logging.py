@@ -216,7 +216,7 @@ def test_a_docs_module_warning_reaches_the_client_that_asked_for_warnings(tmp_pa
         assert connection.call("search_docs", {"query": "redis"}).is_error
     finally:
         connection.close()
-    corpus_logs = [entry for entry in heard.logs if entry.logger == "imqueue_mcp.server.docs.corpus"]
+    corpus_logs = [entry for entry in heard.logs if entry.logger == "imqueue_mcp.server.docs.corpus_keeper"]
     assert corpus_logs and all(entry.level == "warning" for entry in corpus_logs)
     assert "live docs refresh failed" in " ".join(str(entry.data) for entry in corpus_logs)
 

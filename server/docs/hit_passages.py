@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from imqueue_mcp.server.docs.budget import estimate_tokens
-from imqueue_mcp.server.docs.corpus import LoadedCorpus
+from imqueue_mcp.server.docs.corpus_keeper import LoadedCorpus
 from imqueue_mcp.server.docs.passages import (
     Passage,
     PreparedPage,

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable
+from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper, CorpusUnavailable
 from imqueue_mcp.server.docs.fetch import Fetcher, FetchError
 
 logger = logging.getLogger(__name__)

@@ -66,7 +66,7 @@ from imqueue_mcp.server.docs.fetch import (
 )
 
 if TYPE_CHECKING:
-    from imqueue_mcp.server.docs.pages import SavedPages
+    from imqueue_mcp.server.docs.saved_pages import SavedPages
 
 logger = logging.getLogger(__name__)
 

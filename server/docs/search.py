@@ -26,7 +26,7 @@ from imqueue_mcp.server.catalogue.packages import (
     exclusive_pair_advisory,
 )
 from imqueue_mcp.server.docs.answer_cache import AnswerCache
-from imqueue_mcp.server.docs.corpus import CorpusKeeper
+from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper
 from imqueue_mcp.server.docs.diagnose import diagnose
 from imqueue_mcp.server.docs.hit_passages import (
     PassageOptions,

@@ -32,7 +32,7 @@ from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
 from imqueue_mcp.server.config import Config
-from imqueue_mcp.server.docs.corpus import CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.docs.corpus_keeper import CorpusUnavailable, LoadedCorpus
 from imqueue_mcp.server.hosting import connections, lifecycle
 from imqueue_mcp.server.hosting.metrics import MULTIPROCESS_DIR, Metrics, unix_time
 from imqueue_mcp.server.services import Services

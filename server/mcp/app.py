@@ -67,7 +67,7 @@ from pydantic import AnyUrl, ValidationError
 
 from imqueue_mcp.server import observe, progress, server_version
 from imqueue_mcp.server.config import Config
-from imqueue_mcp.server.docs.corpus import LoadedCorpus
+from imqueue_mcp.server.docs.corpus_keeper import LoadedCorpus
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp import completions, project_tools, resources
 from imqueue_mcp.server.mcp.instructions import INSTRUCTIONS

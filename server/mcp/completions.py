@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from mcp_types import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
 
 from imqueue_mcp.server.catalogue.packages import CATALOGUE, SCOPE
-from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper, CorpusUnavailable, LoadedCorpus
 from imqueue_mcp.server.mcp.prompts import CHOOSE_NAME
 from imqueue_mcp.server.mcp.resources import API_TEMPLATE, PAGE_TEMPLATE
 

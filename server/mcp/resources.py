@@ -36,7 +36,7 @@ from mcp_types import INTERNAL_ERROR, Resource, ResourceTemplate
 from imqueue_mcp.server.docs import package_facts as facts
 from imqueue_mcp.server.docs import package_status as status
 from imqueue_mcp.server.docs import read as docs
-from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper, CorpusUnavailable, LoadedCorpus
 from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, parse_doc_url
 
 if TYPE_CHECKING:

@@ -28,10 +28,11 @@ from imqueue_mcp.server.catalogue.packages import (
     render_packages_markdown,
     render_status_markdown,
 )
-from imqueue_mcp.server.docs import examples, search
+from imqueue_mcp.server.docs import example_finder as examples
 from imqueue_mcp.server.docs import package_status as status
 from imqueue_mcp.server.docs import read as docs
-from imqueue_mcp.server.docs.corpus import CorpusUnavailable
+from imqueue_mcp.server.docs import search
+from imqueue_mcp.server.docs.corpus_keeper import CorpusUnavailable
 from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, MalformedDocUrl, OfflineError
 from imqueue_mcp.server.docs.hit_passages import (
     DEFAULT_PASSAGE_TOKENS,

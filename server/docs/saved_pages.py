@@ -27,7 +27,7 @@ from imqueue_mcp import docsource
 
 if TYPE_CHECKING:
     from imqueue_mcp.docsource import Snapshot
-    from imqueue_mcp.server.docs.corpus import CorpusKeeper, LoadedCorpus
+    from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper, LoadedCorpus
 
 logger = logging.getLogger(__name__)
 

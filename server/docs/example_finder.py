@@ -22,7 +22,7 @@ from typing import Any
 from imqueue_mcp.docsource.examples import Example, example_corpus
 from imqueue_mcp.ranker import Index, rules
 from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
-from imqueue_mcp.server.docs.corpus import CorpusKeeper, CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper, CorpusUnavailable, LoadedCorpus
 from imqueue_mcp.server.docs.hit_passages import (
     PassageOptions,
     add_example_passages,
