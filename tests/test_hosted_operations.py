@@ -8,6 +8,7 @@ snapshot is built once per module from ../shared/site into a temporary folder.
 from __future__ import annotations
 
 import concurrent.futures
+import random
 import re
 import signal
 import time
@@ -19,9 +20,13 @@ import httpx
 import pytest
 from fault_origin import Fault, FaultyOrigins
 
+from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.hosting.lifecycle import IN_FLIGHT_GRACE_SECONDS
+from imqueue_mcp.server.mcp.tools import TOOLS
 
 from conftest import HttpServer, McpConnection, built_snapshot, origin_args, server_environment
+
+TOOL_NAMES = [record.name for record in TOOLS]
 
 PAGE = "https://imqueue.org/tutorial/user-service/"
 
@@ -229,5 +234,95 @@ def test_metrics_count_calls_by_tool_and_outcome_across_workers(
         assert metric(page, "imqueue_mcp_snapshot_generation_info", generation=generation) >= 1
         assert metric(page, "imqueue_mcp_snapshot_age_seconds") >= 0
         assert metric(page, "imqueue_mcp_snapshot_fetched_timestamp_seconds") > 1.7e9
+    finally:
+        server.close()
+
+
+# --- what a client can make of the metrics, and what the probes tell ---------------------------
+
+RAW_HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-11-25",
+}
+
+
+def raw_call(server: HttpServer, name: str, arguments: Any, request_id: int) -> int:
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    return httpx.post(server.url + "/mcp", json=body, headers=RAW_HEADERS, timeout=30).status_code
+
+
+def metric_labels(page: str, name: str) -> list[dict[str, str]]:
+    return [
+        dict(re.findall(r'(\w+)="([^"]*)"', line.split("{", 1)[1].rsplit("}", 1)[0]))
+        for line in page.splitlines()
+        if line.startswith(name + "{")
+    ]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_metrics_stay_small_whatever_tool_names_and_arguments_clients_send(
+    snapshot: Path, tmp_path: Path, workers: int
+) -> None:
+    """1,000 calls with random tool names (three of 900 kB) and arguments: every label value comes
+    from a fixed set (the registered tools, "other"; "ok", the error codes, "other") and the scrape
+    stays under 1 MB, with one worker or the multiprocess sum of two (SECURITY.md)."""
+    rng = random.Random(26)
+    known = ["search_docs", "get_doc", "find_examples", "list_packages", "package_status"]  # hosted tools
+    calls: list[tuple[str, Any]] = []
+    for number in range(1000):
+        if number in (10, 500, 990):
+            name = "t" * 900_000
+        elif rng.random() < 0.3:
+            name = rng.choice(known)
+        else:
+            name = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz_-.é") for _ in range(rng.randint(1, 80)))
+        arguments = rng.choice(
+            [{}, {"query": "x" * rng.randint(0, 300)}, {"limit": rng.choice([True, "6", 6.0])}, [1]]
+        )
+        calls.append((name, arguments))
+    server = offline_server(snapshot, tmp_path, "--workers", str(workers))
+    wait_ready(server)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(lambda item: raw_call(server, *item[1], item[0]), enumerate(calls)))
+        assert set(statuses) <= {200, 400, 413}
+        page = httpx.get(server.url + "/metrics", timeout=10).text
+        assert len(page.encode()) < 1_000_000
+        labels = metric_labels(page, "imqueue_mcp_tool_calls_total")
+        tools = {label["tool"] for label in labels}
+        outcomes = {label["outcome"] for label in labels}
+        assert "other" in tools and tools <= {
+            *known,
+            "other",
+            "get_doc",
+            "scaffold_service",
+            "scaffold_client",
+        } | set(TOOL_NAMES)
+        assert outcomes <= {"ok", "other", *(code.value for code in ErrorCode)}
+        assert all(len(value) < 40 for label in labels for value in label.values())
+        assert httpx.get(server.url + "/healthz", timeout=1).status_code == 200
+    finally:
+        server.close()
+
+
+def test_readyz_names_neither_the_snapshot_path_nor_its_folder(snapshot: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "operator-private-folder"
+    folder.mkdir()
+    private = folder / "secret-name.msgpack"
+    private.write_bytes(snapshot.read_bytes())
+    server = HttpServer(["--offline", "--snapshot", str(private)], server_environment(tmp_path), tmp_path)
+    try:
+        ready = wait_ready(server)
+        body = httpx.get(server.url + "/readyz", headers={"Host": "10.0.0.7:8000"}, timeout=5).text
+        assert (
+            ready["status"] == "ready" and "operator-private-folder" not in body and "secret-name" not in body
+        )
+        assert set(ready["corpus"]) == {"generation", "source", "fetchedAt", "ageSeconds"}  # type: ignore[arg-type]
     finally:
         server.close()

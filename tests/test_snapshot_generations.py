@@ -177,7 +177,7 @@ def test_a_server_following_a_url_switches_whole_generations_on_sighup_and_refus
     )
     try:
         first = wait_ready(server)["corpus"]
-        assert isinstance(first, dict) and first["from"] == publisher.url + "/snapshot.msgpack"
+        assert isinstance(first, dict) and first["source"] == "snapshot" and "from" not in first
         wait_for_generation(server, str(first["generation"]))  # every worker, not only the first ready
         client = connect(server, mcp)
         assert MARKER.strip() not in page_text(client)["markdown"]
@@ -205,6 +205,44 @@ def test_a_server_following_a_url_switches_whole_generations_on_sighup_and_refus
         wait_for_generation(server, generation_of_file(generations["b"]))
         assert MARKER.strip() in page_text(client)["markdown"]  # the new generation's pages with it
         assert "checksum mismatch" in server.stderr()
+    finally:
+        server.close()
+        publisher.close()
+
+
+def test_probes_name_the_generation_never_the_snapshot_url_or_its_credentials(
+    generations: dict[str, Path], tmp_path: Path
+) -> None:
+    """/readyz and /healthz answer any Host: they say ready or not, the generation and its age,
+    never the followed URL (its user, token and signed query) nor a path (SECURITY.md)."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    publish(generations["a"], folder / "snapshot.msgpack")
+    publisher = Publisher(folder)
+    secret_url = publisher.url.replace("http://", "http://operator:hunter2token@") + (
+        "/snapshot.msgpack?X-Amz-Signature=sig0123456789"
+    )
+    server = HttpServer(
+        ["--offline", "--snapshot-url", secret_url, "--snapshot-poll-seconds", "0"],
+        server_environment(tmp_path),
+        tmp_path,
+    )
+    try:
+        ready = wait_ready(server)
+        corpus = ready["corpus"]
+        assert isinstance(corpus, dict)
+        assert set(corpus) == {"generation", "source", "fetchedAt", "ageSeconds"}
+        for path in ("/readyz", "/healthz"):
+            body = httpx.get(server.url + path, headers={"Host": "10.0.0.7:8000"}, timeout=5).text
+            for secret in (
+                "operator",
+                "hunter2token",
+                "sig0123456789",
+                "Signature",
+                "snapshot.msgpack",
+                str(tmp_path),
+            ):
+                assert secret not in body, (path, secret)
     finally:
         server.close()
         publisher.close()

@@ -377,9 +377,8 @@ def hosted_app(
         Route("/", landing(tools), methods=["GET", "HEAD"]),
         Route(ENDPOINT, McpEndpoint(manager, streaming)),
     ]
-    app, metrics = hosting.operated(
-        Guard(Starlette(routes=routes, lifespan=lifespan), security), server, services
-    )
+    guarded = Guard(Starlette(routes=routes, lifespan=lifespan), security)
+    app, metrics = hosting.operated(guarded, server, services, [name for name, _title in tools])
     return app
 
 

@@ -3,6 +3,11 @@
     imqueue_mcp_tool_calls_total{tool,outcome}         calls answered; outcome "ok" or the
                                                        error code of an isError result
     imqueue_mcp_tool_call_duration_seconds{tool}       latency histogram, per tool
+
+Label values come from fixed sets, never from what a client sends: `tool` is a registered tool's
+name or "other" (an unknown name, of any length), `outcome` is "ok", one of the error codes the
+server defines (errors.ErrorCode) or "other". So the exposition has a bounded size whatever the
+traffic (SECURITY.md: client-chosen labels).
     imqueue_mcp_tool_calls_in_flight                   calls running now
     imqueue_mcp_snapshot_generation_info{generation,source}  1 for the corpus answering
     imqueue_mcp_snapshot_fetched_timestamp_seconds     when its feeds were read (Unix time)
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -33,7 +38,11 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from imqueue_mcp.server.errors import ErrorCode
+
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+OTHER = "other"  # the label value of any tool name or outcome outside the fixed sets
+OUTCOMES = frozenset({"ok", *(code.value for code in ErrorCode)})
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
@@ -45,7 +54,8 @@ class Metrics:
     """The metrics of one process; `page()` is the exposition of all of them (all workers' when
     multiprocess)."""
 
-    def __init__(self, corpus_age: Callable[[], float | None]):
+    def __init__(self, corpus_age: Callable[[], float | None], tools: Iterable[str]):
+        self.tools = frozenset(tools)
         self.registry = CollectorRegistry(auto_describe=True)
         # In multiprocess mode the values live in files and are gathered at scrape time.
         own = None if multiprocess() else self.registry
@@ -104,12 +114,13 @@ class Metrics:
             nonlocal outcome
             outcome = value
 
+        tool = tool if tool in self.tools else OTHER
         self.in_flight.inc()
         try:
             yield finish
         finally:
             self.in_flight.dec()
-            self._counter(tool, outcome).inc()
+            self._counter(tool, outcome if outcome in OUTCOMES else OTHER).inc()
             latency = self._latencies.get(tool)
             if latency is None:
                 latency = self._latencies[tool] = self.latency.labels(tool)

@@ -24,7 +24,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -42,8 +42,11 @@ logger = logging.getLogger(__name__)
 APP_FACTORY = "imqueue_mcp.server.serve:create_app"  # the composition root (server/serve.py)
 
 
-def operated(app: ASGIApp, server: MCPServer[Any], services: Services) -> tuple[ASGIApp, Metrics]:
-    """`app` behind the probe paths, with `server`'s tool calls counted; and the metrics."""
+def operated(
+    app: ASGIApp, server: MCPServer[Any], services: Services, tools: Iterable[str]
+) -> tuple[ASGIApp, Metrics]:
+    """`app` behind the probe paths, with `server`'s tool calls counted (by the names in `tools`;
+    any other name a client sends counts as "other"); and the metrics."""
     keeper = services.corpus
 
     def corpus_age() -> float | None:
@@ -52,12 +55,20 @@ def operated(app: ASGIApp, server: MCPServer[Any], services: Services) -> tuple[
         return None if stamp is None else max(0.0, time.time() - stamp)
 
     def readiness() -> dict[str, Any] | None:
+        # The generation, its kind and age; never where it came from (a URL may carry credentials,
+        # a path names the operator's folders): SECURITY.md, docs/hosted.md.
         corpus = keeper.answering()
         if corpus is None:
             return None
-        return {"generation": corpus.generation, **corpus.describe()}
+        age = corpus_age()
+        return {
+            "generation": corpus.generation,
+            "source": corpus.source,
+            "fetchedAt": corpus.fetched_at,
+            "ageSeconds": None if age is None else round(age),
+        }
 
-    metrics = Metrics(corpus_age)
+    metrics = Metrics(corpus_age, tools)
     server.meter = metrics.call  # type: ignore[attr-defined]
 
     async def loaded(old: LoadedCorpus | None, new: LoadedCorpus) -> None:
