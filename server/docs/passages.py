@@ -39,6 +39,11 @@ WORD_CACHE = 512  # query words kept per page (their units), before the page's l
 SEED_SCAN = 16  # units a query word may be on and still pick where windows start
 WINDOW_SEEDS = 2  # windows start at or just before the units that match best, this many per hit
 HEADING_SHARE = 0.5  # the section heading's words count at this share when the window lacks them
+# Which section of a page answers (a page hit): BM25 over the page's sections, a section's units
+# its words (a word counted once a unit), its heading's words counted HEADING_TERMS times more.
+SECTION_K1 = 1.2
+SECTION_B = 0.75
+HEADING_TERMS = 2.0
 PAGE_META = re.compile(r"^(Source|Published|Updated|Author|Package): ")
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
 TABLE_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
@@ -339,6 +344,12 @@ def choose(
     near: a unit index (an example's code block) whose neighbours are preferred; prose_only:
     code units are left out (find_examples shows the code itself); skip: (url, start) of
     windows already shown for an earlier hit. None when the parts have no text."""
+    if parts is None and len(page.parts) > 1 and not prose_only and near is None:
+        for number in rank_parts(page, query):  # the section that answers best, then the next
+            passage = choose(page, query, budget, [number], skip=skip)
+            if passage is not None:
+                return passage
+        return None
     chosen = list(parts) if parts is not None else list(range(len(page.parts)))
     if len(chosen) == 1 and not prose_only:  # a section that fits whole is its own passage
         part = page.parts[chosen[0]]
@@ -380,6 +391,36 @@ def choose(
         return None
     start, end = best[3], best[4]
     return render(page, page.parts[page.part_of(start)], start, end, budget)
+
+
+def rank_parts(page: PreparedPage, query: QueryWords) -> list[int]:
+    """The page's sections with text, best answer first: BM25 over the sections (SECTION_K1,
+    SECTION_B; a word's rarity among the sections as its IDF), a section's heading words counted
+    as HEADING_TERMS units of it; ties in page order. Sections matching no word follow, in order."""
+    with_text = [n for n, part in enumerate(page.parts) if part.start < part.end]
+    if not with_text:
+        return []
+    lengths = {n: page.parts[n].end - page.parts[n].start for n in with_text}
+    average = sum(lengths.values()) / len(lengths)
+    scores = dict.fromkeys(with_text, 0.0)
+    for word, roots in query.words:
+        _weight, units = page.word_units(word, roots)
+        counts: dict[int, float] = {}
+        for unit in units:
+            number = page.part_of(unit)
+            counts[number] = counts.get(number, 0.0) + 1.0
+        for number in with_text:
+            if page.heading_roots[number] & roots:
+                counts[number] = counts.get(number, 0.0) + HEADING_TERMS
+        having = [n for n in counts if n in scores]
+        if not having:
+            continue
+        idf = math.log(1 + (len(with_text) - len(having) + 0.5) / (len(having) + 0.5))
+        for number in having:
+            tf = counts[number]
+            norm = SECTION_K1 * (1 - SECTION_B + SECTION_B * lengths[number] / average)
+            scores[number] += idf * tf * (SECTION_K1 + 1) / (tf + norm)
+    return sorted(with_text, key=lambda n: (-scores[n], n))
 
 
 def _score(
