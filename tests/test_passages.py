@@ -139,6 +139,24 @@ def test_a_page_hits_passage_comes_from_the_section_that_answers_not_a_passing_m
     )
 
 
+def test_a_page_hits_passage_prefers_a_section_to_the_lead_that_sums_the_page_up() -> None:
+    # The lead names what the sections answer, in fewer words (so BM25 alone would favour it).
+    markdown = (
+        "# Backpressure\n\nSource: https://imqueue.org/backpressure/\n\n"
+        "A slow downstream service cascades over HTTP; a queue absorbs it.\n\n"
+        "## What a queue changes {#what-a-queue-changes}\n\n"
+        "Callers enqueue and return, so a slow downstream service only lengthens the queue.\n\n"
+        "Nothing cascades: the backlog drains when the service catches up, and the queue absorbs bursts.\n\n"
+        "## Limits {#limits}\n\nA queue holds messages in memory.\n"
+    )
+    ranges = {"what-a-queue-changes": [6, 12], "limits": [12, 15]}
+    page = prepare(markdown_sections(PAGE, markdown, ranges), "markdown", True)
+    query = QueryWords.of("why does a queue stop a slow downstream service from cascading")
+    assert page.parts[rank_parts(page, query)[0]].url == PAGE + "#what-a-queue-changes"
+    passage = choose(page, query, 60)
+    assert passage is not None and passage.url == PAGE + "#what-a-queue-changes"
+
+
 def test_the_passage_is_the_run_of_whole_sentences_that_covers_the_query() -> None:
     page = page_of()
     passage = choose(page, QueryWords.of("how long until the watcher moves a message back"), 40)

@@ -44,6 +44,7 @@ HEADING_SHARE = 0.5  # the section heading's words count at this share when the 
 SECTION_K1 = 1.2
 SECTION_B = 0.75
 HEADING_TERMS = 2.0
+LEAD_SHARE = 0.3  # a page's lead (the text before its first section) sums it up: its score counts so much
 PAGE_META = re.compile(r"^(Source|Published|Updated|Author|Package): ")
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
 TABLE_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
@@ -394,12 +395,21 @@ def choose(
 
 
 def rank_parts(page: PreparedPage, query: QueryWords) -> list[int]:
-    """The page's sections with text, best answer first: BM25 over the sections (SECTION_K1,
-    SECTION_B; a word's rarity among the sections as its IDF), a section's heading words counted
-    as HEADING_TERMS units of it; ties in page order. Sections matching no word follow, in order."""
+    """The page's sections with text, best answer first (section_scores, the lead's at LEAD_SHARE
+    when the page has sections: it mentions what they answer); ties in page order."""
+    scores = section_scores(page, query)
+    if len(scores) > 1 and not page.parts[0].heading and 0 in scores:
+        scores[0] *= LEAD_SHARE
+    return sorted(scores, key=lambda n: (-scores[n], n))
+
+
+def section_scores(page: PreparedPage, query: QueryWords) -> dict[int, float]:
+    """Per section with text: BM25 over the page's sections (SECTION_K1, SECTION_B; a word's
+    rarity among the sections as its IDF), a section's units its words (a word counted once a
+    unit) and its heading's words counted as HEADING_TERMS units more. 0 for no word matched."""
     with_text = [n for n, part in enumerate(page.parts) if part.start < part.end]
     if not with_text:
-        return []
+        return {}
     lengths = {n: page.parts[n].end - page.parts[n].start for n in with_text}
     average = sum(lengths.values()) / len(lengths)
     scores = dict.fromkeys(with_text, 0.0)
@@ -420,7 +430,7 @@ def rank_parts(page: PreparedPage, query: QueryWords) -> list[int]:
             tf = counts[number]
             norm = SECTION_K1 * (1 - SECTION_B + SECTION_B * lengths[number] / average)
             scores[number] += idf * tf * (SECTION_K1 + 1) / (tf + norm)
-    return sorted(with_text, key=lambda n: (-scores[n], n))
+    return scores
 
 
 def _score(

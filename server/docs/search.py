@@ -105,9 +105,7 @@ def advisory_packages(query: str, results: list[dict[str, Any]]) -> list[str]:
 
 def _need_roots(text: str) -> frozenset[str]:
     """The inflection roots of a text's content words (the ranker's words and stopwords)."""
-    return frozenset(
-        root for word in words(text) if word not in STOPWORDS for root in inflection_roots(word)
-    )
+    return frozenset(root for word in words(text) if word not in STOPWORDS for root in inflection_roots(word))
 
 
 def _canonical(name: str) -> str:
