@@ -84,6 +84,38 @@ class PreparedPage:
     ends: list[int]  # ends[i]: characters of units 0..i-1 with the joiners before them
     starts: list[int]  # each part's first unit, in order
     _words: dict[str, tuple[float, frozenset[int]]] = field(default_factory=dict)  # word_units, kept
+    _sections: tuple[dict[int, int], float, dict[str, list[int]]] | None = None  # section_shape, kept
+    _word_parts: dict[str, dict[int, float]] = field(default_factory=dict)  # part_counts, kept
+
+    def part_counts(self, word: str, roots: frozenset[str]) -> dict[int, float]:
+        """Per part: how many of its units have the word, plus HEADING_TERMS when its heading
+        has it; kept like word_units."""
+        known = self._word_parts.get(word)
+        if known is None:
+            known = {}
+            for unit in self.word_units(word, roots)[1]:
+                number = self.part_of(unit)
+                known[number] = known.get(number, 0.0) + 1.0
+            headings = self.section_shape()[2]
+            for number in {n for root in roots for n in headings.get(root, ())}:
+                known[number] = known.get(number, 0.0) + HEADING_TERMS
+            if len(self._word_parts) >= WORD_CACHE:
+                self._word_parts.clear()
+            self._word_parts[word] = known
+        return known
+
+    def section_shape(self) -> tuple[dict[int, int], float, dict[str, list[int]]]:
+        """For section_scores: each part with text and its length in units, their mean length,
+        and heading root -> the parts with text whose heading has it."""
+        if self._sections is None:
+            lengths = {n: part.end - part.start for n, part in enumerate(self.parts) if part.start < part.end}
+            headings: dict[str, list[int]] = {}
+            for number in lengths:
+                for root in self.heading_roots[number]:
+                    headings.setdefault(root, []).append(number)
+            average = sum(lengths.values()) / len(lengths) if lengths else 0.0
+            self._sections = (lengths, average, headings)
+        return self._sections
 
     def word_units(self, word: str, roots: frozenset[str]) -> tuple[float, frozenset[int]]:
         """A query word's weight on this page (rarer among its units weighs more: log(1 + units /
@@ -407,25 +439,16 @@ def section_scores(page: PreparedPage, query: QueryWords) -> dict[int, float]:
     """Per section with text: BM25 over the page's sections (SECTION_K1, SECTION_B; a word's
     rarity among the sections as its IDF), a section's units its words (a word counted once a
     unit) and its heading's words counted as HEADING_TERMS units more. 0 for no word matched."""
-    with_text = [n for n, part in enumerate(page.parts) if part.start < part.end]
-    if not with_text:
+    lengths, average, _headings = page.section_shape()
+    if not lengths:
         return {}
-    lengths = {n: page.parts[n].end - page.parts[n].start for n in with_text}
-    average = sum(lengths.values()) / len(lengths)
-    scores = dict.fromkeys(with_text, 0.0)
+    scores = dict.fromkeys(lengths, 0.0)
     for word, roots in query.words:
-        _weight, units = page.word_units(word, roots)
-        counts: dict[int, float] = {}
-        for unit in units:
-            number = page.part_of(unit)
-            counts[number] = counts.get(number, 0.0) + 1.0
-        for number in with_text:
-            if page.heading_roots[number] & roots:
-                counts[number] = counts.get(number, 0.0) + HEADING_TERMS
+        counts = page.part_counts(word, roots)
         having = [n for n in counts if n in scores]
         if not having:
             continue
-        idf = math.log(1 + (len(with_text) - len(having) + 0.5) / (len(having) + 0.5))
+        idf = math.log(1 + (len(lengths) - len(having) + 0.5) / (len(having) + 0.5))
         for number in having:
             tf = counts[number]
             norm = SECTION_K1 * (1 - SECTION_B + SECTION_B * lengths[number] / average)
