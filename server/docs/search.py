@@ -38,6 +38,7 @@ from imqueue_mcp.server.docs.sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
 API_PREFIX = "https://imqueue.org/api/"
+PAIR_SHARE = 0.5  # a pair's members more than this share of the results: its need is the subject
 _answers = AnswerCache()  # one server process, one corpus answering at a time
 
 
@@ -80,25 +81,30 @@ def advisory_packages(query: str, results: list[dict[str, Any]]) -> list[str]:
 
     A result concerns a package when it is that package's API page or symbol. The subject is the
     pair's when the answer is about one of its members (the best result, a high-confidence one,
-    or a member the query itself names), or when the query asks for the pair's need: the
-    results reach both members (`tracing` brings datadog's and opentelemetry's symbols), or one
-    member while the query shares a word with the need (`trace` and "distributed tracing"). A
-    medium tail hit on one member (datadog's IMQClientPlugin under a question about IMQClient's
-    constructor) does not make tracing the subject."""
+    or a member the query itself names), or when the query asks for the pair's need: the pair's
+    members make up more than PAIR_SHARE of the results (`tracing` brings a blog post, then
+    datadog's and opentelemetry's symbols), or the query shares a word with the need (`trace`
+    and "distributed tracing") and a result concerns a member. Tail hits on one member
+    (datadog's IMQClientPlugin, two of six under a question about IMQClient's constructor) do
+    not make tracing the subject."""
     asked = {_canonical(word) for word in _WORD.findall(query)}
     roots = _need_roots(query)
     named: list[str] = []
     concerning: dict[str, str] = {}  # canonical member -> the name a result gave it
+    hits: dict[str, int] = {}  # canonical package -> results concerning it
     for rank, result in enumerate(results):
         concerned = result.get("package") or api_page_package(str(result.get("url", "")))
         if concerned is None:
             continue
-        concerning.setdefault(_canonical(concerned), concerned)
-        if rank == 0 or result.get("confidence") == "high" or _canonical(concerned) in asked:
+        canonical = _canonical(concerned)
+        concerning.setdefault(canonical, concerned)
+        hits[canonical] = hits.get(canonical, 0) + 1
+        if rank == 0 or result.get("confidence") == "high" or canonical in asked:
             named.append(concerned)
     for pair in EXCLUSIVE_PAIRS:
         reached = [member for member in pair.members if member in concerning]
-        if len(reached) == 2 or (reached and roots & _need_roots(pair.need)):
+        share = sum(hits.get(member, 0) for member in pair.members) / max(len(results), 1)
+        if reached and (share > PAIR_SHARE or roots & _need_roots(pair.need)):
             named.extend(concerning[member] for member in reached if concerning[member] not in named)
     return named
 
