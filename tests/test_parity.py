@@ -257,6 +257,25 @@ def test_advisory_speaks_only_of_packages_the_answer_is_about() -> None:
     assert advisory_packages("soft delete", strong) == ["@imqueue/rpc", "@imqueue/pg-prisma"]
 
 
+def test_advisory_follows_the_pairs_need_not_members_brushed_by_the_results() -> None:
+    from imqueue_mcp.server.docs.search import advisory_packages
+
+    def hit(package: str | None) -> dict[str, Any]:
+        return {"package": package, "confidence": "low", "url": "https://imqueue.org/guide/"}
+
+    rpc, blog = hit("@imqueue/rpc"), hit(None)
+    dd, otel = hit("@imqueue/datadog"), hit("@imqueue/opentelemetry")
+    # both members, but two of six results: brushed, not the subject
+    assert advisory_packages("client timeout", [blog, rpc, rpc, dd, rpc, otel]) == []
+    # more than half of the results are the pair's: its need is the subject
+    named = advisory_packages("spans", [blog, dd, otel, dd, rpc, otel])
+    assert set(named) == {"@imqueue/datadog", "@imqueue/opentelemetry"}
+    assert advisory_packages("spans", [blog, dd, otel, dd, rpc, rpc]) == []  # half is not more
+    # one member among the results and a word of the need ("distributed tracing")
+    assert advisory_packages("trace a request", [blog, rpc, dd]) == ["@imqueue/datadog"]
+    assert advisory_packages("replay a request", [blog, rpc, dd]) == []
+
+
 def test_advisory_records_follow_retired_names_and_cover_both_pairs() -> None:
     from imqueue_mcp.server.catalogue.packages import exclusive_pair_advisories, exclusive_pair_advisory
 
