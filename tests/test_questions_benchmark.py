@@ -4,9 +4,14 @@ unanswerable and answerable questions. Behaviour only; no figure of the real run
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
-from benchmarks.questions import Hit, Reply, check_floors, question_cases, score
+import pytest
+
+from benchmarks.questions import Hit, Reply, ask_server, check_floors, question_cases, reply_from, score
+from conftest import SITE
 
 ORG = "https://imqueue.org"
 QUESTIONS: list[dict[str, Any]] = [
@@ -65,3 +70,27 @@ def test_floors_fail_a_figure_more_than_a_point_under_and_a_ceiling_more_than_a_
     assert check_floors({"p1": 60.0, "passage1": 50.0, "answerable_weak": 6.2}, floors) == [
         "answerable_weak 6.2 above its ceiling 5.0"
     ]
+
+
+def test_the_real_server_answers_the_questions_through_the_mcp_client(tmp_path: Path) -> None:
+    # The benchmark's own path: a snapshot of the mirror, the server process, the SDK's client.
+    if not SITE.is_dir():
+        pytest.skip(f"the site mirror is not at {SITE}")
+    from imqueue_mcp.build_index import build, save_snapshot
+
+    snapshot = tmp_path / "snapshot.msgpack"
+    save_snapshot(build(mirror=SITE), snapshot)
+    home = tmp_path / "home"
+    home.mkdir()
+    asked: list[dict[str, Any]] = [
+        {"query": "tracing", "relevant": [], "best": None, "kind": "concept"},
+        {"query": "watcherCheckDelay", "relevant": [f"{ORG}/api/core/latest/"], "best": None, "kind": "api"},
+    ]
+    answers = asyncio.run(ask_server(snapshot, home, [str(q["query"]) for q in asked]))
+    assert [answer["query"] for answer in answers] == ["tracing", "watcherCheckDelay"]
+    replies = [reply_from(answer) for answer in answers]
+    assert all(reply.hits and reply.hits[0].passage for reply in replies)
+    assert [reply.weak for reply in replies] == [bool(answer["weak"]) for answer in answers]
+    figures = score(asked, replies)
+    assert figures["answerable"] == 1 and figures["unanswerable"] == 1
+    assert figures["unanswerable_weak"] == (100.0 if answers[0]["weak"] else 0.0)
