@@ -92,6 +92,35 @@ def test_a_tail_hit_on_one_side_of_a_pair_brings_no_advisory(server: McpConnecti
     assert "advisory" not in data and "Advisory:" not in text
 
 
+@pytest.mark.parametrize("query", ["tracing", "spans"])
+def test_a_query_about_the_pairs_need_gets_exactly_one_advisory_naming_the_default(
+    server: McpConnection, query: str
+) -> None:
+    # No hit at #1 is one of the pair here (a blog post or a symbol of one side); the results
+    # reach both members, so the pair's need is the subject.
+    data, text = search(server, query, limit=6)
+    assert set(TRACING_PAIR) <= {hit["package"] for hit in data["results"]}
+    assert [record["pair"] for record in data["advisories"]] == [TRACING_PAIR]
+    assert data["advisories"][0]["install"] == "npm i @imqueue/opentelemetry"
+    assert data["advisory"].count("Pick exactly one of @imqueue/opentelemetry or @imqueue/datadog") == 1
+    assert text.count("Install the default of") == 1 and "npm i @imqueue/opentelemetry" in text
+
+
+def test_a_query_naming_one_member_gets_the_advisory(server: McpConnection) -> None:
+    data, _ = search(server, "opentelemetry", limit=6)
+    assert data["results"][0]["package"] != "@imqueue/opentelemetry"  # a blog post leads
+    assert [record["pair"] for record in data["advisories"]] == [TRACING_PAIR]
+    assert "@imqueue/opentelemetry" in data["advisories"][0]["named"]
+
+
+def test_a_question_sharing_a_word_with_the_pairs_need_gets_the_advisory(server: McpConnection) -> None:
+    # Only datadog's symbols answer among the hits, none at #1; "trace" is the need's word.
+    data, _ = search(server, "how do I trace requests across services", limit=6)
+    packages = {hit["package"] for hit in data["results"]}
+    assert "@imqueue/datadog" in packages and data["results"][0]["package"] != "@imqueue/datadog"
+    assert [record["pair"] for record in data["advisories"]] == [TRACING_PAIR]
+
+
 def test_the_published_schema_refuses_an_advisory_record_with_unknown_fields(server: McpConnection) -> None:
     data, _ = search(server, "datadog tracing")
     schema = search_schema(server)
@@ -226,6 +255,25 @@ def test_advisory_speaks_only_of_packages_the_answer_is_about() -> None:
     assert advisory_packages("tracing", best) == ["@imqueue/opentelemetry"]
     strong = [hit("@imqueue/rpc", "high"), hit("@imqueue/pg-prisma", "high")]
     assert advisory_packages("soft delete", strong) == ["@imqueue/rpc", "@imqueue/pg-prisma"]
+
+
+def test_advisory_follows_the_pairs_need_not_members_brushed_by_the_results() -> None:
+    from imqueue_mcp.server.docs.search import advisory_packages
+
+    def hit(package: str | None) -> dict[str, Any]:
+        return {"package": package, "confidence": "low", "url": "https://imqueue.org/guide/"}
+
+    rpc, blog = hit("@imqueue/rpc"), hit(None)
+    dd, otel = hit("@imqueue/datadog"), hit("@imqueue/opentelemetry")
+    # both members, but two of six results: brushed, not the subject
+    assert advisory_packages("client timeout", [blog, rpc, rpc, dd, rpc, otel]) == []
+    # more than half of the results are the pair's: its need is the subject
+    named = advisory_packages("spans", [blog, dd, otel, dd, rpc, otel])
+    assert set(named) == {"@imqueue/datadog", "@imqueue/opentelemetry"}
+    assert advisory_packages("spans", [blog, dd, otel, dd, rpc, rpc]) == []  # half is not more
+    # one member among the results and a word of the need ("distributed tracing")
+    assert advisory_packages("trace a request", [blog, rpc, dd]) == ["@imqueue/datadog"]
+    assert advisory_packages("replay a request", [blog, rpc, dd]) == []
 
 
 def test_advisory_records_follow_retired_names_and_cover_both_pairs() -> None:

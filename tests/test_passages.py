@@ -26,6 +26,7 @@ from imqueue_mcp.server.docs.passages import (
     SectionText,
     choose,
     prepare,
+    rank_parts,
     segment,
     sentences,
 )
@@ -89,10 +90,71 @@ def test_the_page_is_cut_at_its_section_ranges_with_anchor_urls() -> None:
     assert sections[1].heading == "Delivery" and sections[1].markdown.startswith("## Delivery")
 
 
-def test_a_range_that_does_not_start_at_a_heading_is_not_trusted() -> None:
+def test_a_range_that_does_not_start_at_a_heading_is_found_by_its_anchor_else_not_trusted() -> None:
+    # The site's ranges count the lines of another rendering of some pages: the heading that
+    # carries the anchor ({#id} here) is where the section starts.
     sections = markdown_sections(PAGE, MARKDOWN, {"delivery": [8, 16], "install": [16, 28]})
+    assert [s.url for s in sections] == [PAGE, PAGE + "#delivery", PAGE + "#install"]
+    assert sections[1].markdown.startswith("## Delivery")
+    sections = markdown_sections(PAGE, MARKDOWN, {"deliveries": [8, 16], "install": [16, 28]})
     assert [s.url for s in sections] == [PAGE, PAGE + "#install"]
     assert "at least once" in sections[0].markdown  # its lines stay with the section above
+
+
+def test_a_heading_without_an_id_is_found_by_its_slug_and_never_inside_a_code_block() -> None:
+    markdown = (
+        "# Guide\n\nIntro.\n\n```bash\n# Migration from 2.x to 3.x\n```\n\n"
+        "## Migration from 2.x to 3.x\n\nChange the imports.\n\n"
+        "## `IMQ_REDIS`, the broker's address\n\nSet it.\n"
+    )
+    ranges = {"migration-from-2-x-to-3-x": [40, 50], "imq-redis-the-broker-s-address": [41, 50]}
+    sections = markdown_sections(PAGE, markdown, ranges)
+    assert [s.url for s in sections] == [
+        PAGE,
+        PAGE + "#migration-from-2-x-to-3-x",
+        PAGE + "#imq-redis-the-broker-s-address",
+    ]
+    assert sections[1].markdown == "## Migration from 2.x to 3.x\n\nChange the imports.\n"
+    assert "```bash" in sections[0].markdown
+
+
+def test_a_page_hits_passage_comes_from_the_section_that_answers_not_a_passing_mention() -> None:
+    # The intro's one sentence has both words; the section is about them (its heading and each of
+    # its sentences): section-level BM25 with the heading's weight picks the section.
+    markdown = (
+        "# Workers\n\nSource: https://imqueue.org/workers/\n\n"
+        "Workers take messages, and a watcher with a delay looks after them.\n\n"
+        "## Watcher delay {#watcher-delay}\n\nThe watcher checks every 5 seconds by default.\n\n"
+        "Raise the delay when Redis is busy.\n\n"
+        "## Scaling {#scaling}\n\nRun more workers to drain a queue.\n"
+    )
+    ranges = {"watcher-delay": [6, 12], "scaling": [12, 15]}
+    page = prepare(markdown_sections(PAGE, markdown, ranges), "markdown", True)
+    query = QueryWords.of("watcher delay")
+    assert page.parts[rank_parts(page, query)[0]].url == PAGE + "#watcher-delay"
+    passage = choose(page, query, 40)
+    assert passage is not None and passage.url == PAGE + "#watcher-delay"
+    assert passage.text == (
+        "The watcher checks every 5 seconds by default.\n\nRaise the delay when Redis is busy."
+    )
+
+
+def test_a_page_hits_passage_prefers_a_section_to_the_lead_that_sums_the_page_up() -> None:
+    # The lead names what the sections answer, in fewer words (so BM25 alone would favour it).
+    markdown = (
+        "# Backpressure\n\nSource: https://imqueue.org/backpressure/\n\n"
+        "A slow downstream service cascades over HTTP; a queue absorbs it.\n\n"
+        "## What a queue changes {#what-a-queue-changes}\n\n"
+        "Callers enqueue and return, so a slow downstream service only lengthens the queue.\n\n"
+        "Nothing cascades: the backlog drains when the service catches up, and the queue absorbs bursts.\n\n"
+        "## Limits {#limits}\n\nA queue holds messages in memory.\n"
+    )
+    ranges = {"what-a-queue-changes": [6, 12], "limits": [12, 15]}
+    page = prepare(markdown_sections(PAGE, markdown, ranges), "markdown", True)
+    query = QueryWords.of("why does a queue stop a slow downstream service from cascading")
+    assert page.parts[rank_parts(page, query)[0]].url == PAGE + "#what-a-queue-changes"
+    passage = choose(page, query, 60)
+    assert passage is not None and passage.url == PAGE + "#what-a-queue-changes"
 
 
 def test_the_passage_is_the_run_of_whole_sentences_that_covers_the_query() -> None:

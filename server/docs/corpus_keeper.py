@@ -88,7 +88,9 @@ class LoadedCorpus:
     examples: tuple[Example, ...] | None = None  # the docs' code blocks; None: a snapshot without them
     status: dict[str, Any] | None = None  # status.json as read with the feeds (docs/package_facts.py)
     generation: str = ""  # a content hash of what answers (docsource.generation_of)
-    pages_raw: bytes | None = None  # the snapshot's saved pages, checked, not yet decoded (docs/saved_pages.py)
+    pages_raw: bytes | None = (
+        None  # the snapshot's saved pages, checked, not yet decoded (docs/saved_pages.py)
+    )
     markdown: dict[str, str] = field(default_factory=dict)  # page URL -> markdown (Snapshot.page_markdown)
     sections: dict[str, dict[str, dict[str, list[int]]]] = field(
         default_factory=dict

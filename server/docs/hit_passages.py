@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -36,7 +37,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from imqueue_mcp.server.docs.budget import estimate_tokens
+from imqueue_mcp.server.docs.budget import FENCE, estimate_tokens
 from imqueue_mcp.server.docs.corpus_keeper import LoadedCorpus
 from imqueue_mcp.server.docs.passages import (
     Passage,
@@ -182,16 +183,27 @@ class PassageSource:
 
 def markdown_sections(page_url: str, markdown: str, ranges: dict[str, list[int]] | None) -> list[SectionText]:
     """The page cut at its anchored sections: the text before the first, then each section from its
-    heading line to where its range ends. A range that does not start at a heading, or overlaps
-    the one before, is not trusted (as get_doc's slice_section), and its lines stay with the section
-    above."""
+    heading line to where the next begins. A range that does not start at a heading (the site's
+    ranges count the lines of another rendering of some pages) is looked for by its anchor
+    instead: the heading whose slug (or `{#id}`) is the anchor. One found neither way, or that
+    overlaps the one before, is not trusted (as get_doc's slice_section), and its lines stay with
+    the section above."""
     lines = markdown.split("\n")
+    by_slug = heading_lines(lines)
     spans: list[tuple[int, int, str, str]] = []
-    for anchor, span in sorted((ranges or {}).items(), key=lambda item: item[1][0] if item[1] else 0):
+    candidates: list[tuple[int, int, str]] = []
+    for anchor, span in (ranges or {}).items():
         if not isinstance(span, list) or len(span) != 2 or not 0 <= span[0] < span[1]:
             continue
         start, end = span[0], min(span[1], len(lines))
-        heading = heading_of(lines[start]) if start < len(lines) else None
+        if start >= len(lines) or heading_of(lines[start]) is None:
+            found = by_slug.get(anchor)
+            if found is None:
+                continue
+            start, end = found, found + 1
+        candidates.append((start, end, anchor))
+    for start, end, anchor in sorted(candidates):
+        heading = heading_of(lines[start])
         if heading is None or (spans and start < spans[-1][1]):
             continue
         spans.append((start, end, anchor, heading[1]))
@@ -201,6 +213,39 @@ def markdown_sections(page_url: str, markdown: str, ranges: dict[str, list[int]]
         stop = spans[place + 1][0] if place + 1 < len(spans) else max(end, len(lines))
         sections.append(SectionText(f"{page_url}#{anchor}", title, "\n".join(lines[start:stop])))
     return sections
+
+
+_SLUG_GAP = re.compile(r"[^a-z0-9]+")
+_EXPLICIT_ID = re.compile(r"\{#([^}\s]+)\}[ \t]*$")
+
+
+def heading_slug(title: str) -> str:
+    """'Migration from 2.x to 3.x' -> 'migration-from-2-x-to-3-x': the anchor a heading gets."""
+    return _SLUG_GAP.sub("-", title.replace("`", "").lower()).strip("-")
+
+
+def heading_lines(lines: list[str]) -> dict[str, int]:
+    """Anchor -> the line of the first heading (outside code blocks) that carries it: its
+    `{#id}`, else its slug."""
+    found: dict[str, int] = {}
+    fence: str | None = None
+    for number, line in enumerate(lines):
+        opening = FENCE.match(line)
+        if opening:
+            token = opening.group(1)
+            if fence is None:
+                fence = token
+            elif token[0] == fence[0] and len(token) >= len(fence) and not line.strip().strip(token[0]):
+                fence = None
+            continue
+        if fence is not None or not line.startswith("#"):
+            continue
+        heading = heading_of(line)
+        if heading is None:
+            continue
+        explicit = _EXPLICIT_ID.search(line)
+        found.setdefault(explicit.group(1) if explicit else heading_slug(heading[1]), number)
+    return found
 
 
 _sources: tuple[LoadedCorpus, PassageSource] | None = None

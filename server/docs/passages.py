@@ -39,6 +39,12 @@ WORD_CACHE = 512  # query words kept per page (their units), before the page's l
 SEED_SCAN = 16  # units a query word may be on and still pick where windows start
 WINDOW_SEEDS = 2  # windows start at or just before the units that match best, this many per hit
 HEADING_SHARE = 0.5  # the section heading's words count at this share when the window lacks them
+# Which section of a page answers (a page hit): BM25 over the page's sections, a section's units
+# its words (a word counted once a unit), its heading's words counted HEADING_TERMS times more.
+SECTION_K1 = 1.2
+SECTION_B = 0.75
+HEADING_TERMS = 2.0
+LEAD_SHARE = 0.3  # a page's lead (the text before its first section) sums it up: its score counts so much
 PAGE_META = re.compile(r"^(Source|Published|Updated|Author|Package): ")
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
 TABLE_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
@@ -78,6 +84,38 @@ class PreparedPage:
     ends: list[int]  # ends[i]: characters of units 0..i-1 with the joiners before them
     starts: list[int]  # each part's first unit, in order
     _words: dict[str, tuple[float, frozenset[int]]] = field(default_factory=dict)  # word_units, kept
+    _sections: tuple[dict[int, int], float, dict[str, list[int]]] | None = None  # section_shape, kept
+    _word_parts: dict[str, dict[int, float]] = field(default_factory=dict)  # part_counts, kept
+
+    def part_counts(self, word: str, roots: frozenset[str]) -> dict[int, float]:
+        """Per part: how many of its units have the word, plus HEADING_TERMS when its heading
+        has it; kept like word_units."""
+        known = self._word_parts.get(word)
+        if known is None:
+            known = {}
+            for unit in self.word_units(word, roots)[1]:
+                number = self.part_of(unit)
+                known[number] = known.get(number, 0.0) + 1.0
+            headings = self.section_shape()[2]
+            for number in {n for root in roots for n in headings.get(root, ())}:
+                known[number] = known.get(number, 0.0) + HEADING_TERMS
+            if len(self._word_parts) >= WORD_CACHE:
+                self._word_parts.clear()
+            self._word_parts[word] = known
+        return known
+
+    def section_shape(self) -> tuple[dict[int, int], float, dict[str, list[int]]]:
+        """For section_scores: each part with text and its length in units, their mean length,
+        and heading root -> the parts with text whose heading has it."""
+        if self._sections is None:
+            lengths = {n: part.end - part.start for n, part in enumerate(self.parts) if part.start < part.end}
+            headings: dict[str, list[int]] = {}
+            for number in lengths:
+                for root in self.heading_roots[number]:
+                    headings.setdefault(root, []).append(number)
+            average = sum(lengths.values()) / len(lengths) if lengths else 0.0
+            self._sections = (lengths, average, headings)
+        return self._sections
 
     def word_units(self, word: str, roots: frozenset[str]) -> tuple[float, frozenset[int]]:
         """A query word's weight on this page (rarer among its units weighs more: log(1 + units /
@@ -339,6 +377,12 @@ def choose(
     near: a unit index (an example's code block) whose neighbours are preferred; prose_only:
     code units are left out (find_examples shows the code itself); skip: (url, start) of
     windows already shown for an earlier hit. None when the parts have no text."""
+    if parts is None and len(page.parts) > 1 and not prose_only and near is None:
+        for number in rank_parts(page, query):  # the section that answers best, then the next
+            passage = choose(page, query, budget, [number], skip=skip)
+            if passage is not None:
+                return passage
+        return None
     chosen = list(parts) if parts is not None else list(range(len(page.parts)))
     if len(chosen) == 1 and not prose_only:  # a section that fits whole is its own passage
         part = page.parts[chosen[0]]
@@ -380,6 +424,36 @@ def choose(
         return None
     start, end = best[3], best[4]
     return render(page, page.parts[page.part_of(start)], start, end, budget)
+
+
+def rank_parts(page: PreparedPage, query: QueryWords) -> list[int]:
+    """The page's sections with text, best answer first (section_scores, the lead's at LEAD_SHARE
+    when the page has sections: it mentions what they answer); ties in page order."""
+    scores = section_scores(page, query)
+    if len(scores) > 1 and not page.parts[0].heading and 0 in scores:
+        scores[0] *= LEAD_SHARE
+    return sorted(scores, key=lambda n: (-scores[n], n))
+
+
+def section_scores(page: PreparedPage, query: QueryWords) -> dict[int, float]:
+    """Per section with text: BM25 over the page's sections (SECTION_K1, SECTION_B; a word's
+    rarity among the sections as its IDF), a section's units its words (a word counted once a
+    unit) and its heading's words counted as HEADING_TERMS units more. 0 for no word matched."""
+    lengths, average, _headings = page.section_shape()
+    if not lengths:
+        return {}
+    scores = dict.fromkeys(lengths, 0.0)
+    for word, roots in query.words:
+        counts = page.part_counts(word, roots)
+        having = [n for n in counts if n in scores]
+        if not having:
+            continue
+        idf = math.log(1 + (len(lengths) - len(having) + 0.5) / (len(having) + 0.5))
+        for number in having:
+            tf = counts[number]
+            norm = SECTION_K1 * (1 - SECTION_B + SECTION_B * lengths[number] / average)
+            scores[number] += idf * tf * (SECTION_K1 + 1) / (tf + norm)
+    return scores
 
 
 def _score(

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from imqueue_mcp.ranker import response_dict
+from imqueue_mcp.ranker.text import STOPWORDS, inflection_roots, words
 from imqueue_mcp.server.catalogue.packages import (
     EXCLUSIVE_PAIRS,
     SCOPE,
@@ -37,6 +38,7 @@ from imqueue_mcp.server.docs.hit_passages import (
 from imqueue_mcp.server.docs.sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
+PAIR_SHARE = 0.5  # a pair's members more than this share of the results: its need is the subject
 
 
 async def search_docs(
@@ -78,21 +80,42 @@ async def search_docs(
 
 
 def advisory_packages(query: str, results: list[dict[str, Any]]) -> list[str]:
-    """The packages an exclusive-pair advisory may speak about: those a result concerns.
+    """The packages an exclusive-pair advisory may speak about: those a result concerns, when the
+    pair is what the query is about.
 
-    A result concerns a package when it is that package's API page or symbol. Only a result
-    the answer is about counts: the best one, a high-confidence one, or one about a package the
-    query itself names. A medium tail hit (datadog's IMQClientPlugin under a question about
-    IMQClient's constructor) does not make tracing the subject."""
+    A result concerns a package when it is that package's API page or symbol. The subject is the
+    pair's when the answer is about one of its members (the best result, a high-confidence one,
+    or a member the query itself names), or when the query asks for the pair's need: the pair's
+    members make up more than PAIR_SHARE of the results (`tracing` brings a blog post, then
+    datadog's and opentelemetry's symbols), or the query shares a word with the need (`trace`
+    and "distributed tracing") and a result concerns a member. Tail hits on one member
+    (datadog's IMQClientPlugin, two of six under a question about IMQClient's constructor) do
+    not make tracing the subject."""
     asked = {_canonical(word) for word in _WORD.findall(query)}
+    roots = _need_roots(query)
     named: list[str] = []
+    concerning: dict[str, str] = {}  # canonical member -> the name a result gave it
+    hits: dict[str, int] = {}  # canonical package -> results concerning it
     for rank, result in enumerate(results):
         concerned = result.get("package") or api_page_package(str(result.get("url", "")))
         if concerned is None:
             continue
-        if rank == 0 or result.get("confidence") == "high" or _canonical(concerned) in asked:
+        canonical = _canonical(concerned)
+        concerning.setdefault(canonical, concerned)
+        hits[canonical] = hits.get(canonical, 0) + 1
+        if rank == 0 or result.get("confidence") == "high" or canonical in asked:
             named.append(concerned)
+    for pair in EXCLUSIVE_PAIRS:
+        reached = [member for member in pair.members if member in concerning]
+        share = sum(hits.get(member, 0) for member in pair.members) / max(len(results), 1)
+        if reached and (share > PAIR_SHARE or roots & _need_roots(pair.need)):
+            named.extend(concerning[member] for member in reached if concerning[member] not in named)
     return named
+
+
+def _need_roots(text: str) -> frozenset[str]:
+    """The inflection roots of a text's content words (the ranker's words and stopwords)."""
+    return frozenset(root for word in words(text) if word not in STOPWORDS for root in inflection_roots(word))
 
 
 def _canonical(name: str) -> str:
