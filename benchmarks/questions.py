@@ -295,7 +295,7 @@ def nested_headline(
 
 
 def run(shared: Path, folds: int) -> dict[str, Any]:
-    from imqueue_mcp.build_index import build, save_snapshot
+    from imqueue_mcp.docsource import build, save_snapshot
 
     questions = json.loads((kpi_dir(shared) / "questions-dev.json").read_text(encoding="utf-8"))
     queries = [str(q["query"]) for q in questions]

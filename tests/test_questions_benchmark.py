@@ -76,7 +76,7 @@ def test_the_real_server_answers_the_questions_through_the_mcp_client(tmp_path: 
     # The benchmark's own path: a snapshot of the mirror, the server process, the SDK's client.
     if not SITE.is_dir():
         pytest.skip(f"the site mirror is not at {SITE}")
-    from imqueue_mcp.build_index import build, save_snapshot
+    from imqueue_mcp.docsource import build, save_snapshot
 
     snapshot = tmp_path / "snapshot.msgpack"
     save_snapshot(build(mirror=SITE), snapshot)
