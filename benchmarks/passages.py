@@ -72,7 +72,7 @@ def tokens_until(text: str, answer: str) -> int | None:
 
 
 async def ask(keeper: Any, query: str, passages: bool, limit: int = LIMIT) -> dict[str, Any]:
-    from imqueue_mcp.server.docs import search
+    from imqueue_mcp.server.docs import search_docs as search
     from imqueue_mcp.server.docs.hit_passages import PassageOptions
 
     options = PassageOptions(enabled=passages)

@@ -6,7 +6,7 @@ body:   the corpus (ranker.corpus wire form), per-host section line ranges, stat
         (examples.py; wire rows), and `markdown`: canonical page URL -> the page's markdown, for
         every page the build read whole that `pages` below does not carry (each host's
         /llms-full.txt pages; with --pages only those without an index.md of their own), which
-        search_docs cuts its passages from (server/docs/passages.py), live and offline alike. A
+        search_docs cuts its passages from (server/docs/passage_text.py), live and offline alike. A
         body without "examples" loads with `examples` None (find_examples says to rebuild); one
         without "markdown" loads with an empty map (passages then come from the corpus's prose).
 pages:  with `imq-build-index --pages`, every page's markdown (pages.py's envelope, kept as bytes

@@ -58,7 +58,7 @@ DOMAIN_SUBPACKAGES = ("docs", "catalogue", "scaffold", "imq", "project")
 # The domain packages' own order: a package imports only those below it (and the server's base
 # modules), never one beside it or above it.
 DOMAIN_RANK = {"catalogue": 0, "docs": 1, "project": 1, "scaffold": 1, "imq": 2}
-SERVER_BASE = {"config", "errors", "progress", "files"}  # what every room of the server may import
+SERVER_BASE = {"config", "errors", "progress", "user_files"}  # what every room of the server may import
 HOSTING_SUBPACKAGE = "hosting"
 COMPOSITION_ROOT = f"{PACKAGE}.server.serve"
 # An entry point may defer its transport so that --help and a configuration error answer before

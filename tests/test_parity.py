@@ -241,7 +241,7 @@ def test_only_a_deprecated_hit_gets_the_deprecation_prefix() -> None:
 
 
 def test_advisory_speaks_only_of_packages_the_answer_is_about() -> None:
-    from imqueue_mcp.server.docs.search import advisory_packages
+    from imqueue_mcp.server.docs.search_docs import advisory_packages
 
     def hit(package: str | None, confidence: str, url: str = "https://imqueue.org/guide/") -> dict[str, Any]:
         return {"package": package, "confidence": confidence, "url": url}
@@ -258,7 +258,7 @@ def test_advisory_speaks_only_of_packages_the_answer_is_about() -> None:
 
 
 def test_advisory_follows_the_pairs_need_not_members_brushed_by_the_results() -> None:
-    from imqueue_mcp.server.docs.search import advisory_packages
+    from imqueue_mcp.server.docs.search_docs import advisory_packages
 
     def hit(package: str | None) -> dict[str, Any]:
         return {"package": package, "confidence": "low", "url": "https://imqueue.org/guide/"}

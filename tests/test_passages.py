@@ -1,4 +1,4 @@
-"""Passages (server/docs/passages.py, hit_passages.py) on literal markdown: units, the choice, the
+"""Passages (server/docs/passage_text.py, hit_passages.py) on literal markdown: units, the choice, the
 cut markers, the budgets, and where a hit's text comes from. No server, no mirror."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from imqueue_mcp.server.docs.hit_passages import (
     markdown_sections,
     source_for,
 )
-from imqueue_mcp.server.docs.passages import (
+from imqueue_mcp.server.docs.passage_text import (
     CODE_CUT_MARKER,
     TEXT_CUT_MARKER,
     QueryWords,

@@ -5,7 +5,7 @@ symlink to /dev/zero (endless bytes; `stat` says 0) or a FIFO (an open for readi
 writer) made inspect_project, and the version note a plain search_docs adds on the local
 server, grow past 1.2 GB or hang for good. On the real stdio server: each such file is named
 in `problems` as not a regular file, the answer comes back in seconds, the server's peak
-memory stays flat, and it serves on. server/files.py is the one reader.
+memory stays flat, and it serves on. server/user_files.py is the one reader.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from test_server_transport import RawStdio, initialize
 
-from imqueue_mcp.server.files import FileTooLarge, NotARegularFile, read_capped
+from imqueue_mcp.server.user_files import FileTooLarge, NotARegularFile, read_capped
 
 from conftest import origin_args, server_environment
 

@@ -3,10 +3,10 @@
 corpus_keeper.py which corpus answers: live (hourly, read in the background), else the snapshot
                  (answering at once, labelled), else CorpusUnavailable with the fix; following a
                  builder's snapshot, each new generation swapped in whole
-search.py        search_docs: the ranker's answer in its one shape, plus advisories, sizes, passages
+search_docs.py   search_docs: the ranker's answer in its one shape, plus advisories, sizes, passages
                  and the diagnosis of a pasted error code (diagnose.py)
 diagnose.py      what a system or npm error code (ECONNREFUSED, ERESOLVE, ...) means here, and where
-passages.py      the part of a section that best answers a query (pure text logic: units, windows)
+passage_text.py  the part of a section that best answers a query (pure text logic: units, windows)
 hit_passages.py  each hit's passage: its text (the snapshot's markdown, else prose), the budgets
 answer_cache.py  the ranker's answers kept for the index that gave them
 sizes.py         the `tokens` of search hits: measured by a read, else the prose's estimate

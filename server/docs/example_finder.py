@@ -29,7 +29,7 @@ from imqueue_mcp.server.docs.hit_passages import (
     passage_lines,
     source_for,
 )
-from imqueue_mcp.server.docs.search import corpus_line
+from imqueue_mcp.server.docs.search_docs import corpus_line
 
 DEFAULT_LIMIT = 3
 MAX_LIMIT = 10

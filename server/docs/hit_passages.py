@@ -39,7 +39,7 @@ from typing import Any
 
 from imqueue_mcp.server.docs.budget import FENCE, estimate_tokens
 from imqueue_mcp.server.docs.corpus_keeper import LoadedCorpus
-from imqueue_mcp.server.docs.passages import (
+from imqueue_mcp.server.docs.passage_text import (
     Passage,
     PreparedPage,
     QueryWords,

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from imqueue_mcp.server.files import MANIFEST_BYTES, read_text_capped
+from imqueue_mcp.server.user_files import MANIFEST_BYTES, read_text_capped
 
 __all__ = [
     "GENERATOR_SCRIPT",

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from imqueue_mcp.server.files import MANIFEST_BYTES, read_text_capped
+from imqueue_mcp.server.user_files import MANIFEST_BYTES, read_text_capped
 
 __all__ = ["PRODUCTION_START", "describe_start", "service_folders"]
 

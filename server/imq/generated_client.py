@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from imqueue_mcp.server.errors import ErrorCode
-from imqueue_mcp.server.files import FileTooLarge, read_text_capped
 from imqueue_mcp.server.imq.runner import BridgeResult
 from imqueue_mcp.server.scaffold.templates import fenced
 from imqueue_mcp.server.scaffold.types import CLIENT_SUFFIX, service_base_name
+from imqueue_mcp.server.user_files import FileTooLarge, read_text_capped
 
 __all__ = [
     "MAX_CLIENT_BYTES",

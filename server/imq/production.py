@@ -49,7 +49,6 @@ from typing import Any
 
 from imqueue_mcp.server import progress
 from imqueue_mcp.server.errors import ErrorCode
-from imqueue_mcp.server.files import MANIFEST_BYTES, read_text_capped
 from imqueue_mcp.server.imq.arguments import refused
 from imqueue_mcp.server.imq.runner import (
     BridgeResult,
@@ -59,6 +58,7 @@ from imqueue_mcp.server.imq.runner import (
     signal_group,
     word_outcome,
 )
+from imqueue_mcp.server.user_files import MANIFEST_BYTES, read_text_capped
 
 __all__ = [
     "BUILD_TIMEOUT_SECONDS",

@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from imqueue_mcp.server.files import MANIFEST_BYTES, read_text_capped
 from imqueue_mcp.server.project.reader import parse_jsonc
 from imqueue_mcp.server.scaffold.manifest import TOOLCHAIN_RANGES
+from imqueue_mcp.server.user_files import MANIFEST_BYTES, read_text_capped
 
 __all__ = [
     "PINS",

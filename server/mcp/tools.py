@@ -31,7 +31,7 @@ from imqueue_mcp.server.catalogue.packages import (
 from imqueue_mcp.server.docs import example_finder as examples
 from imqueue_mcp.server.docs import package_status as status
 from imqueue_mcp.server.docs import read as docs
-from imqueue_mcp.server.docs import search
+from imqueue_mcp.server.docs import search_docs as search
 from imqueue_mcp.server.docs.corpus_keeper import CorpusUnavailable
 from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, MalformedDocUrl, OfflineError
 from imqueue_mcp.server.docs.hit_passages import (

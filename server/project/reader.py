@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from imqueue_mcp.server.catalogue.packages import EXCLUSIVE_PAIRS
-from imqueue_mcp.server.files import MANIFEST_BYTES, FileTooLarge, NotARegularFile, read_text_capped
+from imqueue_mcp.server.user_files import MANIFEST_BYTES, FileTooLarge, NotARegularFile, read_text_capped
 
 SCOPE = "@imqueue/"
 DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
@@ -127,7 +127,7 @@ def _is_file(path: Path) -> bool:
 
 def _read_json(path: Path, *, tolerant: bool = False) -> tuple[Any, str]:
     """(parsed, "") or (None, why not). Never raises, nor blocks, for a missing, huge or malformed
-    file, a device or a FIFO (server/files.py: regular files only, the cap held while reading)."""
+    file, a device or a FIFO (server/user_files.py: regular files only, the cap held while reading)."""
     try:
         text = read_text_capped(path, MAX_FILE_BYTES)
     except FileNotFoundError:
