@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from imqueue_mcp.docsource.build import build
+from imqueue_mcp.docsource.assemble import build
 from imqueue_mcp.docsource.pages import pages_path
 from imqueue_mcp.docsource.sites import OriginError, parse_origin
 from imqueue_mcp.docsource.snapshot import default_snapshot_path, save_snapshot

@@ -18,7 +18,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, TextIO
 
-from imqueue_mcp.docsource.build import build
+from imqueue_mcp.docsource.assemble import build
 from imqueue_mcp.docsource.snapshot import default_snapshot_path, load_snapshot
 from imqueue_mcp.docsource.sources import BuildError
 from imqueue_mcp.ranker import Index, SearchResponse, response_dict, rules

@@ -15,10 +15,25 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+from pathlib import Path
 from typing import NoReturn
 
-from imqueue_mcp.server.config import (
+
+def hold_hangups_until_serving() -> None:
+    """A hosted server follows SIGHUP (a new snapshot generation) once it serves; until its
+    handlers are in (uvicorn's supervisor, each worker's lifespan), a SIGHUP from a deploy script
+    or `kill -HUP` to the whole group must not end it. Workers inherit the ignored signal."""
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+# As early as the process can: before the imports below (the SDK's types take ~50 ms), whether
+# started as `python -m imqueue_mcp.server` or as the `imqueue-mcp` script.
+if "--http" in sys.argv[1:] and (__name__ == "__main__" or Path(sys.argv[0]).name == "imqueue-mcp"):
+    hold_hangups_until_serving()
+
+from imqueue_mcp.server.config import (  # noqa: E402  (after the hangup hold, on purpose)
     ENV_LOG_LEVEL,
     HOSTED_SETTINGS,
     Config,
@@ -26,7 +41,7 @@ from imqueue_mcp.server.config import (
     build_config,
     parse_log_level,
 )
-from imqueue_mcp.server.observe import configure_logging
+from imqueue_mcp.server.observe import configure_logging  # noqa: E402
 
 EXIT_BAD_CONFIG = 2
 
@@ -110,6 +125,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
+    if "--http" in (sys.argv[1:] if argv is None else argv):
+        hold_hangups_until_serving()
     args = parser().parse_args(argv)
     try:
         config = build_config(

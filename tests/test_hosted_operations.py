@@ -8,9 +8,12 @@ snapshot is built once per module from ../shared/site into a temporary folder.
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import random
 import re
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +27,7 @@ from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.hosting.lifecycle import IN_FLIGHT_GRACE_SECONDS
 from imqueue_mcp.server.mcp.tools import TOOLS
 
-from conftest import HttpServer, McpConnection, built_snapshot, origin_args, server_environment
+from conftest import HttpServer, McpConnection, built_snapshot, free_port, origin_args, server_environment
 
 TOOL_NAMES = [record.name for record in TOOLS]
 
@@ -34,6 +37,15 @@ PAGE = "https://imqueue.org/tutorial/user-service/"
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built_snapshot(tmp_path_factory.mktemp("hosted-ops"))
+
+
+def search_once_at(url: str) -> bool:
+    """One search_docs over MCP at `url`, answered without an error."""
+    connection = McpConnection(url + "/mcp", "legacy")
+    try:
+        return not connection.call("search_docs", {"query": "expose a method"}).is_error
+    finally:
+        connection.close()
 
 
 def search_once(server: HttpServer) -> Any:
@@ -329,3 +341,42 @@ def test_readyz_names_neither_the_snapshot_path_nor_its_folder(snapshot: Path, t
         assert isinstance(corpus, dict) and set(corpus) == {"generation", "source", "fetchedAt", "ageSeconds"}
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sighup_during_start_up_neither_kills_the_server_nor_stops_it_becoming_ready(
+    snapshot: Path, tmp_path: Path, workers: int
+) -> None:
+    """A SIGHUP sent to the whole process group while the server starts (a deploy script asking
+    for a new generation too early) was exit 129 within 0.3 s; now it is ignored until the
+    handlers are in, and the server comes up and serves (issue 26 item 9)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "imqueue_mcp.server", "--http", "--port", str(port), "--offline"]
+        + ["--snapshot", str(snapshot), "--workers", str(workers)],
+        env=server_environment(tmp_path),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        # From 0.25 s on: before that the interpreter itself is starting, and no process can
+        # take a signal before its first line runs (docs/hosted.md).
+        for delay in (0.25, 0.1, 0.3, 0.6):
+            time.sleep(delay)
+            os.killpg(process.pid, signal.SIGHUP)
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the server never became ready"
+            time.sleep(0.1)
+        assert search_once_at(f"http://127.0.0.1:{port}")
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=60)
