@@ -10,6 +10,8 @@ command line agree:
     --allow-host H           IMQUEUE_MCP_ALLOWED_HOSTS     extra Host values (hosted mode)
     --allow-origin O         IMQUEUE_MCP_ALLOWED_ORIGINS   extra browser Origins (hosted mode)
     (environment only)       IMQUEUE_MCP_REFRESH_SECONDS   how often the live corpus is rebuilt
+    (environment only)       IMQUEUE_MCP_SNAPSHOT_DEADLINE_SECONDS   the longest a followed snapshot's
+                                                           download may take (--snapshot-url)
                                                            (default 3600; a mirror that changes
                                                            often, or a test, sets it lower)
     --snapshot-url URL       IMQUEUE_MCP_SNAPSHOT_URL      follow a builder's snapshot over HTTP(S)
@@ -46,6 +48,8 @@ ENV_ORIGINS = "IMQUEUE_MCP_ORIGINS"
 ENV_ALLOWED_HOSTS = "IMQUEUE_MCP_ALLOWED_HOSTS"
 ENV_ALLOWED_ORIGINS = "IMQUEUE_MCP_ALLOWED_ORIGINS"
 ENV_REFRESH_SECONDS = "IMQUEUE_MCP_REFRESH_SECONDS"
+ENV_SNAPSHOT_DEADLINE = "IMQUEUE_MCP_SNAPSHOT_DEADLINE_SECONDS"
+DEFAULT_SNAPSHOT_DEADLINE_SECONDS = 60.0
 ENV_LOG_LEVEL = "IMQUEUE_MCP_LOG_LEVEL"
 ENV_SNAPSHOT_URL = "IMQUEUE_MCP_SNAPSHOT_URL"
 ENV_SNAPSHOT_POLL_SECONDS = "IMQUEUE_MCP_SNAPSHOT_POLL_SECONDS"
@@ -168,6 +172,7 @@ class Config:
     allowed_hosts: tuple[str, ...] = DEFAULT_ALLOWED_HOSTS
     allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS
     refresh_seconds: float = DEFAULT_REFRESH_SECONDS
+    snapshot_deadline_seconds: float = DEFAULT_SNAPSHOT_DEADLINE_SECONDS  # a followed snapshot's download
     snapshot_url: str | None = None  # follow a builder's snapshot at this HTTP(S) URL
     snapshot_poll_seconds: float = DEFAULT_SNAPSHOT_POLL_SECONDS
     drain_seconds: float = HOSTED_DEFAULTS["drain_seconds"]
@@ -196,6 +201,7 @@ class Config:
             ENV_ALLOWED_HOSTS: ",".join(self.allowed_hosts),
             ENV_ALLOWED_ORIGINS: ",".join(self.allowed_origins),
             ENV_REFRESH_SECONDS: repr(self.refresh_seconds),
+            ENV_SNAPSHOT_DEADLINE: repr(self.snapshot_deadline_seconds),
             ENV_SNAPSHOT_POLL_SECONDS: repr(self.snapshot_poll_seconds),
             **{setting.env: repr(getattr(self, setting.name)) for setting in HOSTED_SETTINGS},
         }
@@ -234,6 +240,21 @@ def parse_flag(name: str, text: str | None) -> bool:
     if value in _FALSE:
         return False
     raise ConfigError(f"{name}={text!r} is not a boolean; use 1 or 0")
+
+
+def parse_deadline_seconds(text: str | None) -> float:
+    if text is None or not text.strip():
+        return DEFAULT_SNAPSHOT_DEADLINE_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 1 <= seconds <= 3600:
+        raise ConfigError(
+            f"{ENV_SNAPSHOT_DEADLINE}={text!r} is not a number of seconds from 1 to 3600; unset it for "
+            f"the default {DEFAULT_SNAPSHOT_DEADLINE_SECONDS:g}"
+        )
+    return seconds
 
 
 def parse_refresh_seconds(text: str | None) -> float:
@@ -342,6 +363,7 @@ def build_config(
             (*DEFAULT_ALLOWED_ORIGINS, *_split(env.get(ENV_ALLOWED_ORIGINS)), *allow_origins)
         ),
         refresh_seconds=parse_refresh_seconds(env.get(ENV_REFRESH_SECONDS)),
+        snapshot_deadline_seconds=parse_deadline_seconds(env.get(ENV_SNAPSHOT_DEADLINE)),
         snapshot_url=parse_snapshot_url(snapshot_url or env.get(ENV_SNAPSHOT_URL)),
         snapshot_poll_seconds=parse_poll_seconds(snapshot_poll_seconds, env),
         **{  # type: ignore[arg-type]

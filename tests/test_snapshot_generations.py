@@ -210,6 +210,165 @@ def test_a_server_following_a_url_switches_whole_generations_on_sighup_and_refus
         publisher.close()
 
 
+class _Switchboard(_QuietHandler):
+    """The builder's web server in one of three moods (class attribute `mood`): "serve" the file,
+    "trickle" it (1 kB every 0.3 s, for at most TRICKLE_SECONDS), or "redirect" to another port."""
+
+    mood = "serve"
+    redirect_to = ""
+
+    def do_GET(self) -> None:
+        if self.mood == "redirect":
+            self.send_response(302)
+            self.send_header("Location", self.redirect_to)
+            self.end_headers()
+            return
+        if self.mood == "serve":
+            super().do_GET()
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(50 * 2**20))
+        self.end_headers()
+        stop = time.monotonic() + TRICKLE_SECONDS
+        try:
+            while time.monotonic() < stop:
+                self.wfile.write(b"x" * 1024)
+                self.wfile.flush()
+                time.sleep(0.3)
+        except OSError:
+            pass  # the follower gave up: what it should do
+
+
+TRICKLE_SECONDS = 40.0
+
+
+def follower_server(publisher: Publisher, tmp_path: Path, *extra: str, deadline: str = "3") -> HttpServer:
+    return HttpServer(
+        [
+            "--offline",
+            "--snapshot-url",
+            publisher.url + "/snapshot.msgpack",
+            "--snapshot-poll-seconds",
+            "0",
+            *extra,
+        ],
+        server_environment(tmp_path, IMQUEUE_MCP_SNAPSHOT_DEADLINE_SECONDS=deadline),
+        tmp_path,
+    )
+
+
+def wait_for_failures(server: HttpServer, count: int, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    page = ""
+    while metric(page, "imqueue_mcp_snapshot_refresh_failures_total") < count:
+        assert time.monotonic() < deadline, "the failed download was not reported"
+        time.sleep(0.1)
+        page = httpx.get(server.url + "/metrics", timeout=5).text
+
+
+def test_a_trickling_publisher_is_given_up_at_the_deadline_and_the_next_generation_still_arrives(
+    generations: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A publisher sending 1 kB every 0.3 s held the old generation forever, SIGHUPs and all;
+    now the download ends at its deadline (3 s here), is counted as a failed load, the previous
+    generation answers, and the next published generation is taken (issue 26 item 5)."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    publish(generations["a"], folder / "snapshot.msgpack")
+    monkeypatch.setattr(_Switchboard, "mood", "serve")
+    publisher = Publisher(folder, _Switchboard)
+    server = follower_server(publisher, tmp_path)
+    try:
+        a = str(wait_ready(server)["corpus"]["generation"])  # type: ignore[index]
+        monkeypatch.setattr(_Switchboard, "mood", "trickle")
+        started = time.monotonic()
+        server.process.send_signal(signal.SIGHUP)
+        wait_for_failures(server, 1)
+        assert time.monotonic() - started < 15 and generation_of(server) == a
+        monkeypatch.setattr(_Switchboard, "mood", "serve")
+        publish(generations["b"], folder / "snapshot.msgpack")
+        server.process.send_signal(signal.SIGHUP)
+        wait_for_generation(server, generation_of_file(generations["b"]))
+        assert "took longer than 3 s" in server.stderr()
+    finally:
+        server.close()
+        publisher.close()
+
+
+def test_sigterm_ends_a_trickling_download_instead_of_waiting_for_it(
+    generations: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --drain-seconds 1, a SIGTERM during a trickling download took 28 s (the download);
+    the drain now cancels it and the server is gone in a few seconds, exit 0."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    publish(generations["a"], folder / "snapshot.msgpack")
+    monkeypatch.setattr(_Switchboard, "mood", "serve")
+    publisher = Publisher(folder, _Switchboard)
+    server = follower_server(publisher, tmp_path, "--drain-seconds", "1", deadline="120")
+    try:
+        wait_ready(server)
+        monkeypatch.setattr(_Switchboard, "mood", "trickle")
+        server.process.send_signal(signal.SIGHUP)
+        time.sleep(1.0)  # the download is under way
+        signalled = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=20) == 0
+        assert time.monotonic() - signalled < 10
+    finally:
+        server.close()
+        publisher.close()
+
+
+def test_a_call_while_the_first_generation_trickles_in_is_told_the_server_is_not_ready(
+    generations: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call that arrived while the first snapshot was still arriving got a plain-text 500 after
+    18 s; it is now answered as MCP, with corpus_unavailable saying the server is not ready yet."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    monkeypatch.setattr(_Switchboard, "mood", "trickle")
+    publisher = Publisher(folder, _Switchboard)
+    server = follower_server(publisher, tmp_path, deadline="60")
+    connection = McpConnection(server.url + "/mcp", "legacy")
+    try:
+        asked = time.monotonic()
+        result = connection.call("search_docs", {"query": "expose a method"}, timeout=40)
+        assert time.monotonic() - asked < 20
+        assert result.is_error and result.structured_content["error"]["code"] == "corpus_unavailable"
+        assert "Not ready" in result.content[0].text
+        assert httpx.get(server.url + "/readyz", timeout=5).status_code == 503
+    finally:
+        connection.close()
+        server.close()
+        publisher.close()
+
+
+def test_a_redirect_to_another_origin_is_refused_and_logged_and_the_generation_stays(
+    generations: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "published"
+    folder.mkdir()
+    publish(generations["a"], folder / "snapshot.msgpack")
+    elsewhere = Publisher(folder)  # another port, serving generation b
+    publish(generations["b"], folder / "b-copy.msgpack")
+    monkeypatch.setattr(_Switchboard, "mood", "serve")
+    publisher = Publisher(folder, _Switchboard)
+    server = follower_server(publisher, tmp_path)
+    try:
+        a = str(wait_ready(server)["corpus"]["generation"])  # type: ignore[index]
+        monkeypatch.setattr(_Switchboard, "mood", "redirect")
+        monkeypatch.setattr(_Switchboard, "redirect_to", elsewhere.url + "/b-copy.msgpack")
+        server.process.send_signal(signal.SIGHUP)
+        wait_for_failures(server, 1)
+        assert generation_of(server) == a
+        assert "redirected (HTTP 302)" in server.stderr() and elsewhere.url in server.stderr()
+    finally:
+        server.close()
+        publisher.close()
+        elsewhere.close()
+
+
 def test_probes_name_the_generation_never_the_snapshot_url_or_its_credentials(
     generations: dict[str, Path], tmp_path: Path
 ) -> None:

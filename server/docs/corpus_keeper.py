@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 RETRY_SECONDS = 300.0
+FIRST_LOAD_WAIT_SECONDS = 10.0  # a call waits this long for a followed snapshot's first generation
 REFRESHING_NOTE = (
     "a refresh from the live sites is under way in the background; until it lands, this snapshot answers"
 )
@@ -148,6 +149,10 @@ class CorpusKeeper:
         """The corpus loaded now, without loading or refreshing anything."""
         return self._current
 
+    def stop_following(self) -> None:
+        """The server is going away: a followed snapshot's download in flight ends, none starts."""
+        self._follower.cancel()
+
     def _failed(self, kind: str) -> None:
         for listener in self._failure_listeners:
             listener(kind)
@@ -157,7 +162,7 @@ class CorpusKeeper:
         disk is loaded first, and the live read then starts in the background)."""
         if self._current is None:
             async with progress.ticking("loading the docs corpus"):
-                await self._refresh()
+                await self._first_load()
             if self._current is None:
                 raise CorpusUnavailable(self._unavailable_message())
         if self._refresh_due():
@@ -165,6 +170,21 @@ class CorpusKeeper:
         else:
             self.check_if_due()
         return self._current
+
+    async def _first_load(self) -> None:
+        """Load the first corpus, waiting for it; following a builder's snapshot, at most
+        FIRST_LOAD_WAIT_SECONDS (the download goes on, the call is told to come back)."""
+        if not self.config.follows_snapshot:
+            await self._refresh()
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._start_refresh()), FIRST_LOAD_WAIT_SECONDS)
+        except TimeoutError:
+            raise CorpusUnavailable(
+                "Not ready: the server is still loading the docs snapshot it follows (its first "
+                f"generation has not arrived after {FIRST_LOAD_WAIT_SECONDS:g} s). Call again in a few "
+                "seconds; /readyz says when the server is ready."
+            ) from None
 
     async def followed_once_loaded(self) -> LoadedCorpus | None:
         """The corpus answering now; following a builder's snapshot, once its first load has run

@@ -131,7 +131,11 @@ async def _answer(
     await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
 
-def take_over_signals(drain_seconds: float, on_hangup: Callable[[], Coroutine[Any, Any, object]]) -> bool:
+def take_over_signals(
+    drain_seconds: float,
+    on_hangup: Callable[[], Coroutine[Any, Any, object]],
+    on_drain: Callable[[], None] = lambda: None,
+) -> bool:
     """Put the drain in front of uvicorn's SIGTERM handling, and `on_hangup` on SIGHUP. Called from
     the lifespan's startup (uvicorn has installed its handlers by then, on the main thread). False,
     with nothing changed, when the process is not served by a uvicorn Server (its handler is how
@@ -149,6 +153,7 @@ def take_over_signals(drain_seconds: float, on_hangup: Callable[[], Coroutine[An
 
     def begin_drain() -> None:
         logger.warning("SIGTERM: draining (/readyz 503) and serving for %g s more", drain_seconds)
+        on_drain()  # e.g. a snapshot download in flight ends: it would only hold the exit
         loop.call_later(drain_seconds, stop)
 
     def on_sigterm(signum: int, frame: FrameType | None) -> None:

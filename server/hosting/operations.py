@@ -82,7 +82,9 @@ def operated(
 @asynccontextmanager
 async def operating(services: Services, config: Config, metrics: Metrics) -> AsyncIterator[None]:
     """Inside the app's lifespan: signals taken over, the corpus loading, metrics closed at the end."""
-    lifecycle.take_over_signals(config.drain_seconds, services.corpus.check_generation)
+    lifecycle.take_over_signals(
+        config.drain_seconds, services.corpus.check_generation, on_drain=services.corpus.stop_following
+    )
     tasks = [asyncio.create_task(warm(services))]
     if config.follows_snapshot and config.snapshot_poll_seconds > 0:
         tasks.append(asyncio.create_task(poll(services, config.snapshot_poll_seconds)))
