@@ -31,12 +31,13 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 
 from imqueue_mcp.ranker import Index
-from imqueue_mcp.ranker.corpus import WIRE_FIELDS, Corpus
+from imqueue_mcp.ranker.corpus import SITES, WIRE_FIELDS, Corpus
 
 from .examples import Example
 from .feeds import FEED_VERSION, CuratedLink, FeedFormatError, section_ranges
 from .files import SnapshotError, unwrap, wrap, write_atomically
 from .pages import Pages, decode_pages, encode_pages
+from .sites import site_path_problem
 
 FIX = "rebuild it with `imq-build-index` (or `imq-build-index --from DIR` offline)"
 FORMAT_VERSION = 7  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
@@ -159,6 +160,7 @@ def decode(path: Path | str, raw: bytes, fix: str = FIX) -> Snapshot:
     try:
         data = msgpack.unpackb(body, raw=False)
         check_document_rows(data["corpus"]["documents"])
+        check_links_and_status(data["links"], data["status"])
         return Snapshot(
             header=header,
             corpus=Corpus.from_wire(data["corpus"]),
@@ -195,6 +197,30 @@ def check_document_rows(rows: Any) -> None:
         for row in rows
     ):
         raise TypeError("a document row is not a Document")
+    # Every record on one of the two sites, at a path the builder would accept from a feed: a
+    # site the server does not know, or a path such as "@evil.example/x" (which would make the
+    # hit's URL https://imqueue.org@evil.example/x), is refused with the file.
+    site_at, path_at = WIRE_FIELDS.index("site"), WIRE_FIELDS.index("path")
+    for row in rows:
+        if row[site_at] not in SITES or site_path_problem(row[path_at]) is not None:
+            raise ValueError(f"a document is not on the sites: {row[site_at]!r} {row[path_at]!r}")
+
+
+def check_links_and_status(links: Any, status: Any) -> None:
+    """TypeError unless the curated links are rows of four strings whose URL is on one of the two
+    sites, and status.json (when stored) is an object with a list of packages: the rules the
+    builder holds the feeds to (feeds.parse_llms, assemble._status), applied again to what a
+    follower is about to adopt."""
+    if not isinstance(links, list) or not all(
+        type(row) is list and len(row) == 4 and all(isinstance(value, str) for value in row) for row in links
+    ):
+        raise TypeError("a curated link is not four strings")
+    for row in links:
+        site = next((origin for origin in SITES.values() if row[0].startswith(origin + "/")), None)
+        if site is None or site_path_problem(row[0][len(site) :]) is not None:
+            raise ValueError(f"a curated link is not on the sites: {row[0]!r}")
+    if status is not None and not (isinstance(status, dict) and isinstance(status.get("packages"), list)):
+        raise TypeError("status.json is not an object with a list of packages")
 
 
 def examples_of(rows: Any) -> list[Example] | None:

@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 import pytest
 from test_hosted_operations import metric, offline_server, wait_ready
+from test_snapshot_shape import rewritten, with_document_field
 
 from imqueue_mcp.docsource import load_snapshot, save_snapshot
 
@@ -47,7 +48,9 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         pages = snapshot.saved_pages(paths["a"])
         assert pages is not None
         pages.body[page] += MARKER.encode()
-        snapshot.header["fetched_at"] = pages.header["fetched_at"] = f"2026-01-0{len(name)}T00:00:00+00:00"
+        snapshot.header["fetched_at"] = pages.header["fetched_at"] = (
+            f"2099-01-0{len(name)}T00:00:00+00:00"  # after "a": a newer generation
+        )
         save_snapshot(snapshot, paths[name])
     return paths
 
@@ -367,6 +370,42 @@ def test_a_redirect_to_another_origin_is_refused_and_logged_and_the_generation_s
         server.close()
         publisher.close()
         elsewhere.close()
+
+
+def test_a_snapshot_with_right_checksums_but_a_record_off_the_sites_is_refused_and_the_old_one_serves(
+    generations: dict[str, Path], tmp_path: Path
+) -> None:
+    """A published snapshot whose checksums hold but whose record names an unknown site (every
+    search then failed with internal_error) or a path like "@evil.example/x" (a hit URL of
+    https://imqueue.org@evil.example/x) is refused whole, logged, and the last good generation
+    keeps answering searches (issue 26 item 6)."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    published = folder / "snapshot.msgpack"
+    publish(generations["a"], published)
+    publisher = Publisher(folder)
+    server = follower_server(publisher, tmp_path)
+    try:
+        a = str(wait_ready(server)["corpus"]["generation"])  # type: ignore[index]
+        for failures, (field, value) in enumerate((("site", "evil"), ("path", "@evil.example/x")), start=1):
+            bad = tmp_path / f"bad-{field}.msgpack"
+            good = generations["b"].read_bytes()
+            bad.write_bytes(rewritten(good, functools.partial(with_document_field, name=field, value=value)))
+            publish(bad, published)
+            server.process.send_signal(signal.SIGHUP)
+            wait_for_failures(server, failures)
+            assert generation_of(server) == a
+        assert "not the shape this version writes" in server.stderr()
+        connection = McpConnection(server.url + "/mcp", "legacy")
+        try:
+            searched = connection.call("search_docs", {"query": "expose a method"})
+            assert not searched.is_error
+            assert all("@" not in hit["url"] for hit in searched.structured_content["results"])
+        finally:
+            connection.close()
+    finally:
+        server.close()
+        publisher.close()
 
 
 def test_probes_name_the_generation_never_the_snapshot_url_or_its_credentials(

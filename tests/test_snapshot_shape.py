@@ -20,6 +20,7 @@ from test_faults_snapshot import good_snapshot, offline_server, text_of
 from imqueue_mcp.docsource.files import wrap
 from imqueue_mcp.docsource.pages import PAGES_FORMAT
 from imqueue_mcp.docsource.snapshot import FORMAT_VERSION
+from imqueue_mcp.ranker.corpus import WIRE_FIELDS
 
 __all__ = ["good_snapshot"]  # the module-scoped fixture, shared with test_faults_snapshot
 
@@ -46,7 +47,22 @@ SHAPES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "sections-a-string": replaced("sections", "x"),
     "a-bad-section-range": replaced("sections", {"imqueue.org": {"/intro/": {"why": [None, 3]}}}),
     "links-of-the-wrong-shape": replaced("links", [[1]]),
+    # What a builder's feed rules refuse is refused in a snapshot too (issue 26 item 6): a record
+    # on a site the server does not know, a path that is not a path, a status feed that is a list,
+    # llms.txt links that are numbers or off the sites.
+    "a-document-on-an-unknown-site": lambda body: with_document_field(body, "site", "evil"),
+    "a-document-path-that-is-not-a-path": lambda body: with_document_field(body, "path", "@evil.example/x"),
+    "status-a-list": replaced("status", [1, 2]),
+    "links-that-are-numbers": replaced("links", [[1, 2, 3, 4]]),
+    "a-link-off-the-sites": replaced("links", [["https://imqueue.org@evil.example/x", "s", "t", "d"]]),
 }
+
+
+def with_document_field(body: dict[str, Any], name: str, value: str) -> dict[str, Any]:
+    """The body with the first document's `name` field set to `value`."""
+    rows = [list(row) for row in body["corpus"]["documents"]]
+    rows[0][WIRE_FIELDS.index(name)] = value
+    return {**body, "corpus": {**body["corpus"], "documents": rows}}
 
 
 @pytest.mark.parametrize("case", list(SHAPES))

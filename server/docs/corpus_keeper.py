@@ -231,6 +231,19 @@ class CorpusKeeper:
         previous = self._current
         if loaded is None or (previous is not None and loaded.generation == previous.generation):
             return False
+        if previous is not None and previous.source == "snapshot" and loaded.fetched_at < previous.fetched_at:
+            # A publisher rolled back, or another builder's older file landed: not adopted.
+            self._snapshot_failure = f"generation {loaded.generation} was read before the one answering"
+            self._failed("snapshot")
+            logger.warning(
+                "docs snapshot generation %s (feeds read %s) is older than generation %s (read %s): "
+                "refused, the newer one answers",
+                loaded.generation,
+                loaded.fetched_at,
+                previous.generation,
+                previous.fetched_at,
+            )
+            return False
         self._current = loaded
         logger.warning(
             "docs snapshot generation %s now answers (from %s)", loaded.generation, loaded.location
