@@ -163,6 +163,7 @@ class PassageSource:
     def _prepare(self, page_url: str) -> PreparedPage | None:
         markdown = self.corpus.markdown.get(page_url)
         if markdown is not None:
+            markdown = _bounded(markdown)
             host, _, path = page_url.removeprefix("https://").partition("/")
             ranges = self.corpus.sections.get(host, {}).get("/" + path)
             return prepare(markdown_sections(page_url, markdown, ranges), "markdown", page_header=True)
@@ -179,6 +180,18 @@ class PassageSource:
                 sections.insert(0, section) if "#" not in url else sections.append(section)
             self._prose = pages
         return self._prose
+
+
+MAX_PAGE_CHARS = 200_000  # the most of one page passages are cut from: the docs' longest is under 100 kB
+
+
+def _bounded(markdown: str) -> str:
+    """At most MAX_PAGE_CHARS of a page, cut at a line: preparing a page happens on the event loop
+    between queries, and a 10 MB page (a hostile or broken snapshot) held /healthz for 3.6 s."""
+    if len(markdown) <= MAX_PAGE_CHARS:
+        return markdown
+    cut = markdown.rfind("\n", 0, MAX_PAGE_CHARS)
+    return markdown[: cut if cut > 0 else MAX_PAGE_CHARS]
 
 
 def markdown_sections(page_url: str, markdown: str, ranges: dict[str, list[int]] | None) -> list[SectionText]:
