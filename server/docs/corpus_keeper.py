@@ -53,8 +53,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from imqueue_mcp import docsource
 from imqueue_mcp.docsource import Snapshot
+from imqueue_mcp.docsource import assemble as source_build
+from imqueue_mcp.docsource import snapshot as source_snapshot
 from imqueue_mcp.ranker import Index
 from imqueue_mcp.server import progress
 from imqueue_mcp.server.config import Config
@@ -88,7 +89,7 @@ class LoadedCorpus:
     links: tuple[CuratedLink, ...] = ()  # both sites' /llms.txt links, one per URL, sorted by URL
     examples: tuple[Example, ...] | None = None  # the docs' code blocks; None: a snapshot without them
     status: dict[str, Any] | None = None  # status.json as read with the feeds (docs/package_facts.py)
-    generation: str = ""  # a content hash of what answers (docsource.generation_of)
+    generation: str = ""  # a content hash of what answers (source_snapshot.generation_of)
     pages_raw: bytes | None = (
         None  # the snapshot's saved pages, checked, not yet decoded (docs/saved_pages.py)
     )
@@ -360,7 +361,7 @@ class CorpusKeeper:
 
     def _build_live(self) -> LoadedCorpus:
         # Package facts are read from /status.json at call time; a missing one must not cost the corpus.
-        snapshot = docsource.build(
+        snapshot = source_build.build(
             origins=self.config.origin_overrides or None, optional=frozenset({"/status.json"})
         )
         if snapshot.refused:  # records naming a path off the site: not indexed, worth a look
@@ -375,7 +376,7 @@ class CorpusKeeper:
             links=tuple(snapshot.links),
             examples=_examples(snapshot.examples),
             status=snapshot.status,
-            generation=docsource.generation_of(snapshot.header),
+            generation=source_snapshot.generation_of(snapshot.header),
             markdown=snapshot.markdown,
             sections=snapshot.sections,
         )
@@ -386,7 +387,7 @@ class CorpusKeeper:
         if snapshot is None:
             if not path.is_file():
                 raise FileNotFoundError(f"there is no snapshot file at {path}")
-            snapshot = docsource.load_snapshot(path)
+            snapshot = source_snapshot.load_snapshot(path)
         return self._loaded_snapshot(snapshot, str(path))
 
     def _loaded_snapshot(self, snapshot: Snapshot, location: str) -> LoadedCorpus:
@@ -402,7 +403,7 @@ class CorpusKeeper:
             tuple(snapshot.links),
             _examples(snapshot.examples),
             snapshot.status,
-            docsource.generation_of(snapshot.header),
+            source_snapshot.generation_of(snapshot.header),
             snapshot.pages_raw,
             snapshot.page_markdown(location),  # each page stored once: the body's, or the saved pages'
             snapshot.sections,
@@ -414,7 +415,7 @@ class CorpusKeeper:
     def snapshot_path(self) -> Path:
         if self.config.snapshot is not None:
             return self.config.snapshot
-        return Path(docsource.default_snapshot_path())
+        return Path(source_snapshot.default_snapshot_path())
 
     def _stale_note(self) -> str:
         return f"the live sites could not be read ({self._live_failure}), so an older corpus is answering"
@@ -477,8 +478,8 @@ def read_snapshot_early(config: Config) -> concurrent.futures.Future[tuple[Path,
 
     def run() -> None:
         try:
-            path = config.snapshot or Path(docsource.default_snapshot_path())
-            read.set_result((path, docsource.load_snapshot(path) if path.is_file() else None))
+            path = config.snapshot or Path(source_snapshot.default_snapshot_path())
+            read.set_result((path, source_snapshot.load_snapshot(path) if path.is_file() else None))
         except BaseException as error:  # handed to the keeper, which words it
             read.set_exception(error)
 

@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from imqueue_mcp import docsource
 from imqueue_mcp.docsource import Snapshot, SnapshotError
+from imqueue_mcp.docsource import snapshot as source_snapshot
 from imqueue_mcp.docsource.sites import user_agent
 from imqueue_mcp.docsource.snapshot import decode
 from imqueue_mcp.server.config import Config
@@ -67,7 +67,7 @@ class SnapshotFollower:
         signature = _signature(path)
         if signature == self._seen:
             return None
-        snapshot = docsource.load_snapshot(path)
+        snapshot = source_snapshot.load_snapshot(path)
         self._seen = signature
         return snapshot
 

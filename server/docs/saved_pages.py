@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from imqueue_mcp import docsource
+from imqueue_mcp.docsource import pages as source_pages
+from imqueue_mcp.docsource import snapshot as source_snapshot
 
 if TYPE_CHECKING:
     from imqueue_mcp.docsource import Snapshot
@@ -73,7 +74,7 @@ class SavedPages:
             if self._from_generation is None or self._from_generation[0] != corpus.generation:
                 assert corpus.pages_raw is not None
                 try:
-                    pages = docsource.decode_pages(corpus.location, corpus.pages_raw, docsource.FIX)
+                    pages = source_pages.decode_pages(corpus.location, corpus.pages_raw, source_snapshot.FIX)
                 except Exception as error:  # checked on load already; said, never a crash
                     self.unavailable = f"The saved pages could not be used: {error}."
                     return None
@@ -97,7 +98,7 @@ class SavedPages:
         out = "" if self.keeper.config.snapshot is None else f" --out {snapshot_path}"
         fix = f"build one with `imq-build-index --pages{out}`"
         try:
-            snapshot = docsource.load_snapshot(snapshot_path)
+            snapshot = source_snapshot.load_snapshot(snapshot_path)
             pages = snapshot.saved_pages(snapshot_path)
         except Exception as error:  # a damaged or foreign file: no store, said once, never a crash
             self.unavailable = f"The saved pages could not be used: {error}."
@@ -109,12 +110,12 @@ class SavedPages:
 
     def _load_sidecar(self, snapshot: Snapshot, snapshot_path: Path, fix: str) -> PageStore | None:
         """An older version's pages file beside the snapshot, used only if it is the same build's."""
-        sidecar = docsource.pages_path(snapshot_path)
+        sidecar = source_pages.pages_path(snapshot_path)
         if not sidecar.is_file():
             self.unavailable = f"The snapshot {snapshot_path} was built without its pages; {fix}."
             return None
         try:
-            pages = docsource.load_pages(sidecar)
+            pages = source_pages.load_pages(sidecar)
         except Exception as error:
             self.unavailable = f"The saved pages could not be used: {error}."
             logger.warning("saved pages not used: %s", error)

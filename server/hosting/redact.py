@@ -24,7 +24,7 @@ from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
-from imqueue_mcp import docsource
+from imqueue_mcp.docsource import pages as source_pages
 from imqueue_mcp.server.config import Config
 
 
@@ -37,7 +37,7 @@ class Redactor:
             pairs[config.snapshot_url] = "the published snapshot"
         for path, name in (
             (snapshot_path, "the server's snapshot"),
-            (docsource.pages_path(snapshot_path), "the server's saved pages"),  # an older version's
+            (source_pages.pages_path(snapshot_path), "the server's saved pages"),  # an older version's
             (snapshot_path.parent, "the server's cache folder"),
         ):
             pairs[str(path)] = name
