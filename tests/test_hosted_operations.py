@@ -266,7 +266,7 @@ def raw_call(server: HttpServer, name: str, arguments: Any, request_id: int) -> 
         "method": "tools/call",
         "params": {"name": name, "arguments": arguments},
     }
-    return httpx.post(server.url + "/mcp", json=body, headers=RAW_HEADERS, timeout=30).status_code
+    return httpx.post(server.url + "/mcp", json=body, headers=RAW_HEADERS, timeout=60).status_code
 
 
 def metric_labels(page: str, name: str) -> list[dict[str, str]]:
@@ -277,6 +277,7 @@ def metric_labels(page: str, name: str) -> list[dict[str, str]]:
     ]
 
 
+@pytest.mark.slow  # 1,000 calls a worker count: about 40 s each on 2 CPUs
 @pytest.mark.parametrize("workers", [1, 2])
 def test_metrics_stay_small_whatever_tool_names_and_arguments_clients_send(
     snapshot: Path, tmp_path: Path, workers: int
@@ -430,3 +431,46 @@ def examples_once_at(url: str) -> bool:
         return not connection.call("find_examples", {"query": "expose a method with a decorator"}).is_error
     finally:
         connection.close()
+
+
+def test_a_hosted_server_says_where_it_listens_and_what_it_serves_then_a_ctrl_c_drains_with_a_countdown(
+    snapshot: Path, tmp_path: Path
+) -> None:
+    """Issue 28 item 8: a first-hour user saw nothing for 20 s, then a silent drain and a
+    KeyboardInterrupt traceback. Now stderr says where it listens and what it serves; Ctrl-C
+    drains with a line a second (calls in flight, seconds left, how to stop now) and the server
+    ends with a line, exit 0, no traceback."""
+    server = offline_server(snapshot, tmp_path, "--drain-seconds", "2")
+    wait_ready(server)
+    try:
+        deadline = time.monotonic() + 10
+        while "ready (pid" not in server.stderr():
+            assert time.monotonic() < deadline, server.stderr()
+            time.sleep(0.05)
+        said = server.stderr()
+        assert f"serving MCP (Streamable HTTP, read-only) at {server.url}/mcp" in said
+        assert "read-only tools over docs generation" in said and "/healthz" in said
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.wait(timeout=30) == 0
+        said = server.stderr()
+        assert "draining: 0 call(s) in flight, 2 s left (Ctrl-C again stops now" in said
+        assert said.rstrip().endswith("imqueue-mcp: stopped") and "Traceback" not in said
+    finally:
+        server.close()
+
+
+def test_a_second_ctrl_c_stops_at_once_with_a_line_not_a_traceback(snapshot: Path, tmp_path: Path) -> None:
+    server = offline_server(snapshot, tmp_path, "--drain-seconds", "30")
+    wait_ready(server)
+    try:
+        server.process.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 10
+        while "draining:" not in server.stderr():
+            assert time.monotonic() < deadline, server.stderr()
+            time.sleep(0.05)
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.wait(timeout=10) == 130
+        said = server.stderr()
+        assert "stopped at once" in said and "Traceback" not in said
+    finally:
+        server.close()

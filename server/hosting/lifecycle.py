@@ -19,7 +19,9 @@ once, every response carries `Connection: close` (connections.py) so clients sto
 instance's connections, and calls are still served for drain_seconds. Then uvicorn's own graceful
 shutdown runs: the listener closes, in-flight calls finish (IN_FLIGHT_GRACE_SECONDS at most), and
 the process exits 0. A second SIGTERM during the drain changes nothing (a supervisor that signals
-the whole process group must not cut it short); SIGINT still stops at once, as uvicorn does.
+the whole process group must not cut it short). Ctrl-C (SIGINT) drains the same way, saying on
+stderr each second how many calls are in flight and how long is left; a second Ctrl-C stops at
+once.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -38,6 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger(__name__)
 
+EXIT_INTERRUPTED = 130  # a shell's status for a process ended by Ctrl-C
 IN_FLIGHT_GRACE_SECONDS = 15  # after the drain: how long in-flight calls may take before they are cancelled
 PROBE_PATHS = ("/healthz", "/readyz", "/metrics")
 
@@ -46,6 +51,7 @@ PROBE_PATHS = ("/healthz", "/readyz", "/metrics")
 class Lifecycle:
     draining: bool = False
     drain_started: float | None = None  # time.monotonic()
+    in_flight: int = 0  # requests being answered now (not the probes)
 
 
 LIFECYCLE = Lifecycle()
@@ -63,7 +69,11 @@ def operations(app: ASGIApp, readiness: Readiness, metrics: MetricsPage) -> ASGI
         if scope["type"] == "http":
             send = closing_while_draining(send)
         if scope["type"] != "http" or scope["path"] not in PROBE_PATHS:
-            await app(scope, receive, send)
+            LIFECYCLE.in_flight += scope["type"] == "http"
+            try:
+                await app(scope, receive, send)
+            finally:
+                LIFECYCLE.in_flight -= scope["type"] == "http"
             return
         if scope["method"] not in ("GET", "HEAD"):
             await _answer(send, scope, 405, b"only GET and HEAD\n", "text/plain", [(b"allow", b"GET, HEAD")])
@@ -151,18 +161,35 @@ def take_over_signals(
         logger.warning("drain over: closing the listener and finishing in-flight calls")
         server.should_exit = True
 
-    def begin_drain() -> None:
-        logger.warning("SIGTERM: draining (/readyz 503) and serving for %g s more", drain_seconds)
+    def begin_drain(why: str) -> None:
+        logger.warning("%s: draining (/readyz 503) and serving for %g s more", why, drain_seconds)
         on_drain()  # e.g. a snapshot download in flight ends: it would only hold the exit
         loop.call_later(drain_seconds, stop)
+        tell_drain(drain_seconds)
 
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
-        # Only flags here: a signal handler may interrupt the logging module mid-write.
-        if LIFECYCLE.draining:
+    def tell_drain(left: float) -> None:
+        """A line a second on stderr while draining: what is left, and how to stop at once."""
+        if server.should_exit or left <= 0:
             return
-        LIFECYCLE.draining = True
-        LIFECYCLE.drain_started = time.monotonic()
-        loop.call_soon_threadsafe(begin_drain)
+        say(
+            f"draining: {LIFECYCLE.in_flight} call(s) in flight, {left:.0f} s left "
+            "(Ctrl-C again stops now, dropping them)"
+        )
+        loop.call_later(1.0, tell_drain, left - 1.0)
+
+    def draining_on(why: str) -> Callable[[int, FrameType | None], None]:
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            # Only flags here: a signal handler may interrupt the logging module mid-write.
+            if LIFECYCLE.draining:
+                if signum == signal.SIGINT:  # a second Ctrl-C: the operator wants out now
+                    say(f"stopped at once (pid {os.getpid()}), {LIFECYCLE.in_flight} call(s) dropped")
+                    os._exit(EXIT_INTERRUPTED)  # uvicorn's forced exit cancels the lifespan with a traceback
+                return
+            LIFECYCLE.draining = True
+            LIFECYCLE.drain_started = time.monotonic()
+            loop.call_soon_threadsafe(begin_drain, why)
+
+        return on_signal
 
     hangups: set[asyncio.Task[object]] = set()
 
@@ -171,6 +198,13 @@ def take_over_signals(
         hangups.add(task)
         task.add_done_callback(hangups.discard)
 
-    signal.signal(signal.SIGTERM, on_sigterm)
+    signal.signal(signal.SIGTERM, draining_on("SIGTERM"))
+    signal.signal(signal.SIGINT, draining_on("Ctrl-C (SIGINT)"))
     signal.signal(signal.SIGHUP, lambda signum, frame: loop.call_soon_threadsafe(hang_up))
     return True
+
+
+def say(line: str) -> None:
+    """One line for the operator on stderr, whatever the log level: what the server is doing."""
+    sys.stderr.write(f"imqueue-mcp: {line}\n")
+    sys.stderr.flush()

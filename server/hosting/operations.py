@@ -85,7 +85,7 @@ async def operating(services: Services, config: Config, metrics: Metrics) -> Asy
     lifecycle.take_over_signals(
         config.drain_seconds, services.corpus.check_generation, on_drain=services.corpus.stop_following
     )
-    tasks = [asyncio.create_task(warm(services))]
+    tasks = [asyncio.create_task(warm(services, len(metrics.tools)))]
     if config.follows_snapshot and config.snapshot_poll_seconds > 0:
         tasks.append(asyncio.create_task(poll(services, config.snapshot_poll_seconds)))
     try:
@@ -103,7 +103,7 @@ async def poll(services: Services, seconds: float) -> None:
         await services.corpus.check_generation()
 
 
-async def warm(services: Services) -> None:
+async def warm(services: Services, tools: int) -> None:
     """Load a corpus now, so that /readyz can say ready before the first call: the snapshot on
     disk if there is one, else the first load (the live sites, or the followed snapshot)."""
     keeper = services.corpus
@@ -113,6 +113,12 @@ async def warm(services: Services) -> None:
             await keeper.current()
         except CorpusUnavailable as error:
             logger.warning("not ready: %s", error)
+    corpus = keeper.answering()
+    if corpus is not None:
+        lifecycle.say(
+            f"ready (pid {os.getpid()}): {tools} read-only tools over docs generation {corpus.generation} "
+            f"({corpus.source}, feeds read {corpus.fetched_at})"
+        )
 
 
 def serve(config: Config, *, host: str, port: int, workers: int) -> None:
@@ -146,14 +152,25 @@ def serve(config: Config, *, host: str, port: int, workers: int) -> None:
                 if process.pid is not None and process.exitcode is None:
                     os.kill(process.pid, signal.SIGHUP)
 
-    if workers > 1:
-        try:
-            Supervisor(settings, sockets=[settings.bind_socket()]).run()
-        finally:
-            if metrics_dir is not None:
-                shutil.rmtree(metrics_dir, ignore_errors=True)
+    where = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+    lifecycle.say(
+        f"serving MCP (Streamable HTTP, read-only) at {where}/mcp with {workers} worker(s); probes "
+        f"{where}/healthz and /readyz, metrics /metrics; Ctrl-C or SIGTERM drains for "
+        f"{config.drain_seconds:g} s, a second Ctrl-C stops at once"
+    )
+    try:
+        if workers > 1:
+            try:
+                Supervisor(settings, sockets=[settings.bind_socket()]).run()
+            finally:
+                if metrics_dir is not None:
+                    shutil.rmtree(metrics_dir, ignore_errors=True)
+        else:
+            server = uvicorn.Server(settings)
+            server.run()
+            if not server.started:
+                sys.exit(3)  # uvicorn's STARTUP_FAILURE: the app, or the socket, failed before serving
+    except KeyboardInterrupt:
+        lifecycle.say("stopped at once")
         return
-    server = uvicorn.Server(settings)
-    server.run()
-    if not server.started:
-        sys.exit(3)  # uvicorn's STARTUP_FAILURE: the app, or the socket, failed before serving
+    lifecycle.say("stopped")
