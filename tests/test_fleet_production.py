@@ -294,7 +294,10 @@ def test_with_no_service_folder_under_path_nothing_runs(runner: ImqRunner, work:
         ({"action": "status", "mode": "production"}, "mode 'production' is for start and restart"),
         ({"action": "start", "mode": "production", "update": True}, "update (git pull first)"),
         ({"action": "start", "mode": "prod"}, "Unknown fleet mode 'prod'; use one of: dev, production"),
-        ({"action": "start", "mode": "production", "services": ["../alpha"]}, "a service name is a name, not a path"),
+        (
+            {"action": "start", "mode": "production", "services": ["../alpha"]},
+            "a service name is a name, not a path",
+        ),
     ],
 )
 def test_mode_misuse_is_refused_with_what_to_do_instead(
