@@ -259,8 +259,10 @@ def test_a_scaffolded_service_on_a_non_default_redis_gets_its_client_through_the
         )
 
         # scaffold_client's caller, as written, beside the generated client: builds, calls, exits.
-        caller = scaffold_client("user", methods)
-        for file in [*caller["files"], caller["example"]]:
+        # files[] lists every file the answer shows, the caller among them.
+        caller = scaffold_client("user", methods, call_timeout_ms=3000)
+        assert caller["example"] in caller["files"]
+        for file in caller["files"]:
             target = project / file["path"]
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(file["content"])
@@ -271,6 +273,17 @@ def test_a_scaffolded_service_on_a_non_default_redis_gets_its_client_through_the
         # the scaffold's method body throws until implemented: the call reached the service
         assert called.returncode == 1, called.stdout + called.stderr
         assert "UserService.getUser() is not implemented yet" in called.stderr, called.stdout + called.stderr
+
+        # With the service gone, the caller's callTimeout rejects the call instead of waiting forever.
+        service.terminate()
+        service.wait(10)
+        started = time.monotonic()
+        unanswered = subprocess.run(
+            [node, "dist/caller.js"], cwd=project, env=environment, capture_output=True, text=True, timeout=60
+        )
+        assert unanswered.returncode == 1, unanswered.stdout + unanswered.stderr
+        assert "timed out after 3000 ms" in unanswered.stderr, unanswered.stdout + unanswered.stderr
+        assert time.monotonic() - started < 30
     finally:
         service.terminate()
         service.wait(10)

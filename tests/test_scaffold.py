@@ -258,9 +258,25 @@ def test_client_result_has_exactly_the_spec_shape() -> None:
         "generateCommand",
         "output",
         "example",
+        "callTimeoutMs",
+        "callTimeoutDefaulted",
         "files",
     }
     assert result["example"]["language"] == "typescript" and result["example"]["path"] == "src/caller.ts"
+    # every file the answer shows is listed, the caller first
+    assert [file["path"] for file in result["files"]] == ["src/caller.ts", "package.json", "tsconfig.json"]
+
+
+def test_client_caller_sets_the_asked_call_timeout_or_says_the_default() -> None:
+    asked = scaffold_client("user", [GET_USER], call_timeout_ms=2500)
+    assert "    callTimeout: 2500,\n};" in asked["example"]["content"]
+    assert "times out after 2500 ms (`callTimeout`, as asked)" in render_client_markdown(asked)
+    default = scaffold_client("user")
+    assert default["callTimeoutDefaulted"] and default["callTimeoutMs"] == 30000
+    assert "callTimeout: 30000," in default["example"]["content"]
+    assert "the scaffold's default" in render_client_markdown(default)
+    with pytest.raises(ScaffoldError, match="call_timeout_ms must be between 1 and"):
+        scaffold_client("user", call_timeout_ms=0)
 
 
 def test_client_example_starts_calls_and_destroys_in_finally() -> None:

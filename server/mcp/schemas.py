@@ -334,9 +334,15 @@ class ClientScaffold(BaseModel):
         description="A caller that runs as written once the client is generated: it reads the broker "
         "from IMQ_REDIS (host:port, default localhost:6379), starts the client, calls, destroys it"
     )
+    callTimeoutMs: int = Field(
+        description="The caller's callTimeout in milliseconds: call_timeout_ms, or the scaffold's default"
+    )
+    callTimeoutDefaulted: bool = Field(
+        description="True when no call_timeout_ms was given and callTimeoutMs is the scaffold's default"
+    )
     files: list[SourceFile] = Field(
-        description="The caller project's package.json (ESM, @imqueue/rpc 3.x pinned, build and start) "
-        "and tsconfig.json"
+        description="Every file shown: the caller (src/caller.ts, the example), the caller project's "
+        "package.json (ESM, @imqueue/rpc 3.x pinned, build and start) and tsconfig.json"
     )
     versionNote: str | None = Field(None, description=VERSION_NOTE)
 

@@ -466,9 +466,19 @@ def scaffold_client(services: Services) -> Handler:
     async def scaffold_client(
         service: Annotated[str, Field(min_length=1, description="The service's name or class name")],
         methods: Methods = None,
+        call_timeout_ms: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                le=scaffold.MAX_CALL_TIMEOUT_MS,
+                strict=True,
+                description="The caller's per-call timeout (callTimeout) in milliseconds; omit for "
+                f"the scaffold's default of {scaffold.DEFAULT_CALL_TIMEOUT_MS} (rpc's own is none)",
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, ClientScaffold]:
         try:
-            data = scaffold.scaffold_client(service, methods)
+            data = scaffold.scaffold_client(service, methods, call_timeout_ms)
         except ScaffoldError as error:
             return failed(error)
         return structured_result(data, scaffold.render_client_markdown(data))

@@ -13,8 +13,8 @@ Map of this module, top to bottom:
                                   bootstrap, package.json (manifest.py) and tsconfig.json
     render_service_markdown       that dict as markdown
     scaffold_client               -> {service, client, namespace, generateCommand, output, example,
-                                  files[]}: the example is the caller's src/caller.ts, files its
-                                  package.json and tsconfig.json
+                                  callTimeoutMs, files[]}: the example is the caller's src/caller.ts
+                                  (with callTimeout set), files it, its package.json and tsconfig.json
     render_client_markdown        that dict as markdown
 
 Facts the generated code relies on (from the @imqueue 3.x reference): services are
@@ -314,31 +314,49 @@ CLIENT_DIRECTORY = "./src/clients"
 CALLER_FILE = "src/caller.ts"
 
 
+DEFAULT_CALL_TIMEOUT_MS = 30_000
+"""The caller's callTimeout when none is asked for. @imqueue/rpc 3.x leaves callTimeout unset
+(a call to an absent or hung service then waits forever); 30 s matches the generator's own
+description timeout (DEFAULT_IMQ_CLIENT_OPTIONS.timeout)."""
+MAX_CALL_TIMEOUT_MS = 3_600_000
+
+
 def scaffold_client(
-    service: str, methods: Iterable[Method | Mapping[str, Any]] | None = None
+    service: str,
+    methods: Iterable[Method | Mapping[str, Any]] | None = None,
+    call_timeout_ms: int | None = None,
 ) -> dict[str, Any]:
     """Name everything ``imq client generate`` will produce for ``service``, and a caller.
 
     The client itself is not fabricated: it is generated from the running service,
-    so a copy written here could only drift from it.
+    so a copy written here could only drift from it. The caller sets ``callTimeout``
+    (``call_timeout_ms``, DEFAULT_CALL_TIMEOUT_MS when None); ``files`` lists every file
+    shown, the caller included.
     """
+    timeout = DEFAULT_CALL_TIMEOUT_MS if call_timeout_ms is None else call_timeout_ms
+    if not 1 <= timeout <= MAX_CALL_TIMEOUT_MS:
+        raise ScaffoldError(
+            f"call_timeout_ms must be between 1 and {MAX_CALL_TIMEOUT_MS} milliseconds, got {timeout}."
+        )
     service_class = normalize_service_name(service)
     parsed = coerce_methods(methods)
     namespace = service_class[0].lower() + service_class[1:]
     client_class = service_base_name(service_class) + CLIENT_SUFFIX
     caller = f"{kebab_case(service_class)}-caller"
+    example = _file(
+        CALLER_FILE, "typescript", client_example(service_class, namespace, client_class, parsed, timeout)
+    )
     return {
         "service": service_class,
         "client": client_class,
         "namespace": namespace,
         "generateCommand": f"imq client generate {service_class} {CLIENT_DIRECTORY}",
         "output": f"{CLIENT_DIRECTORY}/{service_class}.ts",
-        "example": {
-            "path": CALLER_FILE,
-            "language": "typescript",
-            "content": client_example(service_class, namespace, client_class, parsed),
-        },
+        "example": example,
+        "callTimeoutMs": timeout,
+        "callTimeoutDefaulted": call_timeout_ms is None,
         "files": [
+            example,
             _file(
                 "package.json",
                 "json",
@@ -349,13 +367,27 @@ def scaffold_client(
     }
 
 
-def client_example(service: str, namespace: str, client_class: str, methods: Sequence[Method]) -> str:
+def client_example(
+    service: str,
+    namespace: str,
+    client_class: str,
+    methods: Sequence[Method],
+    call_timeout_ms: int = DEFAULT_CALL_TIMEOUT_MS,
+) -> str:
     calls = [_client_call(method, namespace) for method in methods] or [
         "// Each exposed method is a typed member of the client; describe() lists them.",
         "console.log(await client.describe());",
     ]
     options = broker_options_source(
-        "clientOptions", "IMQClientOptions", "DEFAULT_IMQ_CLIENT_OPTIONS", export=False
+        "clientOptions",
+        "IMQClientOptions",
+        "DEFAULT_IMQ_CLIENT_OPTIONS",
+        export=False,
+        extra=[
+            "    // A call with no answer within this many milliseconds rejects with",
+            "    // IMQ_RPC_CALL_TIMEOUT; unset, it would wait forever.",
+            f"    callTimeout: {call_timeout_ms},",
+        ],
     )
     imports, _, body = options.partition("\n\n")
     return "\n".join(
@@ -402,6 +434,17 @@ def _placeholder_argument(type_text: str, namespace: str) -> str:
     return "undefined as any"
 
 
+def _timeout_sentence(data: Mapping[str, Any]) -> str:
+    timeout = data["callTimeoutMs"]
+    if data["callTimeoutDefaulted"]:
+        return (
+            f"Each call times out after {timeout} ms (`callTimeout`): no timeout was asked for, so this "
+            "is the scaffold's default (@imqueue/rpc leaves callTimeout unset, and a call to an absent "
+            "service then waits forever). Pass call_timeout_ms to choose another."
+        )
+    return f"Each call times out after {timeout} ms (`callTimeout`, as asked)."
+
+
 def render_client_markdown(data: Mapping[str, Any]) -> str:
     """Markdown for a scaffold_client result, built only from that result."""
     service = data["service"]
@@ -429,6 +472,7 @@ def render_client_markdown(data: Mapping[str, Any]) -> str:
                 "A caller that runs as written once the client is generated beside it (placeholder "
                 "arguments: put real values in). It reaches the service over the Redis in "
                 f"`{IMQ_REDIS_ENV}` (host:port; `{IMQ_REDIS_DEFAULT}` when unset), as the service does.",
+                _timeout_sentence(data),
                 fenced(data["example"]["content"], data["example"]["language"]),
                 "## The caller's project",
                 "ESM with the documented majors pinned: `npm install`, generate the client, then "
@@ -436,6 +480,7 @@ def render_client_markdown(data: Mapping[str, Any]) -> str:
                 *(
                     part
                     for file in data["files"]
+                    if file["path"] != data["example"]["path"]
                     for part in (f"### {file['path']}", fenced(file["content"], file["language"]))
                 ),
             ]
