@@ -314,6 +314,10 @@ class ServiceScaffold(BaseModel):
         "IMQ_REDIS, host:port), src/index.ts, package.json (ESM, pinned, build/start), tsconfig.json"
     )
     types: list[str] = Field(description="Types that need @classType()/@property() declarations")
+    notes: list[str] = Field(
+        description="Object-literal types: each lifted into a generated @classType() class in "
+        "src/types.ts, or why it could not be (it is then described as any)"
+    )
     cliAlternative: str
     versionNote: str | None = Field(None, description=VERSION_NOTE)
 

@@ -41,6 +41,7 @@ from imqueue_mcp.server.scaffold.manifest import (
     install_command,
     package_json_source,
 )
+from imqueue_mcp.server.scaffold.object_types import LiftedType, lift_object_types
 from imqueue_mcp.server.scaffold.types import (
     CLIENT_SUFFIX,
     Method,
@@ -106,13 +107,14 @@ def scaffold_service(
     method, because a service with no exposed method does not start.
     """
     service = normalize_service_name(name)
-    parsed = coerce_methods(methods)
+    parsed, lifted, notes = lift_object_types(coerce_methods(methods), [service])
     types = method_types(parsed)
     if service in types:
         raise ScaffoldError(f"Type {service!r} has the same name as the service class; rename the type.")
+    declared = sorted({*types, *(name for each in lifted for name in each.referenced())} - {service})
     files = [_file(f"src/{service}.ts", "typescript", service_source(service, parsed, types))]
-    if types:
-        files.append(_file("src/types.ts", "typescript", types_source(types)))
+    if declared:
+        files.append(_file("src/types.ts", "typescript", types_source(declared, lifted)))
     files.append(_file("src/config.ts", "typescript", SERVICE_CONFIG_SOURCE))
     files.append(_file("src/index.ts", "typescript", bootstrap_source(service)))
     manifest = package_json_source(kebab_case(service), f"The {service} @imqueue service", "index")
@@ -122,7 +124,8 @@ def scaffold_service(
         "service": service,
         "install": install_command(),
         "files": files,
-        "types": types,
+        "types": [name for name in declared if name not in {each.name for each in lifted}],
+        "notes": notes,
         "cliAlternative": (
             f"imq service create {kebab_case(service)} ./{kebab_case(service)} scaffolds a complete, "
             "provider-wired project (VCS, CI, container registry, addon packages, tests); add --dry-run "
@@ -201,9 +204,13 @@ def _single_line(text: str) -> str:
     return " ".join(_comment_safe(text).split())
 
 
-def types_source(types: Sequence[str]) -> str:
+def types_source(types: Sequence[str], lifted: Sequence[LiftedType] = ()) -> str:
     blocks = ["import { classType, property } from '@imqueue/rpc';"]
+    declared = {each.name: each for each in lifted}
     for type_name in types:
+        if type_name in declared:
+            blocks.append(_lifted_type_source(declared[type_name]))
+            continue
         blocks.append(
             "\n".join(
                 [
@@ -222,6 +229,30 @@ def types_source(types: Sequence[str]) -> str:
             )
         )
     return "\n\n".join(blocks) + "\n"
+
+
+def _lifted_type_source(lifted: LiftedType) -> str:
+    lines = [
+        "/**",
+        f" * {lifted.name}: generated from the object literal {_single_line(lifted.source)}",
+        " * so that the service describes it to clients (an object literal is described as any).",
+        " */",
+        "@classType()",
+        f"export class {lifted.name} {{",
+    ]
+    for index, field in enumerate(lifted.fields):
+        if index:
+            lines.append("")
+        optional = ", true" if field.optional else ""
+        lines.append(f"{INDENT}@property({_ts_string(field.type)}{optional})")
+        lines.append(f"{INDENT}{field.name}{'?' if field.optional else '!'}: {field.type};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _ts_string(text: str) -> str:
+    """A single-quoted TypeScript string literal of ``text``."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 SERVICE_CONFIG_SOURCE = broker_options_source(
@@ -280,6 +311,8 @@ def render_service_markdown(data: Mapping[str, Any]) -> str:
     ]
     for file in data["files"]:
         parts += [f"### {file['path']}", fenced(file["content"], file["language"])]
+    if data["notes"]:
+        parts += ["## Object-literal types", "\n".join(f"- {note}" for note in data["notes"])]
     if data["types"]:
         parts += [
             "## Complex types",
