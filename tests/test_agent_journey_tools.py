@@ -22,7 +22,7 @@ from imq_real import TEMPLATE, real_imq_environment, require_real_imq
 
 from imqueue_mcp.server.mcp.results import error_of
 
-from conftest import McpConnection, server_environment, stdio_connection
+from conftest import McpConnection, origin_args, server_environment, stdio_connection
 
 # git (which imq runs to clone its templates) honours these: a proxy on a closed loopback port
 # makes "no network" immediate and certain, whatever this machine can reach.
@@ -122,3 +122,67 @@ def test_scaffold_client_refuses_a_bad_call_timeout_with_a_clear_error(
     detail = error_of(result)
     assert detail is not None and detail["code"] == "invalid_arguments", text_of(result)
     assert "call_timeout_ms" in text_of(result)
+
+
+# --- docs errata: known needs of an example, detected from its code ---------------------------
+
+
+@pytest.fixture(scope="module")
+def docs_server(
+    site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[McpConnection]:
+    home = tmp_path_factory.mktemp("errata")
+    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    yield connection
+    connection.close()
+
+
+def test_get_doc_notes_the_get_started_client_built_without_a_queue_name(docs_server: McpConnection) -> None:
+    outline = docs_server.call("get_doc", {"url": "https://imqueue.org/get-started/", "outline": True})
+    anchors = [
+        entry["url"]
+        for entry in outline.structured_content["outline"]
+        if "client" in entry["heading"].lower()
+    ]
+    assert anchors, text_of(outline)
+    result = docs_server.call("get_doc", {"url": anchors[0], "maxTokens": 20000})
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert "new userService.UserClient();" in data["markdown"]
+    assert any("is given no queue name, so it calls the queue 'User'" in note for note in data["notes"])
+    assert "Note on this page's code: new userService.UserClient(...) is given no queue name" in text_of(
+        result
+    )
+
+    plain = docs_server.call("get_doc", {"url": "https://imqueue.org/license/"})
+    assert not plain.is_error and "notes" not in plain.structured_content
+
+
+def test_find_examples_flags_an_example_that_needs_a_queue_name(docs_server: McpConnection) -> None:
+    result = docs_server.call(
+        "find_examples", {"query": "consumer calls the generated client userService.UserClient", "limit": 10}
+    )
+    assert not result.is_error, text_of(result)
+    hits = result.structured_content["results"]
+    bare = [hit for hit in hits if re.search(r"new \w+\.\w+Client\(\s*\)", hit["code"])]
+    assert bare, [hit["code"][:80] for hit in hits]
+    assert all(any("no queue name" in note for note in hit["notes"]) for hit in bare)
+    named = [hit for hit in hits if re.search(r"new \w+\.\w+Client\([^,()]+,\s*'", hit["code"])]
+    assert all(not any("no queue name" in note for note in hit.get("notes") or []) for hit in named)
+    assert "   Note: new " in text_of(result)
+
+
+def test_the_known_needs_table_reads_the_code_not_the_page() -> None:
+    from imqueue_mcp.server.docs.errata import known_needs
+
+    assert known_needs("const db = new PrismaClient();") == []
+    assert known_needs("new user.UserClient(clientOptions, 'UserService');") == []
+    no_queue = known_needs("new user.UserClient(clientOptions);")
+    assert len(no_queue) == 1 and "calls the queue 'User'" in no_queue[0]
+    three = known_needs("@classType()\nclass A {}\nconst o = { callTimeout: 5000 };")
+    assert three == [
+        "@classType() and callTimeout are @imqueue/rpc 3.x API (rpc 1.x has neither @classType() nor "
+        "callTimeout): this example needs rpc 3.x (Node.js 22.12+, standard decorators)."
+    ]
+    redis = known_needs("const service = new UserService();")
+    assert len(redis) == 1 and "localhost:6379" in redis[0]

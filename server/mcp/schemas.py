@@ -189,6 +189,11 @@ class DocResult(BaseModel):
         "truncated; empty when the outline is returned instead"
     )
     mimeType: str
+    notes: list[str] | None = Field(
+        None,
+        description="Known needs of the code beyond what it shows (a queue name, a Redis option, an "
+        "rpc 3.x-only API), detected from the code; absent when none",
+    )
     bytes: int = Field(description="Size of markdown as returned, in bytes (UTF-8)")
     totalBytes: int = Field(description="Size of the whole document (the page or file) as served, in bytes")
     tokens: int = Field(description="Size of markdown as returned, in tokens (characters / 4, rounded up)")
@@ -376,6 +381,11 @@ class ExampleHit(BaseModel):
     packages: list[str] = Field(description="The @imqueue packages the block concerns: the page's own first")
     version: str | None = Field(None, description="The version of packages[0] the page documents, if stated")
     truncated: bool | None = Field(None, description="True when the code was cut; read the url for all of it")
+    notes: list[str] | None = Field(
+        None,
+        description="Known needs of the code beyond what it shows (a queue name, a Redis option, an "
+        "rpc 3.x-only API), detected from the code; absent when none",
+    )
     passage: HitPassage | None = Field(
         None,
         description="Present unless passages: false: the prose of the block's section that best "

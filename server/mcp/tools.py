@@ -33,6 +33,7 @@ from imqueue_mcp.server.catalogue.packages import (
 from imqueue_mcp.server.docs import examples, search
 from imqueue_mcp.server.docs import read as docs
 from imqueue_mcp.server.docs.corpus import CorpusUnavailable
+from imqueue_mcp.server.docs.errata import code_blocks, known_needs
 from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, MalformedDocUrl, OfflineError
 from imqueue_mcp.server.docs.hit_passages import (
     DEFAULT_PASSAGE_TOKENS,
@@ -333,6 +334,9 @@ def get_doc(services: Services) -> Handler:
         except (DocUrlError, FetchError, docs.DocError) as error:
             return failed(error)
         services.sizes.record(data)
+        needs = [note for code in code_blocks(data["markdown"]) for note in known_needs(code)]
+        if needs:
+            data["notes"] = list(dict.fromkeys(needs))
         return structured_result(data, docs.render_doc_text(data))
 
     return get_doc
