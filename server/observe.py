@@ -27,7 +27,9 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from mcp_types import LoggingLevel
+from mcp_types import CallToolResult, LoggingLevel
+
+from imqueue_mcp.server.tool_results import error_of
 
 # The package's loggers (each module's __name__): what a client may ask to hear. Named after the
 # import name, so a module's records reach the collector: under another name they never do.
@@ -115,27 +117,27 @@ def result_count(structured: Any) -> int | None:
     return None
 
 
-def log_tool_call(
-    *,
-    tool: str,
-    duration_ms: float,
-    is_error: bool,
-    error_code: str | None,
-    result_count: int | None,
-    client: dict[str, str | None],
-    protocol: str | None,
-) -> None:
+def log_tool_call(name: str, result: Any, request: Any, seconds: float) -> None:
+    """The per-call JSON line (at INFO) for the call of tool `name` that gave `result` in `seconds`,
+    made by `request` (the SDK's request context: its client and protocol; None when unknown)."""
     calls = logging.getLogger(CALLS_LOGGER)
     if not calls.isEnabledFor(logging.INFO):
         return
+    is_error = isinstance(result, CallToolResult) and bool(result.is_error)
+    detail = error_of(result) if isinstance(result, CallToolResult) else None
+    params = request.session.client_params if request is not None else None
+    client_info = params.client_info if params is not None else None
     line = {
         "event": "tool_call",
-        "tool": tool,
-        "durationMs": round(duration_ms, 1),
+        "tool": name,
+        "durationMs": round(seconds * 1000, 1),
         "isError": is_error,
-        "errorCode": error_code,
-        "resultCount": result_count,
-        "client": client,
-        "protocol": protocol,
+        "errorCode": detail.get("code") if detail else None,
+        "resultCount": None if is_error else result_count(getattr(result, "structured_content", None)),
+        "client": {
+            "name": client_info.name if client_info else None,
+            "version": client_info.version if client_info else None,
+        },
+        "protocol": request.protocol_version if request is not None else None,
     }
     calls.info(json.dumps(line, ensure_ascii=False, separators=(",", ":")))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -259,8 +260,10 @@ def test_a_scaffolded_service_on_a_non_default_redis_gets_its_client_through_the
         )
 
         # scaffold_client's caller, as written, beside the generated client: builds, calls, exits.
-        caller = scaffold_client("user", methods)
-        for file in [*caller["files"], caller["example"]]:
+        # files[] lists every file the answer shows, the caller among them.
+        caller = scaffold_client("user", methods, call_timeout_ms=3000)
+        assert caller["example"] in caller["files"]
+        for file in caller["files"]:
             target = project / file["path"]
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(file["content"])
@@ -271,6 +274,72 @@ def test_a_scaffolded_service_on_a_non_default_redis_gets_its_client_through_the
         # the scaffold's method body throws until implemented: the call reached the service
         assert called.returncode == 1, called.stdout + called.stderr
         assert "UserService.getUser() is not implemented yet" in called.stderr, called.stdout + called.stderr
+
+        # With the service gone, the caller's callTimeout rejects the call instead of waiting forever.
+        service.terminate()
+        service.wait(10)
+        started = time.monotonic()
+        unanswered = subprocess.run(
+            [node, "dist/caller.js"], cwd=project, env=environment, capture_output=True, text=True, timeout=60
+        )
+        assert unanswered.returncode == 1, unanswered.stdout + unanswered.stderr
+        assert "timed out after 3000 ms" in unanswered.stderr, unanswered.stdout + unanswered.stderr
+        assert time.monotonic() - started < 30
+    finally:
+        service.terminate()
+        service.wait(10)
+
+
+@pytest.mark.slow
+def test_an_object_literal_return_reaches_the_generated_client_as_its_class(
+    redis_port: int, tmp_path: Path
+) -> None:
+    """Issue 28: a method returning { sku: string; reserved: number } is scaffolded with a
+    generated @classType() class, so the running service describes it and the client generated
+    from it keeps the type (an object literal would be described as any)."""
+    runtime, major = rpc_runtime()
+    if major < 3:
+        pytest.skip(f"the scaffold is @imqueue 3.x code; the installed runtime is {major}.x")
+    require_external(node_major() >= NODE_FLOOR_FOR_3X, "Node.js 22.12+ for @imqueue 3.x", "Node 22 on PATH")
+    tsc = runtime / "typescript" / "bin" / "tsc"
+    require_external(tsc.is_file(), f"typescript in {runtime}", "bash .ci/install-framework.sh")
+    service_dir = tmp_path / "inventory-service"
+    methods = [
+        {
+            "name": "reserve",
+            "params": [{"name": "sku", "type": "string"}, {"name": "count", "type": "number"}],
+            "returns": "{ sku: string; reserved: number }",
+        }
+    ]
+    for file in scaffold_service("inventory", methods)["files"]:
+        target = service_dir / file["path"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(file["content"])
+    (service_dir / "node_modules").symlink_to(runtime, target_is_directory=True)
+    node = shutil.which("node")
+    assert node is not None
+    subprocess.run([node, str(tsc), "-p", str(service_dir)], check=True, capture_output=True, timeout=120)
+    environment = dict(os.environ, IMQ_REDIS=f"127.0.0.1:{redis_port}")
+    service = subprocess.Popen(
+        [node, "dist/index.js"],
+        cwd=service_dir,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        project = project_on(runtime, tmp_path / "caller")
+        runner = ImqRunner(working_directory=str(project), timeout_seconds=60)
+        result = asyncio.run(
+            bridge.generate_client(
+                "InventoryService", path="src/clients", redis=f"127.0.0.1:{redis_port}", runner=runner
+            )
+        )
+        assert not result.is_error, result.text
+        client = (project / "src" / "clients" / "InventoryService.ts").read_text()
+        assert "ReserveResult" in client, client
+        assert re.search(r"sku\??: string", client) and re.search(r"reserved\??: number", client), client
+        assert re.search(r"reserve\([^)]*\): Promise<ReserveResult>", client), client
     finally:
         service.terminate()
         service.wait(10)

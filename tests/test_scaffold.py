@@ -121,7 +121,7 @@ def test_models_are_accepted_as_well_as_dicts() -> None:
 
 def test_result_has_exactly_the_spec_shape() -> None:
     result = scaffold_service("user", [GET_USER])
-    assert set(result) == {"service", "install", "files", "types", "cliAlternative"}
+    assert set(result) == {"service", "install", "files", "types", "notes", "cliAlternative"}
     assert all(set(file) == {"path", "language", "content"} for file in result["files"])
 
 
@@ -258,9 +258,25 @@ def test_client_result_has_exactly_the_spec_shape() -> None:
         "generateCommand",
         "output",
         "example",
+        "callTimeoutMs",
+        "callTimeoutDefaulted",
         "files",
     }
     assert result["example"]["language"] == "typescript" and result["example"]["path"] == "src/caller.ts"
+    # every file the answer shows is listed, the caller first
+    assert [file["path"] for file in result["files"]] == ["src/caller.ts", "package.json", "tsconfig.json"]
+
+
+def test_client_caller_sets_the_asked_call_timeout_or_says_the_default() -> None:
+    asked = scaffold_client("user", [GET_USER], call_timeout_ms=2500)
+    assert "    callTimeout: 2500,\n};" in asked["example"]["content"]
+    assert "times out after 2500 ms (`callTimeout`, as asked)" in render_client_markdown(asked)
+    default = scaffold_client("user")
+    assert default["callTimeoutDefaulted"] and default["callTimeoutMs"] == 30000
+    assert "callTimeout: 30000," in default["example"]["content"]
+    assert "the scaffold's default" in render_client_markdown(default)
+    with pytest.raises(ScaffoldError, match="call_timeout_ms must be between 1 and"):
+        scaffold_client("user", call_timeout_ms=0)
 
 
 def test_client_example_starts_calls_and_destroys_in_finally() -> None:
@@ -358,3 +374,41 @@ def test_the_bootstrap_starts_the_service_with_the_broker_options() -> None:
     bootstrap = file_content(scaffold_service("user"), "src/index.ts")
     assert "new UserService(serviceOptions)" in bootstrap and "IMQ_REDIS" in bootstrap
     assert "export const serviceOptions" in file_content(scaffold_service("user"), "src/config.ts")
+
+
+# --- object-literal types (issue 28) -------------------------------------------------
+
+
+def test_an_object_literal_return_becomes_an_exposed_class_and_the_method_uses_it() -> None:
+    reserve = {
+        "name": "reserve",
+        "params": [{"name": "sku", "type": "string"}],
+        "returns": "Promise<{ sku: string; reserved: number; note?: string }>",
+    }
+    result = scaffold_service("inventory", [reserve])
+    source = next(file["content"] for file in result["files"] if file["path"] == "src/InventoryService.ts")
+    types = next(file["content"] for file in result["files"] if file["path"] == "src/types.ts")
+    assert "@return {Promise<ReserveResult>}" in source and "): Promise<ReserveResult> {" in source
+    assert "@classType()\nexport class ReserveResult {" in types
+    assert "    @property('string')\n    sku!: string;" in types
+    assert "    @property('number')\n    reserved!: number;" in types
+    assert "    @property('string', true)\n    note?: string;" in types
+    assert result["types"] == [] and "declared as the class ReserveResult" in result["notes"][0]
+    assert "## Object-literal types" in render_service_markdown(result)
+
+
+def test_an_object_literal_it_cannot_lift_is_left_as_written_and_said() -> None:
+    nested = {"name": "tree", "params": [], "returns": "{ node: { id: string } }[]"}
+    result = scaffold_service("inventory", [nested])
+    source = result["files"][0]["content"]
+    assert "Promise<{ node: { id: string } }[]>" in source
+    assert len(result["notes"]) == 1 and "describes it as any" in result["notes"][0]
+
+
+def test_a_generated_class_name_never_collides_with_a_named_type() -> None:
+    methods = [
+        {"name": "reserve", "params": [], "returns": "ReserveResult"},
+        {"name": "reserve2", "params": [], "returns": "{ ok: boolean }"},
+    ]
+    result = scaffold_service("inventory", methods)
+    assert "Reserve2Result" in result["files"][0]["content"]

@@ -23,6 +23,7 @@ from imqueue_mcp.docsource.examples import Example, example_corpus
 from imqueue_mcp.ranker import Index, rules
 from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
 from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper, CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.docs.errata import known_needs
 from imqueue_mcp.server.docs.hit_passages import (
     PassageOptions,
     add_example_passages,
@@ -163,6 +164,9 @@ def example_hit(example: Example) -> dict[str, Any]:
     }
     if example.version:
         hit["version"] = example.version
+    needs = known_needs(example.code)
+    if needs:
+        hit["notes"] = needs
     if len(example.code) > MAX_CODE_CHARS:
         cut = example.code[:MAX_CODE_CHARS]
         hit["code"] = cut[: cut.rfind("\n")] if "\n" in cut else cut
@@ -195,6 +199,7 @@ def render_examples_text(data: dict[str, Any]) -> str:
             lines.append(fence)
             if hit.get("truncated"):
                 lines.append(f"(cut at {MAX_CODE_CHARS} characters: get_doc({hit['url']}) has the rest)")
+            lines.extend(f"   Note: {note}" for note in hit.get("notes", []))
         lines.append("")
         lines.append("Check an example against its page with get_doc(url) before adapting it; cite the url.")
     else:

@@ -435,6 +435,7 @@ def render_doc_text(result: dict[str, Any]) -> str:
         )
     if result["truncated"]:
         header.append(_truncation_note(result))
+    header.extend(f"Note on this page's code: {note}" for note in result.get("notes", []))
     parts = ["\n".join(header), result["markdown"].rstrip("\n")]
     if result["truncated"]:
         parts.append(f"[{_truncation_note(result)}]")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import re
 import shutil
 import signal
@@ -250,7 +251,7 @@ async def create_service(
     result = word_outcome(
         outcome,
         success_note=success,
-        failure_hint=_create_failure_hint(outcome),
+        failure_hint=_create_failure_hint(outcome, name, target, flags),
         prompt_hint=(
             "pass each value imq asks for as a flag, for example flags=['--email=you@example.com']; "
             "cli_help('service create') lists them."
@@ -304,9 +305,51 @@ def _planned_path(outcome: RunOutcome | BridgeResult) -> str | None:
     return found["path"].strip() if found else None
 
 
-def _create_failure_hint(outcome: RunOutcome | BridgeResult) -> str:
+# imq clones its templates (lib/template.ts: git clone <TPL_REPO> ~/.imq/templates) on first use;
+# offline that clone is the failing command, or git itself is missing.
+_TEMPLATE_FETCH_FAILED = re.compile(
+    r"Command failed: git (?:clone|fetch)\b.*templates|Git required but is not installed", re.IGNORECASE
+)
+_TEMPLATE_FLAGS = ("-t", "--template")
+
+
+def _offline_template_hint(name: str, path: str, flags: list[str]) -> str:
+    """What failed (the templates could not be fetched) and the exact calls that work offline."""
+    kept: list[str] = []
+    skip = False
+    for flag in flags:
+        if skip:
+            skip = False
+            continue
+        if flag in _TEMPLATE_FLAGS:
+            skip = True
+            continue
+        if flag.startswith(tuple(f"{option}=" for option in _TEMPLATE_FLAGS)):
+            continue
+        kept.append(flag)
+    offline = [*kept, *(f for f in ("--no-install", "--no-use-git") if f not in kept)]
+    shown = ", ".join(json.dumps(flag) for flag in ["-t", "/path/to/template", *offline])
+    return (
+        "imq could not fetch its service templates: on first use it clones "
+        "https://github.com/imqueue/templates.git into ~/.imq/templates, and that clone failed "
+        "(no network, or no git); your flags were not the problem. "
+        "What works offline:\n"
+        f"- scaffold_service(name={json.dumps(name)}, methods=[...]) returns a complete service "
+        "(code, package.json, tsconfig) with no network and no imq;\n"
+        "- or point imq at a template folder on this machine (a copy of one folder of that "
+        f"repository, e.g. its default/): create_service(name={json.dumps(name)}, "
+        f"path={json.dumps(path)}, flags=[{shown}], apply=true). --no-install and --no-use-git "
+        "keep the rest of the run off the network too."
+    )
+
+
+def _create_failure_hint(
+    outcome: RunOutcome | BridgeResult, name: str = "", path: str = ".", flags: list[str] | None = None
+) -> str:
     if not isinstance(outcome, RunOutcome):
         return ""
+    if _TEMPLATE_FETCH_FAILED.search(f"{outcome.stderr}\n{outcome.stdout}"):
+        return _offline_template_hint(name, path, list(flags or []))
     line = imq_error_line(outcome)
     unknown = _UNKNOWN_ARGUMENTS.fullmatch(line)
     if unknown:

@@ -224,7 +224,7 @@ class ImqueueServer(MCPServer[Any]):
                 result = self.redactor.result(result)
         if request is not None:
             await self._send_diagnostics(request, records)
-        _log_call(name, result, request, time.perf_counter() - started)
+        observe.log_tool_call(name, result, request, time.perf_counter() - started)
         return result
 
     async def _send_diagnostics(
@@ -298,26 +298,6 @@ def _given(value: Any) -> str:
     if isinstance(value, str | int | float | bool) and len(repr(value)) <= 80:
         return f" (got {value!r})"
     return ""
-
-
-def _log_call(name: str, result: Any, request: ServerRequestContext[Any, Any] | None, seconds: float) -> None:
-    is_error = isinstance(result, CallToolResult) and bool(result.is_error)
-    detail = error_of(result) if isinstance(result, CallToolResult) else None
-    client_info = None
-    if request is not None and request.session.client_params is not None:
-        client_info = request.session.client_params.client_info
-    observe.log_tool_call(
-        tool=name,
-        duration_ms=seconds * 1000,
-        is_error=is_error,
-        error_code=detail.get("code") if detail else None,
-        result_count=None if is_error else observe.result_count(getattr(result, "structured_content", None)),
-        client={
-            "name": client_info.name if client_info else None,
-            "version": client_info.version if client_info else None,
-        },
-        protocol=request.protocol_version if request is not None else None,
-    )
 
 
 def create_server(

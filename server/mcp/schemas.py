@@ -189,6 +189,11 @@ class DocResult(BaseModel):
         "truncated; empty when the outline is returned instead"
     )
     mimeType: str
+    notes: list[str] | None = Field(
+        None,
+        description="Known needs of the code beyond what it shows (a queue name, a Redis option, an "
+        "rpc 3.x-only API), detected from the code; absent when none",
+    )
     bytes: int = Field(description="Size of markdown as returned, in bytes (UTF-8)")
     totalBytes: int = Field(description="Size of the whole document (the page or file) as served, in bytes")
     tokens: int = Field(description="Size of markdown as returned, in tokens (characters / 4, rounded up)")
@@ -314,6 +319,10 @@ class ServiceScaffold(BaseModel):
         "IMQ_REDIS, host:port), src/index.ts, package.json (ESM, pinned, build/start), tsconfig.json"
     )
     types: list[str] = Field(description="Types that need @classType()/@property() declarations")
+    notes: list[str] = Field(
+        description="Object-literal types: each lifted into a generated @classType() class in "
+        "src/types.ts, or why it could not be (it is then described as any)"
+    )
     cliAlternative: str
     versionNote: str | None = Field(None, description=VERSION_NOTE)
 
@@ -334,9 +343,15 @@ class ClientScaffold(BaseModel):
         description="A caller that runs as written once the client is generated: it reads the broker "
         "from IMQ_REDIS (host:port, default localhost:6379), starts the client, calls, destroys it"
     )
+    callTimeoutMs: int = Field(
+        description="The caller's callTimeout in milliseconds: call_timeout_ms, or the scaffold's default"
+    )
+    callTimeoutDefaulted: bool = Field(
+        description="True when no call_timeout_ms was given and callTimeoutMs is the scaffold's default"
+    )
     files: list[SourceFile] = Field(
-        description="The caller project's package.json (ESM, @imqueue/rpc 3.x pinned, build and start) "
-        "and tsconfig.json"
+        description="Every file shown: the caller (src/caller.ts, the example), the caller project's "
+        "package.json (ESM, @imqueue/rpc 3.x pinned, build and start) and tsconfig.json"
     )
     versionNote: str | None = Field(None, description=VERSION_NOTE)
 
@@ -366,6 +381,11 @@ class ExampleHit(BaseModel):
     packages: list[str] = Field(description="The @imqueue packages the block concerns: the page's own first")
     version: str | None = Field(None, description="The version of packages[0] the page documents, if stated")
     truncated: bool | None = Field(None, description="True when the code was cut; read the url for all of it")
+    notes: list[str] | None = Field(
+        None,
+        description="Known needs of the code beyond what it shows (a queue name, a Redis option, an "
+        "rpc 3.x-only API), detected from the code; absent when none",
+    )
     passage: HitPassage | None = Field(
         None,
         description="Present unless passages: false: the prose of the block's section that best "

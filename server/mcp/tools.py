@@ -33,6 +33,7 @@ from imqueue_mcp.server.docs import package_status as status
 from imqueue_mcp.server.docs import read as docs
 from imqueue_mcp.server.docs import search_docs as search
 from imqueue_mcp.server.docs.corpus_keeper import CorpusUnavailable
+from imqueue_mcp.server.docs.errata import code_blocks, known_needs
 from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, MalformedDocUrl, OfflineError
 from imqueue_mcp.server.docs.hit_passages import (
     DEFAULT_PASSAGE_TOKENS,
@@ -355,6 +356,9 @@ def get_doc(services: Services) -> Handler:
         except (DocUrlError, FetchError, docs.DocError) as error:
             return failed(error)
         services.sizes.record(data)
+        needs = [note for code in code_blocks(data["markdown"]) for note in known_needs(code)]
+        if needs:
+            data["notes"] = list(dict.fromkeys(needs))
         return structured_result(data, docs.render_doc_text(data))
 
     return get_doc
@@ -502,9 +506,19 @@ def scaffold_client(services: Services) -> Handler:
             Field(min_length=1, max_length=NAME_CHARACTERS, description="The service's name or class name"),
         ],
         methods: Methods = None,
+        call_timeout_ms: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                le=scaffold.MAX_CALL_TIMEOUT_MS,
+                strict=True,
+                description="The caller's per-call timeout (callTimeout) in milliseconds; omit for "
+                f"the scaffold's default of {scaffold.DEFAULT_CALL_TIMEOUT_MS} (rpc's own is none)",
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, ClientScaffold]:
         try:
-            data = scaffold.scaffold_client(service, methods)
+            data = scaffold.scaffold_client(service, methods, call_timeout_ms)
         except ScaffoldError as error:
             return failed(error)
         return structured_result(data, scaffold.render_client_markdown(data))

@@ -17,6 +17,7 @@ take a major whose module format and decorators the project's tsconfig does not 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 __all__ = [
     "DOCUMENTED_RANGES",
@@ -63,7 +64,14 @@ def install_command() -> str:
     return f"npm install {runtime} && npm install --save-dev {toolchain}"
 
 
-def broker_options_source(variable: str, options_type: str, defaults: str, *, export: bool = True) -> str:
+def broker_options_source(
+    variable: str,
+    options_type: str,
+    defaults: str,
+    *,
+    export: bool = True,
+    extra: Sequence[str] = (),
+) -> str:
     """`[export] const <variable>` reading the broker from IMQ_REDIS as the docs' tutorial does:
     host:port, several comma-separated for a cluster, localhost:6379 (the defaults) when unset."""
     return "\n".join(
@@ -87,6 +95,7 @@ def broker_options_source(variable: str, options_type: str, defaults: str, *, ex
             "            const [host, port] = instance.trim().split(':');",
             "            return { host, port: Number(port) };",
             "        }),",
+            *extra,
             "};",
             "",
         ]

@@ -13,8 +13,8 @@ Map of this module, top to bottom:
                                   bootstrap, package.json (manifest.py) and tsconfig.json
     render_service_markdown       that dict as markdown
     scaffold_client               -> {service, client, namespace, generateCommand, output, example,
-                                  files[]}: the example is the caller's src/caller.ts, files its
-                                  package.json and tsconfig.json
+                                  callTimeoutMs, files[]}: the example is the caller's src/caller.ts
+                                  (with callTimeout set), files it, its package.json and tsconfig.json
     render_client_markdown        that dict as markdown
 
 Facts the generated code relies on (from the @imqueue 3.x reference): services are
@@ -41,6 +41,7 @@ from imqueue_mcp.server.scaffold.manifest import (
     install_command,
     package_json_source,
 )
+from imqueue_mcp.server.scaffold.object_types import LiftedType, lift_object_types
 from imqueue_mcp.server.scaffold.types import (
     CLIENT_SUFFIX,
     Method,
@@ -106,13 +107,14 @@ def scaffold_service(
     method, because a service with no exposed method does not start.
     """
     service = normalize_service_name(name)
-    parsed = coerce_methods(methods)
+    parsed, lifted, notes = lift_object_types(coerce_methods(methods), [service])
     types = method_types(parsed)
     if service in types:
         raise ScaffoldError(f"Type {service!r} has the same name as the service class; rename the type.")
+    declared = sorted({*types, *(name for each in lifted for name in each.referenced())} - {service})
     files = [_file(f"src/{service}.ts", "typescript", service_source(service, parsed, types))]
-    if types:
-        files.append(_file("src/types.ts", "typescript", types_source(types)))
+    if declared:
+        files.append(_file("src/types.ts", "typescript", types_source(declared, lifted)))
     files.append(_file("src/config.ts", "typescript", SERVICE_CONFIG_SOURCE))
     files.append(_file("src/index.ts", "typescript", bootstrap_source(service)))
     manifest = package_json_source(kebab_case(service), f"The {service} @imqueue service", "index")
@@ -122,7 +124,8 @@ def scaffold_service(
         "service": service,
         "install": install_command(),
         "files": files,
-        "types": types,
+        "types": [name for name in declared if name not in {each.name for each in lifted}],
+        "notes": notes,
         "cliAlternative": (
             f"imq service create {kebab_case(service)} ./{kebab_case(service)} scaffolds a complete, "
             "provider-wired project (VCS, CI, container registry, addon packages, tests); add --dry-run "
@@ -201,9 +204,13 @@ def _single_line(text: str) -> str:
     return " ".join(_comment_safe(text).split())
 
 
-def types_source(types: Sequence[str]) -> str:
+def types_source(types: Sequence[str], lifted: Sequence[LiftedType] = ()) -> str:
     blocks = ["import { classType, property } from '@imqueue/rpc';"]
+    declared = {each.name: each for each in lifted}
     for type_name in types:
+        if type_name in declared:
+            blocks.append(_lifted_type_source(declared[type_name]))
+            continue
         blocks.append(
             "\n".join(
                 [
@@ -222,6 +229,30 @@ def types_source(types: Sequence[str]) -> str:
             )
         )
     return "\n\n".join(blocks) + "\n"
+
+
+def _lifted_type_source(lifted: LiftedType) -> str:
+    lines = [
+        "/**",
+        f" * {lifted.name}: generated from the object literal {_single_line(lifted.source)}",
+        " * so that the service describes it to clients (an object literal is described as any).",
+        " */",
+        "@classType()",
+        f"export class {lifted.name} {{",
+    ]
+    for index, field in enumerate(lifted.fields):
+        if index:
+            lines.append("")
+        optional = ", true" if field.optional else ""
+        lines.append(f"{INDENT}@property({_ts_string(field.type)}{optional})")
+        lines.append(f"{INDENT}{field.name}{'?' if field.optional else '!'}: {field.type};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _ts_string(text: str) -> str:
+    """A single-quoted TypeScript string literal of ``text``."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 SERVICE_CONFIG_SOURCE = broker_options_source(
@@ -280,6 +311,8 @@ def render_service_markdown(data: Mapping[str, Any]) -> str:
     ]
     for file in data["files"]:
         parts += [f"### {file['path']}", fenced(file["content"], file["language"])]
+    if data["notes"]:
+        parts += ["## Object-literal types", "\n".join(f"- {note}" for note in data["notes"])]
     if data["types"]:
         parts += [
             "## Complex types",
@@ -314,31 +347,49 @@ CLIENT_DIRECTORY = "./src/clients"
 CALLER_FILE = "src/caller.ts"
 
 
+DEFAULT_CALL_TIMEOUT_MS = 30_000
+"""The caller's callTimeout when none is asked for. @imqueue/rpc 3.x leaves callTimeout unset
+(a call to an absent or hung service then waits forever); 30 s matches the generator's own
+description timeout (DEFAULT_IMQ_CLIENT_OPTIONS.timeout)."""
+MAX_CALL_TIMEOUT_MS = 3_600_000
+
+
 def scaffold_client(
-    service: str, methods: Iterable[Method | Mapping[str, Any]] | None = None
+    service: str,
+    methods: Iterable[Method | Mapping[str, Any]] | None = None,
+    call_timeout_ms: int | None = None,
 ) -> dict[str, Any]:
     """Name everything ``imq client generate`` will produce for ``service``, and a caller.
 
     The client itself is not fabricated: it is generated from the running service,
-    so a copy written here could only drift from it.
+    so a copy written here could only drift from it. The caller sets ``callTimeout``
+    (``call_timeout_ms``, DEFAULT_CALL_TIMEOUT_MS when None); ``files`` lists every file
+    shown, the caller included.
     """
+    timeout = DEFAULT_CALL_TIMEOUT_MS if call_timeout_ms is None else call_timeout_ms
+    if not 1 <= timeout <= MAX_CALL_TIMEOUT_MS:
+        raise ScaffoldError(
+            f"call_timeout_ms must be between 1 and {MAX_CALL_TIMEOUT_MS} milliseconds, got {timeout}."
+        )
     service_class = normalize_service_name(service)
     parsed = coerce_methods(methods)
     namespace = service_class[0].lower() + service_class[1:]
     client_class = service_base_name(service_class) + CLIENT_SUFFIX
     caller = f"{kebab_case(service_class)}-caller"
+    example = _file(
+        CALLER_FILE, "typescript", client_example(service_class, namespace, client_class, parsed, timeout)
+    )
     return {
         "service": service_class,
         "client": client_class,
         "namespace": namespace,
         "generateCommand": f"imq client generate {service_class} {CLIENT_DIRECTORY}",
         "output": f"{CLIENT_DIRECTORY}/{service_class}.ts",
-        "example": {
-            "path": CALLER_FILE,
-            "language": "typescript",
-            "content": client_example(service_class, namespace, client_class, parsed),
-        },
+        "example": example,
+        "callTimeoutMs": timeout,
+        "callTimeoutDefaulted": call_timeout_ms is None,
         "files": [
+            example,
             _file(
                 "package.json",
                 "json",
@@ -349,13 +400,27 @@ def scaffold_client(
     }
 
 
-def client_example(service: str, namespace: str, client_class: str, methods: Sequence[Method]) -> str:
+def client_example(
+    service: str,
+    namespace: str,
+    client_class: str,
+    methods: Sequence[Method],
+    call_timeout_ms: int = DEFAULT_CALL_TIMEOUT_MS,
+) -> str:
     calls = [_client_call(method, namespace) for method in methods] or [
         "// Each exposed method is a typed member of the client; describe() lists them.",
         "console.log(await client.describe());",
     ]
     options = broker_options_source(
-        "clientOptions", "IMQClientOptions", "DEFAULT_IMQ_CLIENT_OPTIONS", export=False
+        "clientOptions",
+        "IMQClientOptions",
+        "DEFAULT_IMQ_CLIENT_OPTIONS",
+        export=False,
+        extra=[
+            "    // A call with no answer within this many milliseconds rejects with",
+            "    // IMQ_RPC_CALL_TIMEOUT; unset, it would wait forever.",
+            f"    callTimeout: {call_timeout_ms},",
+        ],
     )
     imports, _, body = options.partition("\n\n")
     return "\n".join(
@@ -402,6 +467,17 @@ def _placeholder_argument(type_text: str, namespace: str) -> str:
     return "undefined as any"
 
 
+def _timeout_sentence(data: Mapping[str, Any]) -> str:
+    timeout = data["callTimeoutMs"]
+    if data["callTimeoutDefaulted"]:
+        return (
+            f"Each call times out after {timeout} ms (`callTimeout`): no timeout was asked for, so this "
+            "is the scaffold's default (@imqueue/rpc leaves callTimeout unset, and a call to an absent "
+            "service then waits forever). Pass call_timeout_ms to choose another."
+        )
+    return f"Each call times out after {timeout} ms (`callTimeout`, as asked)."
+
+
 def render_client_markdown(data: Mapping[str, Any]) -> str:
     """Markdown for a scaffold_client result, built only from that result."""
     service = data["service"]
@@ -429,6 +505,7 @@ def render_client_markdown(data: Mapping[str, Any]) -> str:
                 "A caller that runs as written once the client is generated beside it (placeholder "
                 "arguments: put real values in). It reaches the service over the Redis in "
                 f"`{IMQ_REDIS_ENV}` (host:port; `{IMQ_REDIS_DEFAULT}` when unset), as the service does.",
+                _timeout_sentence(data),
                 fenced(data["example"]["content"], data["example"]["language"]),
                 "## The caller's project",
                 "ESM with the documented majors pinned: `npm install`, generate the client, then "
@@ -436,6 +513,7 @@ def render_client_markdown(data: Mapping[str, Any]) -> str:
                 *(
                     part
                     for file in data["files"]
+                    if file["path"] != data["example"]["path"]
                     for part in (f"### {file['path']}", fenced(file["content"], file["language"]))
                 ),
             ]
