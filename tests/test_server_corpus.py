@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,14 @@ def test_unreachable_sites_fall_back_to_the_snapshot_and_say_so(
     assert corpus is not None and corpus.index is first.index
     assert corpus.source == "snapshot" and corpus.location == str(snapshot_file)
     assert corpus.fetched_at and "could not be read" in corpus.note
+    # What is true now (issue 28 item 10): no refresh is under way; when it failed, and what answers.
+    assert "under way" not in corpus.note and re.search(
+        r"at the last refresh, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", corpus.note
+    )
+    assert (
+        f"generation {corpus.generation} (feeds read {corpus.fetched_at}) answers until a refresh succeeds"
+        in corpus.note
+    )
     assert corpus.index.search("expose a method").results
 
 

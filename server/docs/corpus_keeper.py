@@ -50,6 +50,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,6 +134,7 @@ class CorpusKeeper:
         self._task: asyncio.Task[None] | None = None
         self._next_attempt = 0.0
         self._live_failure = ""
+        self._live_failed_at = ""  # when the last live refresh failed (UTC), for the notes
         self._snapshot_failure = ""
         self._follower = SnapshotFollower(config, self.snapshot_path)
         self._checking: asyncio.Task[bool] | None = None
@@ -347,10 +349,14 @@ class CorpusKeeper:
             except Exception as error:  # any failure keeps the previous corpus
                 self._next_attempt = time.monotonic() + self.retry_seconds
                 self._live_failure = str(error) or type(error).__name__
+                self._live_failed_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
                 self._failed("live")
                 logger.warning("live docs refresh failed: %s", self._live_failure)
                 if self._current is not None:
-                    self._current = _with_note(self._current, self._stale_note())
+                    current = self._current
+                    self._current = _with_note(
+                        current, self._stale_note(current.generation, current.fetched_at)
+                    )
         if self._current is None and not snapshot_tried:
             try:
                 self._current = await asyncio.to_thread(self._load_snapshot)
@@ -417,8 +423,13 @@ class CorpusKeeper:
             return self.config.snapshot
         return Path(source_snapshot.default_snapshot_path())
 
-    def _stale_note(self) -> str:
-        return f"the live sites could not be read ({self._live_failure}), so an older corpus is answering"
+    def _stale_note(self, generation: str = "", fetched_at: str = "") -> str:
+        """What is true now after a failed live refresh: when it failed and why, and what answers."""
+        answering = f"generation {generation} (feeds read {fetched_at})" if generation else "an older corpus"
+        return (
+            f"the live sites could not be read ({self._live_failure}) at the last refresh, "
+            f"{self._live_failed_at}; {answering} answers until a refresh succeeds"
+        )
 
     def _unavailable_message(self) -> str:
         why = (
