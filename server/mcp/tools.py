@@ -45,7 +45,7 @@ from imqueue_mcp.server.docs.hit_passages import (
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq import bridge
 from imqueue_mcp.server.imq.runner import BridgeResult
-from imqueue_mcp.server.mcp import project_tools
+from imqueue_mcp.server.mcp import api_tools, project_tools
 from imqueue_mcp.server.mcp.instructions import LOCAL_INSTALL_GUIDE
 from imqueue_mcp.server.mcp.results import error_result, structured_result, text_result
 from imqueue_mcp.server.mcp.schemas import (
@@ -762,3 +762,13 @@ def logs(services: Services) -> Handler:
 def inspect_project(services: Services) -> Handler:
     handler = project_tools.inspect_project_handler(services)
     return handler
+
+
+@tool(
+    title="An @imqueue API symbol as installed",
+    hints=READS_LOCALLY,
+    where="local",
+    description=api_tools.DESCRIPTION,
+)
+def get_api(services: Services) -> Handler:
+    return api_tools.get_api_handler()
