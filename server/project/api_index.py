@@ -247,7 +247,8 @@ def _text(node: Any, source: bytes) -> str:
 def _squash(text: str) -> str:
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)  # doc comments inside type literals
     text = re.sub(r"^\s*//.*$", " ", text, flags=re.M)
-    return re.sub(r"\s+", " ", text).strip().rstrip(";").strip()
+    text = re.sub(r"\s+", " ", text).strip().rstrip(";").strip()
+    return re.sub(r"\s+\)", ")", re.sub(r"\(\s+", "(", text))
 
 
 def _doc_before(node: Any, source: bytes) -> DocComment:
