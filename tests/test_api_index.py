@@ -175,3 +175,29 @@ def test_parse_time_per_package_is_recorded(
     for index in (rpc1, rpc3):
         assert index.files > 10 and len(index.symbols) > 100
         assert index.parse_seconds > 0
+
+
+def test_pnpm_store_and_nested_copies_are_found(tmp_path: Path) -> None:
+    require_external(
+        (FRAMEWORK1 / "node_modules" / "@imqueue" / "rpc").is_dir(),
+        "tests/framework1",
+        "bash .ci/install-framework.sh",
+    )
+    real = (FRAMEWORK1 / "node_modules" / "@imqueue").resolve()
+    # pnpm: node_modules/@imqueue/rpc -> .pnpm/@imqueue+rpc@1.17.0/node_modules/@imqueue/rpc
+    store = tmp_path / "node_modules" / ".pnpm" / "@imqueue+rpc@1.17.0" / "node_modules" / "@imqueue"
+    store.mkdir(parents=True)
+    os.symlink(real / "rpc", store / "rpc")
+    os.symlink(real / "core", store / "core")
+    (tmp_path / "node_modules" / "@imqueue").mkdir()
+    os.symlink(store / "rpc", tmp_path / "node_modules" / "@imqueue" / "rpc")
+    # a nested copy of core under another package
+    nested = tmp_path / "node_modules" / "other" / "node_modules" / "@imqueue"
+    nested.mkdir(parents=True)
+    os.symlink(SERVICE_RUNTIME / "@imqueue" / "core", nested / "core")
+    packages, problems = api_index.installed_packages(tmp_path)
+    found = {(p.name, p.version) for p in packages}
+    assert ("@imqueue/rpc", "1.17.0") in found and ("@imqueue/core", "2.0.26") in found
+    if (SERVICE_RUNTIME / "@imqueue" / "core").is_dir():
+        assert ("@imqueue/core", "3.4.2") in found
+    assert not [p for p in problems if "looping" in p]
