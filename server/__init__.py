@@ -11,6 +11,7 @@ served by hosting/; serve.py hands the one to the other (docs/architecture.md).
     observe.py       stderr logging at the user's level, the per-call JSON line, client records
     tool_results.py  text, structured and guided-error tool results (the adapter's and the wire's)
     reply_limits.py  the most a tool's reply may hold (SECURITY.md)
+    result_shapes.py the tools' structured results as pydantic models (their outputSchema)
     mcp/             the adapter: app, tools (one record each), resources, prompts, completions,
                      schemas, strict argument models, the MCP side of the user's project
     hosting/         stdio and Streamable HTTP, the wire checks, probes, drain, metrics, limits

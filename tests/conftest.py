@@ -52,6 +52,7 @@ LOCAL_TOOLS = SHARED_TOOLS | {
     "config",
     "logs",
     "inspect_project",
+    "get_api",
 }
 
 

@@ -5,10 +5,10 @@ app.py            create_server(config, hosted) -> MCPServer; ImqueueServer wrap
                   version note, the per-call log line) and answers resources and completions
 tools.py          one @tool record per tool: title, hints, where offered, description, handler
 strict.py         closed, strict input schemas (unknown arguments refused by name, types exact)
-schemas.py        output schemas (pydantic models) of the tools that publish one
 resources.py      the curated pages, both llms.txt and the catalogue as resources; templates
 prompts.py        build_imqueue_service and choose_imqueue_packages
 completions.py    completion/complete: page paths and package names, ranked for a prefix
+api_tools.py      local only: get_api, a symbol as the installed @imqueue version declares it
 project_tools.py  local only: roots asked over the session, inspect_project's body and text, the note
 instructions.py   the server instructions and the local-install guide
 """

@@ -47,9 +47,10 @@ from imqueue_mcp.server.docs.package_facts import FactsUnavailable, StatusUnavai
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq import bridge
 from imqueue_mcp.server.imq.runner import BridgeResult
-from imqueue_mcp.server.mcp import project_tools
+from imqueue_mcp.server.mcp import api_tools, project_tools
 from imqueue_mcp.server.mcp.instructions import LOCAL_INSTALL_GUIDE
-from imqueue_mcp.server.mcp.schemas import (
+from imqueue_mcp.server.mcp.strict import strict_tool
+from imqueue_mcp.server.result_shapes import (
     ClientScaffold,
     DocResult,
     ExampleResult,
@@ -59,7 +60,6 @@ from imqueue_mcp.server.mcp.schemas import (
     SearchResult,
     ServiceScaffold,
 )
-from imqueue_mcp.server.mcp.strict import strict_tool
 from imqueue_mcp.server.scaffold import templates as scaffold
 from imqueue_mcp.server.scaffold.types import MAX_METHODS, Method, ScaffoldError
 from imqueue_mcp.server.services import Services
@@ -848,3 +848,13 @@ def logs(services: Services) -> Handler:
 def inspect_project(services: Services) -> Handler:
     handler = project_tools.inspect_project_handler(services)
     return handler
+
+
+@tool(
+    title="An @imqueue API symbol as installed",
+    hints=READS_LOCALLY,
+    where="local",
+    description=api_tools.DESCRIPTION,
+)
+def get_api(services: Services) -> Handler:
+    return api_tools.get_api_handler()

@@ -6,5 +6,7 @@ reader.py          @imqueue versions from package.json, the lockfile and node_mo
 roots.py           where the project is: the client's roots (kept per connection), else the working
                    directory
 report.py          inspect_project's report: its shape (the outputSchema) and how it is made
+api_index.py       the installed packages' declarations (.d.ts, tree-sitter): every exported symbol
+api_lookup.py      get_api's answer: a symbol as installed; api_diff.py: two versions compared
 version_notes.py   the one-line note on other tools' results when the project runs another major
 """

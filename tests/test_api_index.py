@@ -1,0 +1,203 @@
+"""The installed API index (server/project/api_index.py, api_diff.py) on two real installs:
+tests/framework1 (@imqueue/rpc 1.17.0 from the registry, npm ci) and the 3.x service runtime
+built from ../shared/vendor (rpc 3.7.2 on core 3.4.2, .ci/install-imq.sh). Every answer is
+checked against the declaration files themselves."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from imq_real import INSTALL, SERVICE_RUNTIME
+
+from imqueue_mcp.server.project import api_diff, api_index
+
+from conftest import require_external
+
+REPO = Path(__file__).resolve().parent.parent
+FRAMEWORK1 = REPO / "tests" / "framework1"
+RUNTIME3 = SERVICE_RUNTIME.parent
+
+# 20+ symbols each, written from the .d.ts files: classes, interfaces, functions, members.
+SYMBOLS_1X = [
+    "IMQClient",
+    "IMQClient.create",
+    "IMQClient.remoteCall",
+    "IMQClient.start",
+    "IMQClient.stop",
+    "IMQClient.destroy",
+    "IMQService",
+    "IMQService.start",
+    "IMQService.stop",
+    "IMQService.describe",
+    "IMQClientOptions",
+    "IMQClientOptions.timeout",
+    "IMQServiceOptions",
+    "IMQRPCError",
+    "IMQRPCRequest",
+    "IMQRPCResponse",
+    "remote",
+    "expose",
+    "lock",
+    "cache",
+    "property",
+    "IMQLock",
+    "IMQDelay",
+    "Description",
+    "DEFAULT_IMQ_CLIENT_OPTIONS",
+]
+SYMBOLS_3X = SYMBOLS_1X + ["IMQClientOptions.callTimeout", "classType", "IMQClient.hostName"]
+
+
+def _index(root: Path, name: str) -> api_index.PackageIndex:
+    packages, _problems = api_index.installed_packages(root)
+    matches = [p for p in packages if p.name == name]
+    assert matches, f"{name} not found under {root}: {[p.name for p in packages]}"
+    return api_index.index_package(matches[0])
+
+
+@pytest.fixture(scope="module")
+def rpc1() -> api_index.PackageIndex:
+    require_external(
+        (FRAMEWORK1 / "node_modules" / "@imqueue" / "rpc").is_dir(),
+        "tests/framework1",
+        "bash .ci/install-framework.sh",
+    )
+    return _index(FRAMEWORK1, "@imqueue/rpc")
+
+
+@pytest.fixture(scope="module")
+def rpc3() -> api_index.PackageIndex:
+    require_external((SERVICE_RUNTIME / "@imqueue" / "rpc").is_dir(), "the 3.x service runtime", INSTALL)
+    return _index(RUNTIME3, "@imqueue/rpc")
+
+
+def _check_against_file(index: api_index.PackageIndex, root: Path, name: str) -> None:
+    sym, near = api_index.resolve(index, name)
+    assert sym is not None, (name, near)
+    assert sym.name == name
+    packages, _ = api_index.installed_packages(root)
+    folder = next(p.path for p in packages if p.name == index.name)
+    text = (folder / sym.file).read_text(encoding="utf-8")
+    member = name.rsplit(".", 1)[-1]
+    assert member in sym.signature and member in text
+    # the signature's words are the declaration's own (whitespace collapsed)
+    flat = " ".join(text.split())
+    first = sym.signature.splitlines()[0]
+    assert first.split("(")[0].split("<")[0].strip() in flat
+    if sym.doc.summary:
+        assert sym.doc.summary.splitlines()[0].strip() in text
+
+
+@pytest.mark.parametrize("name", SYMBOLS_1X)
+def test_installed_1x_symbols_match_their_declaration(rpc1: api_index.PackageIndex, name: str) -> None:
+    assert rpc1.version == "1.17.0"
+    _check_against_file(rpc1, FRAMEWORK1, name)
+
+
+@pytest.mark.parametrize("name", SYMBOLS_3X)
+def test_installed_3x_symbols_match_their_declaration(rpc3: api_index.PackageIndex, name: str) -> None:
+    assert rpc3.version == "3.7.2"
+    _check_against_file(rpc3, RUNTIME3, name)
+
+
+def test_doc_tags_are_read(rpc3: api_index.PackageIndex) -> None:
+    timeout = rpc3.symbols["IMQClientOptions.timeout"]
+    assert timeout.doc.default == "30000"
+    assert "callTimeout" in timeout.doc.remarks
+    create = rpc3.symbols["IMQClient.create"]
+    assert set(create.doc.params) == {"name", "options"}
+    assert create.doc.returns.startswith("the generated namespace object")
+
+
+def test_fuzzy_and_dotted_names_resolve(rpc3: api_index.PackageIndex) -> None:
+    for query in ("IMQClientOptions.timeout", "imqclientoptions timeout", "IMQCLIENTOPTIONS.TIMEOUT"):
+        sym, _ = api_index.resolve(rpc3, query)
+        assert sym is not None and sym.name == "IMQClientOptions.timeout"
+    sym, near = api_index.resolve(rpc3, "IMQClientOptons")
+    assert sym is None and "IMQClientOptions" in near
+
+
+def test_diff_names_symbols_of_one_major_only(
+    rpc1: api_index.PackageIndex, rpc3: api_index.PackageIndex
+) -> None:
+    result = api_diff.diff(rpc1, rpc3).as_dict()
+    assert result["migration_guide"].startswith("https://imqueue.org/")
+    assert "IMQClientOptions.callTimeout" in result["added"]
+    assert "classType" in result["added"]
+    folder1 = FRAMEWORK1 / "node_modules" / "@imqueue" / "rpc"
+    all_1x = " ".join(
+        p.read_text(encoding="utf-8")
+        for p in folder1.rglob("*.d.ts")
+        if "node_modules" not in p.relative_to(folder1).parts
+    )
+    # what the diff calls new is absent from every 1.x declaration file, and present in 3.x
+    for name in ("callTimeout", "classType", "runWithRequest"):
+        assert name not in all_1x
+    for name in result["added"]:
+        assert name not in rpc1.symbols and name in rpc3.symbols
+    for entry in result["changed"]:
+        assert rpc1.symbols[entry["name"]].signature != rpc3.symbols[entry["name"]].signature
+    # comments inside type literals do not count as a change
+    assert all("/*" not in e["latest"] for e in result["changed"])
+
+
+def test_bad_input_gives_problems_not_tracebacks(tmp_path: Path) -> None:
+    packages, problems = api_index.installed_packages(tmp_path)
+    assert packages == [] and "npm install" in problems[0]
+    scope = tmp_path / "node_modules" / "@imqueue"
+    bad = scope / "bad"
+    bad.mkdir(parents=True)
+    (bad / "package.json").write_text('{"name": "@imqueue/bad", "version": "1.0.0"}')
+    (bad / "index.d.ts").write_text(
+        "export declare class Good { ok(): void; }\nexport declare class {{{ ((( \n"
+    )
+    (bad / "huge.d.ts").write_bytes(b"//" + b"x" * (api_index.MAX_DTS_BYTES + 1))
+    empty = scope / "empty"
+    empty.mkdir()
+    (empty / "package.json").write_text('{"name": "@imqueue/empty", "version": "2.0.0"}')
+    os.symlink(tmp_path / "node_modules", bad / "node_modules")  # a loop
+    (bad / "node_modules").resolve()
+    packages, problems = api_index.installed_packages(tmp_path)
+    assert sorted(p.name for p in packages) == ["@imqueue/bad", "@imqueue/empty"]
+    index = api_index.index_package(next(p for p in packages if p.name == "@imqueue/bad"))
+    assert "Good.ok" in index.symbols  # the part that parses
+    assert any("syntax errors" in p for p in index.problems)
+    assert any("huge.d.ts" in p and "not read" in p for p in index.problems)
+    empty_index = api_index.index_package(next(p for p in packages if p.name == "@imqueue/empty"))
+    assert empty_index.symbols == {} and "no declaration files" in empty_index.problems[0]
+
+
+def test_parse_time_per_package_is_recorded(
+    rpc1: api_index.PackageIndex, rpc3: api_index.PackageIndex
+) -> None:
+    for index in (rpc1, rpc3):
+        assert index.files > 10 and len(index.symbols) > 100
+        assert index.parse_seconds > 0
+
+
+def test_pnpm_store_and_nested_copies_are_found(tmp_path: Path) -> None:
+    require_external(
+        (FRAMEWORK1 / "node_modules" / "@imqueue" / "rpc").is_dir(),
+        "tests/framework1",
+        "bash .ci/install-framework.sh",
+    )
+    real = (FRAMEWORK1 / "node_modules" / "@imqueue").resolve()
+    # pnpm: node_modules/@imqueue/rpc -> .pnpm/@imqueue+rpc@1.17.0/node_modules/@imqueue/rpc
+    store = tmp_path / "node_modules" / ".pnpm" / "@imqueue+rpc@1.17.0" / "node_modules" / "@imqueue"
+    store.mkdir(parents=True)
+    os.symlink(real / "rpc", store / "rpc")
+    os.symlink(real / "core", store / "core")
+    (tmp_path / "node_modules" / "@imqueue").mkdir()
+    os.symlink(store / "rpc", tmp_path / "node_modules" / "@imqueue" / "rpc")
+    # a nested copy of core under another package
+    nested = tmp_path / "node_modules" / "other" / "node_modules" / "@imqueue"
+    nested.mkdir(parents=True)
+    os.symlink(SERVICE_RUNTIME / "@imqueue" / "core", nested / "core")
+    packages, problems = api_index.installed_packages(tmp_path)
+    found = {(p.name, p.version) for p in packages}
+    assert ("@imqueue/rpc", "1.17.0") in found and ("@imqueue/core", "2.0.26") in found
+    if (SERVICE_RUNTIME / "@imqueue" / "core").is_dir():
+        assert ("@imqueue/core", "3.4.2") in found
+    assert not [p for p in problems if "looping" in p]

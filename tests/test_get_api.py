@@ -1,0 +1,71 @@
+"""get_api through the SDK's client over stdio against the real server, on the two real
+installs (tests/framework1: rpc 1.17.0 from the registry; the 3.x runtime built from
+../shared/vendor): the installed signature and doc comment, fuzzy names, guided errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from imq_real import INSTALL, SERVICE_RUNTIME
+
+from conftest import McpConnection, origin_args, require_external, server_environment, stdio_connection
+
+REPO = Path(__file__).resolve().parent.parent
+FRAMEWORK1 = REPO / "tests" / "framework1"
+
+
+@pytest.fixture(scope="module")
+def server(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+    home = tmp_path_factory.mktemp("home")
+    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    yield connection
+    connection.close()
+
+
+def test_get_api_answers_from_the_installed_1x(server: McpConnection) -> None:
+    require_external(
+        (FRAMEWORK1 / "node_modules" / "@imqueue" / "rpc").is_dir(),
+        "tests/framework1",
+        "bash .ci/install-framework.sh",
+    )
+    result = server.call("get_api", {"symbol": "IMQClient.create", "path": str(FRAMEWORK1)})
+    assert not result.is_error
+    data = result.structured_content
+    assert data["found"] and data["via"] == "path"
+    sym = data["symbol"]
+    assert (sym["package"], sym["version"]) == ("@imqueue/rpc", "1.17.0")
+    assert (
+        sym["signature"] == "static create(name: string, options?: Partial<IMQClientOptions>): Promise<any>"
+    )
+    assert sym["doc"]["summary"] == "Creates client for a service with the given name"
+    text = (FRAMEWORK1 / "node_modules" / "@imqueue" / "rpc" / sym["file"]).read_text(encoding="utf-8")
+    assert "Creates client for a service with the given name" in text
+    # a name only the 3.x has: not found in 1.x, with the nearest names
+    missing = server.call("get_api", {"symbol": "IMQClientOptions.callTimeout", "path": str(FRAMEWORK1)})
+    assert not missing.is_error and missing.structured_content["found"] is False
+    assert "IMQClientOptions" in " ".join(missing.structured_content["nearest"])
+
+
+def test_get_api_answers_from_the_installed_3x(server: McpConnection) -> None:
+    require_external((SERVICE_RUNTIME / "@imqueue" / "rpc").is_dir(), "the 3.x service runtime", INSTALL)
+    result = server.call(
+        "get_api",
+        {"symbol": "imqclientoptions timeout", "package": "rpc", "path": str(SERVICE_RUNTIME.parent)},
+    )
+    data = result.structured_content
+    assert data["found"] and data["symbol"]["name"] == "IMQClientOptions.timeout"
+    assert data["symbol"]["version"] == "3.7.2" and data["symbol"]["doc"]["default"] == "30000"
+    assert "```ts\ntimeout: number\n```" in result.content[0].text
+
+
+def test_a_bad_path_is_refused_with_what_to_pass(server: McpConnection, tmp_path: Path) -> None:
+    result = server.call("get_api", {"symbol": "IMQService", "path": "relative/dir"})
+    assert result.is_error
+    error = result.structured_content["error"]
+    assert error["code"] == "invalid_arguments" and "absolute path" in error["suggestedAction"]
+    (tmp_path / "package.json").write_text("{}")
+    empty = server.call("get_api", {"symbol": "IMQService", "path": str(tmp_path)})
+    assert not empty.is_error and empty.structured_content["found"] is False
+    assert "npm install" in empty.structured_content["problems"][0]
