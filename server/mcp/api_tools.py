@@ -13,12 +13,10 @@ from typing import Annotated, Any
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.mcp.project_tools import ProjectPath, folders_for
 from imqueue_mcp.server.project import reader as project
 from imqueue_mcp.server.project.api_lookup import ApiAnswer, lookup
-from imqueue_mcp.server.project.report import folder_of
-from imqueue_mcp.server.project.roots import locate
-from imqueue_mcp.server.tool_results import error_result, structured_result
+from imqueue_mcp.server.tool_results import structured_result
 
 DESCRIPTION = (
     "Look up an @imqueue API symbol as the user's project has it installed: the declaration "
@@ -66,22 +64,12 @@ def get_api_handler() -> Callable[..., Awaitable[CallToolResult]]:
         package: Annotated[
             str | None, Field(max_length=100, description="@imqueue package, e.g. '@imqueue/rpc'")
         ] = None,
-        path: Annotated[
-            str | None,
-            Field(max_length=4096, description="The project folder (absolute); omit for the workspace"),
-        ] = None,
+        path: ProjectPath = None,
     ) -> Annotated[CallToolResult, ApiAnswer]:
-        if path is not None:
-            folder = folder_of(path)
-            if folder is None:
-                return error_result(
-                    ErrorCode.INVALID_ARGUMENTS,
-                    f"{path!r} is not an absolute path to a folder on this machine.",
-                    "Pass the project folder's absolute path, or omit path to use the workspace.",
-                )
-            folders, via = [folder], "path"
-        else:
-            folders, via = await locate()
+        where = await folders_for(path)
+        if isinstance(where, CallToolResult):
+            return where
+        folders, via = where
         root = await asyncio.to_thread(project.find_root, folders)
         if root is None:
             data: dict[str, Any] = {

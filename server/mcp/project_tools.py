@@ -22,6 +22,7 @@ import contextlib
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.shared.exceptions import MCPDeprecationWarning
@@ -101,26 +102,34 @@ DESCRIPTION = (
 )
 
 
+ProjectPath = Annotated[
+    str | None, Field(max_length=4096, description="The project folder (absolute); omit for the workspace")
+]
+
+
+async def folders_for(path: str | None) -> tuple[list[Path], str] | CallToolResult:
+    """The folders to look for the project in and how they were chosen ('path', 'roots' or 'cwd');
+    a guided error when `path` is not an absolute path to a folder here."""
+    if path is None:
+        return await project_roots.locate()
+    folder = folder_of(path)
+    if folder is None:
+        return error_result(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"{path!r} is not an absolute path to a folder on this machine.",
+            "Pass the project folder's absolute path, or omit path to use the workspace.",
+        )
+    return [folder], "path"
+
+
 def inspect_project_handler(services: Services) -> Callable[..., Awaitable[CallToolResult]]:
     """inspect_project's body (its record is in tools.py)."""
 
-    async def inspect_project(
-        path: Annotated[
-            str | None,
-            Field(max_length=4096, description="The project folder (absolute); omit for the workspace"),
-        ] = None,
-    ) -> Annotated[CallToolResult, ProjectReport]:
-        if path is not None:
-            folder = folder_of(path)
-            if folder is None:
-                return error_result(
-                    ErrorCode.INVALID_ARGUMENTS,
-                    f"{path!r} is not an absolute path to a folder on this machine.",
-                    "Pass the project folder's absolute path, or omit path to inspect the workspace.",
-                )
-            folders, via = [folder], "path"
-        else:
-            folders, via = await project_roots.locate()
+    async def inspect_project(path: ProjectPath = None) -> Annotated[CallToolResult, ProjectReport]:
+        where = await folders_for(path)
+        if isinstance(where, CallToolResult):
+            return where
+        folders, via = where
 
         async def documented() -> tuple[dict[str, Any], dict[str, str] | None] | None:
             facts = await services.facts.known()
