@@ -413,10 +413,14 @@ def test_cli_install_without_npm_says_npm_is_missing(monkeypatch: pytest.MonkeyP
 def test_cli_install_runs_npm_install_global_with_the_version(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """An echoing npm: the real one would install into the global prefix from the registry."""
+    """An echoing npm that, like the real one, puts an `imq` into its global bin (its own folder
+    here): the real one would install from the registry. The test needs no imq, node or npm."""
     npm_dir = tmp_path / "npm-bin"
     npm_dir.mkdir()
-    (npm_dir / "npm").write_text('#!/bin/sh\necho "npm stand-in: $*"\n')
+    (npm_dir / "npm").write_text(
+        '#!/bin/sh\necho "npm stand-in: $*"\n'
+        'printf \'#!/bin/sh\\necho 5.2.2\\n\' > "$(dirname "$0")/imq"\nchmod 755 "$(dirname "$0")/imq"\n'
+    )
     (npm_dir / "npm").chmod(0o755)
     monkeypatch.setenv("PATH", os.pathsep.join([str(npm_dir), os.environ["PATH"]]))
 
@@ -425,7 +429,7 @@ def test_cli_install_runs_npm_install_global_with_the_version(
     assert not result.is_error, result.text
     assert result.command == [str(npm_dir / "npm"), "install", "-g", "@imqueue/cli@5.2.2"]
     assert "npm stand-in: install -g @imqueue/cli@5.2.2" in result.text
-    assert "imq is now at" in result.text
+    assert f"imq is now at {npm_dir / 'imq'}" in result.text
 
 
 def test_cli_install_refuses_a_version_that_is_not_semver(runner: ImqRunner) -> None:

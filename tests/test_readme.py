@@ -88,3 +88,13 @@ def test_every_flag_the_readme_shows_is_one_the_command_takes(command: str) -> N
     assert done.returncode == 0, done.stderr
     taken = set(re.findall(r"(--[a-z][a-z-]*)", done.stdout))
     assert shown <= taken, f"{command} --help lacks {sorted(shown - taken)}"
+
+
+def test_every_flag_imqueue_mcp_takes_is_shown_in_the_readme() -> None:
+    """The reverse: a flag added to the server and left out of README's table or Commands fails."""
+    done = subprocess.run([str(BIN / "imqueue-mcp"), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    taken = set(re.findall(r"^ {2}(?:-[a-z], )?(--[a-z][a-z-]*)", done.stdout, re.M)) - {"--help"}
+    shown = shown_flags()["imqueue-mcp"]
+    assert {"--offline", "--allow-host", "--allow-origin"} <= taken, done.stdout
+    assert taken <= shown, f"README.md does not show {sorted(taken - shown)}"
