@@ -11,6 +11,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from conftest import McpConnection, built_snapshot, server_environment
 
@@ -29,11 +30,13 @@ def client_config(cwd: Path, *flags: str, **env: str) -> subprocess.CompletedPro
     )
 
 
-def snippets(text: str) -> tuple[list[str], dict[str, object], dict[str, object]]:
+def snippets(text: str) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
     """(the `claude mcp add` argv, the Cursor entry, the VS Code entry)."""
     claude = next(line for line in text.splitlines() if line.startswith("claude mcp add"))
     blocks = re.findall(r"^\{\n.*?^\}$", text, re.M | re.S)
-    cursor, vscode = (json.loads(block) for block in blocks)
+    cursor: dict[str, Any] = json.loads(blocks[0])
+    vscode: dict[str, Any] = json.loads(blocks[1])
+    assert len(blocks) == 2, text
     return shlex.split(claude), cursor["mcpServers"]["imqueue"], vscode["servers"]["imqueue"]
 
 
@@ -46,7 +49,7 @@ def test_the_printed_cursor_snippet_starts_a_server_answering_offline_from_elsew
     claude, cursor, vscode = snippets(done.stdout)
     expected = [COMMAND, "--offline", "--snapshot", str(snapshot)]
     assert claude == ["claude", "mcp", "add", "imqueue", "--", *expected]
-    assert [cursor["command"], *cursor["args"]] == expected  # type: ignore[list-item]
+    assert [cursor["command"], *cursor["args"]] == expected
     assert vscode == {"type": "stdio", **cursor}
 
     from mcp.client.stdio import StdioServerParameters
@@ -55,7 +58,7 @@ def test_the_printed_cursor_snippet_starts_a_server_answering_offline_from_elsew
     elsewhere.mkdir()
     env = {"HOME": str(elsewhere), "PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(elsewhere / "cache")}
     parameters = StdioServerParameters(
-        command=str(cursor["command"]), args=list(cursor["args"]), env=env, cwd=elsewhere  # type: ignore[call-overload]
+        command=str(cursor["command"]), args=list(cursor["args"]), env=env, cwd=elsewhere
     )
     connection = McpConnection(parameters, "legacy")
     try:
