@@ -12,17 +12,24 @@ Exit codes: 0 results, 1 a miss (guidance printed), 2 a usage or corpus error.
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any, TextIO
 
+from rich.console import Console
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+
 from imqueue_mcp.docsource.assemble import build
 from imqueue_mcp.docsource.snapshot import default_snapshot_path, load_snapshot
 from imqueue_mcp.docsource.sources import BuildError
 from imqueue_mcp.ranker import Index, SearchResponse, response_dict, rules
-from imqueue_mcp.ranker.search import EXPLAIN_LEGEND, Hit
+from imqueue_mcp.ranker.search import EXPLAIN_LEGEND
 
 EXIT_RESULTS, EXIT_MISS, EXIT_ERROR = 0, 1, 2
 
@@ -107,62 +114,104 @@ def batch_line(index: Index, query: str, package: str | None = None) -> dict[str
     return line
 
 
-EXPLAIN_WIDTH = 100  # every line imq-search prints fits a terminal this wide
-TITLE_WIDTH = 36  # the plain table's title column (the explain table's: EXPLAIN_TITLE_WIDTH)
-EXPLAIN_TITLE_WIDTH = 40
-SECTION_WIDTH = 24
-ROW_LEAD = 21  # "nn  sssssss  cccccc  ": rank, score, confidence
+FULL_WIDTH = 100_000  # piped with no COLUMNS: every row whole on one line, for grep and cut
 
 
-def cut(text: str, width: int) -> str:
-    """The text, or its head and an ellipsis, in at most `width` characters."""
-    return text if len(text) <= width else text[: width - 1] + "…"
+def output_width(out: TextIO) -> int | None:
+    """The columns to fit: COLUMNS when set, else the terminal's width when `out` is one, else
+    None (piped: no limit, nothing folded)."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if is_terminal(out):
+        try:
+            return os.get_terminal_size(out.fileno()).columns
+        except (OSError, ValueError):
+            return None
+    return None
 
 
-def shown_path(hit: Hit) -> str:
-    """A hit's place, shorter than its URL: the path on imqueue.org, host and path on imqueue.com."""
-    return f"imqueue.com{hit.path}" if hit.external else hit.path
+def is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def results_table(response: SearchResponse, width: int | None, terminal: bool) -> str:
+    """The plain ranked table, rendered by rich: rank, score, confidence, title and the whole URL
+    (a hyperlink on a terminal). Within `width`, a long title or URL folds onto the next line of
+    its cell; nothing is cut."""
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold" if terminal else "")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("conf", no_wrap=True)
+    table.add_column("title", overflow="fold")
+    table.add_column("url", overflow="fold")
+    for rank, hit in enumerate(response.results, 1):
+        url = hit.url
+        table.add_row(
+            str(rank),
+            f"{hit.score:.3f}",
+            hit.confidence,
+            Text(hit.title),
+            Text(url, style=Style(link=url) if terminal else ""),
+        )
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width or FULL_WIDTH,
+        force_terminal=terminal,
+        color_system="standard" if terminal else None,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        legacy_windows=False,
+    )
+    console.print(table)
+    return "".join(line.rstrip(" ") + "\n" for line in buffer.getvalue().splitlines())
 
 
 def print_table(response: SearchResponse, out: TextIO, explain: bool) -> None:
-    """The ranked table, every line within EXPLAIN_WIDTH columns. Plain: rank, score, confidence,
-    a cut title and the path (cut at the end when it is longer than the line has room for). With
-    --explain: the legend and the query's notes first, then per hit a row with its section, its
-    URL and its explanation."""
+    """The ranked table, fitted to the terminal's width (COLUMNS, or the terminal's own; whole
+    lines when piped). With --explain: the legend and the query's notes first, then per hit a row
+    with its section, its URL and its explanation."""
+    width = output_width(out)
     if explain:
         for line in EXPLAIN_LEGEND:
-            out.write(line + "\n")
+            out.write(wrapped(line, "    ", width))
         for note in response.notes:
-            out.write(wrapped(f"  · {note}", "      "))
+            out.write(wrapped(f"  · {note}", "      ", width))
     if response.corrected:
         out.write(f"(searched for: {response.corrected})\n")
-    limit = EXPLAIN_TITLE_WIDTH if explain else TITLE_WIDTH
-    width = min(max([len(h.title) for h in response.results] + [5]), limit)
-    last = f"{'section':<{SECTION_WIDTH}}" if explain else "path"
-    out.write(f"{'#':>2}  {'score':>7}  {'conf':<6}  {'title':<{width}}  {last}".rstrip() + "\n")
-    room = EXPLAIN_WIDTH - ROW_LEAD - width - 2
-    for rank, hit in enumerate(response.results, 1):
-        row = f"{rank:>2}  {hit.score:7.3f}  {hit.confidence:<6}  {cut(hit.title, width):<{width}}  "
-        if not explain:
-            out.write(f"{row}{cut(shown_path(hit), room)}\n")
-            continue
-        out.write(f"{row}{cut(hit.section, SECTION_WIDTH)}".rstrip() + "\n")
-        out.write(wrapped(f"      {hit.url}", "        "))
-        for line in hit.explanation:
-            out.write(wrapped(f"      {line}", "        "))
+    if not explain:
+        out.write(results_table(response, width, is_terminal(out)))
+    else:
+        for rank, hit in enumerate(response.results, 1):
+            row = f"{rank:>2}  {hit.score:7.3f}  {hit.confidence:<6}  {hit.title}  [{hit.section}]"
+            out.write(wrapped(row.rstrip(), "      ", width))
+            out.write(f"      {hit.url}\n")  # whole, never broken: a terminal links it as is
+            for line in hit.explanation:
+                out.write(wrapped(f"      {line}", "        ", width))
     if response.weak:
         out.write(
-            f"(weak: the best hit scores under {rules.CONFIDENCE_LOW_SCORE:g} or matches under "
-            f"{rules.CONFIDENCE_MIN_COVERAGE:.0%} of the query; the docs may not cover this)\n"
+            wrapped(
+                f"(weak: the best hit scores under {rules.CONFIDENCE_LOW_SCORE:g} or matches under "
+                f"{rules.CONFIDENCE_MIN_COVERAGE:.0%} of the query; the docs may not cover this)",
+                " ",
+                width,
+            )
         )
 
 
-def wrapped(line: str, indent: str) -> str:
-    """One explain line, broken at spaces (or hard, for a long URL) to fit EXPLAIN_WIDTH."""
+def wrapped(line: str, indent: str, width: int | None) -> str:
+    """One line, broken at spaces to fit `width` (not at all when None)."""
+    if width is None:
+        return line + "\n"
     lead = line[: len(line) - len(line.lstrip())]
     parts = textwrap.wrap(
         line.strip(),
-        width=EXPLAIN_WIDTH,
+        width=max(width, len(indent) + 20),
         initial_indent=lead,
         subsequent_indent=indent,
         break_long_words=True,
@@ -199,6 +248,15 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     except UsageError as error:
         sys.stderr.write(f"imq-search: {error}\n")
         return EXIT_ERROR
+    try:
+        return write_response(response, args, out)
+    except BrokenPipeError:  # `imq-search ... | head`: the reader has what it wanted
+        if out is sys.stdout:  # Python flushes stdout again at exit: let that write go nowhere
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_RESULTS if response.results else EXIT_MISS
+
+
+def write_response(response: SearchResponse, args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         out.write(json.dumps(response_dict(response), ensure_ascii=False, indent=2) + "\n")
     elif response.results:

@@ -6,9 +6,11 @@
                 [--snapshot-url URL] [--snapshot-poll-seconds S]
                 [--drain-seconds S] [--header-timeout S] [--body-timeout S] [--idle-timeout S]
                 [--max-connections N] [--keep-alive-requests N]
+    imqueue-mcp --client-config [--offline] [--snapshot PATH] [...]
 
 stdio is the default. Bad configuration is reported before any transport opens, as one
-line on stderr, with exit status 2. Nothing but protocol is ever written to stdout.
+line on stderr, with exit status 2. Nothing but protocol is ever written to stdout (but by
+--client-config, which prints the client registration snippets and serves nothing).
 """
 
 from __future__ import annotations
@@ -116,6 +118,12 @@ def parser() -> argparse.ArgumentParser:
             help=f"(with --http) {setting.help} (default {setting.default:g}) [env {setting.env}]",
         )
     p.add_argument(
+        "--client-config",
+        action="store_true",
+        help="print the snippets that register this server, with the flags in effect and absolute "
+        "paths, for Claude Code, Cursor and VS Code, then exit (stdio only)",
+    )
+    p.add_argument(
         "--log-level",
         metavar="LEVEL",
         help="what reaches stderr: DEBUG, INFO (adds one JSON line per tool call), WARNING (default), "
@@ -149,6 +157,8 @@ def main(argv: list[str] | None = None) -> None:
             )
             if value is not None
         ]
+        if args.client_config and args.http:
+            raise ConfigError("--client-config registers the local stdio server; leave out --http")
         if http_only and not args.http:
             raise ConfigError(f"{http_only[0]} applies only with --http")
         if args.port is not None and not 0 <= args.port <= 65535:
@@ -160,6 +170,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write(f"imqueue-mcp: error: {error}\n")
         sys.exit(EXIT_BAD_CONFIG)
 
+    if args.client_config:
+        from imqueue_mcp.server.registration import client_config, server_command
+
+        sys.stdout.write(client_config(config, server_command(), log_level))
+        return
     os.environ[ENV_LOG_LEVEL] = log_level  # HTTP worker processes read it (serve.create_app)
     configure_logging(log_level)
     if args.http:

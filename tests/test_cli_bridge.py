@@ -413,14 +413,13 @@ def test_cli_install_without_npm_says_npm_is_missing(monkeypatch: pytest.MonkeyP
 def test_cli_install_runs_npm_install_global_with_the_version(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """An echoing npm: the real one would install into the global prefix from the registry.
-    Like the real one, it leaves an `imq` in its bin directory, so the test holds on a machine
-    without imq (issue 28: a fresh machine's run failed here)."""
+    """An echoing npm that, like the real one, puts an `imq` into its global bin (its own folder
+    here): the real one would install from the registry. The test needs no imq, node or npm."""
     npm_dir = tmp_path / "npm-bin"
     npm_dir.mkdir()
     (npm_dir / "npm").write_text(
-        '#!/bin/sh\necho "npm stand-in: $*"\nprintf \'#!/bin/sh\\necho 5.2.2\\n\' > "$(dirname "$0")/imq"\n'
-        'chmod 755 "$(dirname "$0")/imq"\n'
+        '#!/bin/sh\necho "npm stand-in: $*"\n'
+        'printf \'#!/bin/sh\\necho 5.2.2\\n\' > "$(dirname "$0")/imq"\nchmod 755 "$(dirname "$0")/imq"\n'
     )
     (npm_dir / "npm").chmod(0o755)
     monkeypatch.setenv("PATH", os.pathsep.join([str(npm_dir), os.environ["PATH"]]))

@@ -396,3 +396,101 @@ def test_redis_misuse_is_refused_before_anything_runs(
 
     assert result.is_error and result.error_code == ErrorCode.ARGUMENT_REFUSED
     assert says in result.text and result.command == []
+
+
+# --- the previous runs' logs, kept at each start ----------------------------------------
+
+
+def counted_serve(folder: Path) -> str:
+    """Like SERVE, but each run prints its number (kept in runs.txt), so runs are told apart."""
+    runs = folder / "runs.txt"
+    return (
+        f"node -e \"const fs=require('fs');const f='{runs}';"
+        "const n=(fs.existsSync(f)?+fs.readFileSync(f,'utf8'):0)+1;fs.writeFileSync(f,String(n));"
+        "console.log('run '+n+' Alpha: reader '+'channel connected');setInterval(()=>{},1000)\""
+    )
+
+
+def wait_for_text(path: Path, text: str, seconds: float = 60) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.is_file() and text in (shown := path.read_text(errors="replace")):
+            return shown
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} not in {path} within {seconds} s")
+
+
+def test_a_production_restart_keeps_the_previous_runs_log_and_says_where(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    folder = make_service(work, "alpha", {"build": "node -e 0", "start": counted_serve(work / "alpha")})
+    first = production_start(runner)
+    assert not first.is_error and "previous run's log" not in first.text, first.text  # none yet
+    wait_for_text(var / "alpha.log", "run 1 Alpha")
+
+    restarted = run(fleet("restart", str(work), mode="production", runner=runner))
+
+    assert not restarted.is_error, restarted.text
+    assert f"The previous run's log: {var / 'alpha.log.1'}." in restarted.text
+    assert "run 1 Alpha" in (var / "alpha.log.1").read_text()
+    assert "run 1" not in wait_for_text(var / "alpha.log", "run 2 Alpha")
+    for _ in range(3):  # runs 3, 4, 5: only the last three earlier runs are kept
+        assert not run(fleet("restart", str(work), mode="production", runner=runner)).is_error
+    wait_for_text(var / "alpha.log", "run 5 Alpha")
+    kept = sorted(path.name for path in var.glob("alpha.log*"))
+    assert kept == ["alpha.log", "alpha.log.1", "alpha.log.2", "alpha.log.3"]
+    assert [
+        f"run {n} Alpha" in (var / f"alpha.log.{k}").read_text() for k, n in ((1, 4), (2, 3), (3, 2))
+    ] == [True] * 3
+
+    from imqueue_mcp.server.imq.bridge import logs
+
+    dumped = run(logs("dump", ["alpha"], runner=runner))  # real `imq log`: the current run only
+    assert not dumped.is_error and "run 5 Alpha" in dumped.stdout and "run 4" not in dumped.stdout
+    assert f"- alpha: {var / 'alpha.log.1'}, {var / 'alpha.log.2'}, {var / 'alpha.log.3'}" in dumped.text
+    assert (folder / "runs.txt").read_text() == "5"
+    cleaned = run(logs("clean", ["alpha"], runner=runner))
+    assert not cleaned.is_error and "and 3 kept log(s) of earlier runs." in cleaned.text, cleaned.text
+    assert not list(var.glob("alpha.log.*"))
+
+
+def test_a_dev_start_by_real_imq_keeps_the_log_of_a_service_that_died(
+    runner: ImqRunner, work: Path, var: Path
+) -> None:
+    """imq ctl start truncates the log (ctl.ts opens it with 'w'); the one before is kept first."""
+    died = (
+        "node -e \"console.log('Alpha: reader ' + 'channel connected'); "
+        "console.error('FATAL: out of cheese'); process.exit(3)\""
+    )
+    make_service(work, "alpha", {"dev": died})
+    started = run(fleet("start", str(work), runner=runner))
+    assert not started.is_error, started.text
+    wait_for_text(var / "alpha.log", "FATAL: out of cheese")
+    (work / "alpha" / "package.json").write_text(json.dumps({"name": "alpha", "scripts": {"dev": SERVE}}))
+    deadline = time.monotonic() + STOP_SECONDS  # imq's record of the dead pid stays; it is not alive
+    while any(pid and Path(f"/proc/{pid}").is_dir() for pid in [read_pids(var).get("alpha")]):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+    again = run(fleet("start", str(work), runner=runner))
+
+    assert not again.is_error, again.text
+    assert f"alpha: {var / 'alpha.log.1'}" in again.text and "previous run's log" in again.text
+    assert "FATAL: out of cheese" in (var / "alpha.log.1").read_text()
+    assert "FATAL" not in wait_for_text(var / "alpha.log", READY)  # imq's new run, truncated
+
+
+def test_a_kept_log_holds_the_last_mebibyte_on_whole_lines(tmp_path: Path) -> None:
+    from imqueue_mcp.server.imq.log_rotation import KEPT_BYTES, keep_previous_log
+
+    lines = [f"line {n:07d}\n" for n in range(KEPT_BYTES // 10)]  # 13 bytes each: ~1.3 MiB
+    (tmp_path / "big.log").write_text("".join(lines))
+    kept = keep_previous_log(tmp_path, "big")
+    assert kept == tmp_path / "big.log.1"
+    text = kept.read_text()
+    assert len(text.encode()) <= KEPT_BYTES + 100 and text.endswith(lines[-1])
+    head, first, *_ = text.splitlines()
+    assert head.startswith("[... the first ") and head.endswith(" bytes of this run's output were not kept]")
+    assert first + "\n" in lines  # a whole line
+    assert keep_previous_log(tmp_path, "big") == kept and not (tmp_path / "big.log.2").exists()  # once
+    assert keep_previous_log(tmp_path, "none") is None

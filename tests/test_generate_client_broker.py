@@ -163,7 +163,7 @@ def imq_node_first(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def node_major() -> int:
     node = shutil.which("node")
-    require_external(node is not None, "node", "a Node.js on PATH")
+    require_external(node is not None, "Node.js (node)", "apt-get install -y nodejs")
     assert node is not None
     return int(
         subprocess.run([node, "--version"], capture_output=True, text=True, check=True)

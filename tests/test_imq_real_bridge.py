@@ -393,6 +393,20 @@ def test_generate_client_writes_the_client_of_the_running_service(bridge: Bridge
     )
 
 
+def test_fleet_restart_keeps_the_previous_runs_log_and_says_where(bridge: Bridge, fleet_root: Path) -> None:
+    """imq ctl restart truncates probe.log; the run before is kept as probe.log.1 and named."""
+    var = bridge.imq_home / ".imq" / "var"
+    (var / "probe.log").write_bytes((var / "probe.log").read_bytes() + b"MARK: the run before\n")
+
+    restarted = call(bridge, "fleet", {"action": "restart", "path": "fleet", "calm": True})
+
+    assert not restarted.is_error, text_of(restarted)
+    assert f"probe: {var / 'probe.log.1'}" in text_of(restarted), text_of(restarted)
+    assert "MARK: the run before" in (var / "probe.log.1").read_text()
+    wait_for_log(bridge, "probe", f"{SERVICE}: watcher channel connected")
+    assert "MARK" not in (var / "probe.log").read_text()
+
+
 def test_logs_dump_prints_what_the_service_wrote_and_clean_deletes_it(
     bridge: Bridge, fleet_root: Path
 ) -> None:
@@ -401,11 +415,13 @@ def test_logs_dump_prints_what_the_service_wrote_and_clean_deletes_it(
     dumped = call(bridge, "logs", {"action": "dump", "services": ["probe"]})
     assert not dumped.is_error, text_of(dumped)
     assert f"{SERVICE}: reader channel connected" in text_of(dumped)
+    assert f"- probe: {log.with_name('probe.log.1')}" in text_of(dumped)  # the earlier run, named
 
     cleaned = call(bridge, "logs", {"action": "clean", "services": ["probe"]})
     assert not cleaned.is_error, text_of(cleaned)
     assert "Removed 1 log file(s) for probe." in text_of(cleaned)
-    assert not log.exists()
+    assert "and 1 kept log(s) of earlier runs." in text_of(cleaned)
+    assert not log.exists() and not log.with_name("probe.log.1").exists()
 
 
 def test_fleet_stop_stops_what_real_imq_started(bridge: Bridge, fleet_root: Path) -> None:

@@ -6,11 +6,16 @@ real process. Exit codes: 0 results, 1 a miss (with guidance), 2 a usage or corp
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
+import pty
+import re
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +31,13 @@ from conftest import tiny_site
 REPO = Path(__file__).resolve().parents[1]
 SITE = tiny_site()
 SECTIONS = ["Getting started", "Reference", "Blog", "Commercial"]
+
+
+@pytest.fixture(autouse=True)
+def no_inherited_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The width is each test's to set: a COLUMNS the runner inherited (xdist workers carry the
+    terminal's) would fold the piped table these tests read whole."""
+    monkeypatch.delenv("COLUMNS", raising=False)
 
 
 @pytest.fixture(scope="module")
@@ -60,34 +72,46 @@ def test_a_query_prints_a_ranked_table_and_exits_0(
     code, out, err = run(capsys, "--snapshot", str(snapshot), "redis queue")
     assert (code, err) == (0, "")
     header, *rows = out.splitlines()
-    assert header.split() == ["#", "score", "conf", "title", "path"]
+    assert header.split() == ["#", "score", "conf", "title", "url"]
     rows = [row for row in rows if not row.startswith("(weak:")]
     assert 1 <= len(rows) <= 6
     rank, score, confidence, title, path = rows[0].split()
     assert confidence in {"high", "medium", "low"}
-    assert (rank, title, path) == ("1", "RedisQueue", "/api/core/latest/core.redisqueue/")
+    assert (rank, title, path) == ("1", "RedisQueue", "https://imqueue.org/api/core/latest/core.redisqueue/")
     scores = [float(row.split()[1]) for row in rows]
     assert float(score) > 0 and scores[0] == max(scores)
     assert [row.split()[0] for row in rows] == [str(n) for n in range(1, len(rows) + 1)]
 
 
-def test_plain_rows_fit_100_columns_with_a_cut_title_and_the_path(
-    capsys: pytest.CaptureFixture[str], snapshot: Path
+def test_piped_rows_are_whole_lines_with_the_whole_url(
+    capsys: pytest.CaptureFixture[str], snapshot: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """No terminal and no COLUMNS (a pipe into grep or a file): one line per hit, nothing cut."""
+    monkeypatch.delenv("COLUMNS", raising=False)
     for query in ("service", "pricing", "How do I expose a method?"):
         code, out, _ = run(capsys, "--snapshot", str(snapshot), "--limit", "20", query)
-        lines = out.splitlines()
-        assert code == 0 and max(len(line) for line in lines) <= 100
-        assert not any("https://" in line for line in lines)  # the path, not the whole URL
+        rows = [line for line in out.splitlines()[1:] if not line.startswith("(weak:")]
+        expected = search_json(capsys, snapshot, "--limit", "20", query)["results"]
+        assert code == 0 and len(rows) == len(expected)
+        for row, hit in zip(rows, expected, strict=True):
+            assert row.endswith("  " + hit["url"]) and hit["title"] in row
+        assert "…" not in out and all(line == line.rstrip() for line in out.splitlines())
     _, out, _ = run(capsys, "--snapshot", str(snapshot), "pricing")
-    assert any(line.endswith("  imqueue.com/pricing/") for line in out.splitlines()[1:])  # told by its host
+    assert any(line.endswith("  https://imqueue.com/pricing/") for line in out.splitlines()[1:])
 
 
-def test_a_long_title_and_path_are_cut_with_an_ellipsis() -> None:
-    from imqueue_mcp.build_index.search_cli import cut
-
-    assert cut("RedisQueue", 36) == "RedisQueue"
-    assert cut("x" * 50, 36) == "x" * 35 + "…" and len(cut("x" * 50, 36)) == 36
+@pytest.mark.parametrize("columns", [40, 60, 100])
+def test_rows_fit_columns_and_fold_long_titles_and_urls_instead_of_cutting_them(
+    capsys: pytest.CaptureFixture[str], snapshot: Path, monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, _ = run(capsys, "--snapshot", str(snapshot), "--limit", "20", "How do I expose a method?")
+    lines = out.splitlines()
+    assert code == 0 and max(len(line) for line in lines) <= columns and "…" not in out
+    url_column = lines[0].index("url")
+    folded = "".join(line[url_column:] for line in lines[1:] if not line.startswith("(weak:"))
+    for hit in search_json(capsys, snapshot, "--limit", "20", "How do I expose a method?")["results"]:
+        assert hit["url"] in folded  # every URL whole, read down its column
 
 
 def test_limit_bounds_the_number_of_rows(capsys: pytest.CaptureFixture[str], snapshot: Path) -> None:
@@ -329,8 +353,9 @@ def test_explain_prints_lines_under_each_result(capsys: pytest.CaptureFixture[st
 
 
 def test_explain_prints_a_legend_names_each_boost_by_its_rule_and_fits_100_columns(
-    capsys: pytest.CaptureFixture[str], snapshot: Path
+    capsys: pytest.CaptureFixture[str], snapshot: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
     code, out, _ = run(capsys, "--snapshot", str(snapshot), "--explain", "How do I expose a method?")
     assert code == 0
     lines = out.splitlines()
@@ -448,7 +473,7 @@ def test_the_console_script_searches_a_mirror_built_in_memory_from_a_relative_fo
     )
     assert (done.returncode, done.stderr) == (0, "")
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["#", "score", "conf", "title", "path"]
+    assert lines[0].split() == ["#", "score", "conf", "title", "url"]
     assert lines[1].split()[3] == "RedisQueue"
     miss = subprocess.run(
         [*imq_search_command(), "--from", str(SITE), "--json", "quux"],
@@ -470,3 +495,37 @@ def test_the_console_script_searches_a_mirror_built_in_memory_from_a_relative_fo
     )
     assert usage.returncode == 2 and usage.stdout == "", usage.stderr
     assert usage.stderr.count("\n") == 1 and "Traceback" not in usage.stderr
+
+
+def test_the_console_script_fits_columns_and_links_urls_on_a_terminal(tmp_path: Path) -> None:
+    """The real process: piped with COLUMNS it fits them; on a terminal (a pty) of 70 columns it
+    fits those and each URL is a terminal hyperlink (OSC 8) to itself."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path), "COLUMNS": "50"}
+    env.pop("NO_COLOR", None)
+    argv = [*imq_search_command(), "--from", str(SITE), "--limit", "5", "redis queue"]
+    piped = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 0, piped.stderr
+    assert max(len(line) for line in piped.stdout.splitlines()) <= 50 and "\x1b" not in piped.stdout
+
+    env.pop("COLUMNS")
+    env["TERM"] = "xterm-256color"
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 70, 0, 0))
+    process = subprocess.Popen(argv, cwd=REPO, env=env, stdout=follower, stderr=subprocess.PIPE)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the process closed its side
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert process.wait(timeout=60) == 0, process.stderr.read() if process.stderr else ""
+    shown = b"".join(chunks).decode()
+    url = "https://imqueue.org/api/core/latest/core.redisqueue/"
+    assert f";{url}\x1b\\" in shown  # OSC 8 names the whole URL as the link target
+    visible = re.sub(r"\x1b\]8;[^\x1b]*\x1b\\|\x1b\[[0-9;]*m", "", shown)
+    assert max(len(line) for line in visible.splitlines()) <= 70

@@ -70,6 +70,8 @@ def test_local_install_guide_gives_an_install_that_works_today_and_three_clients
     assert "python3 -m venv ~/.imqueue-mcp" in text and "bin/pip install ./imqueue-mcp" in text
     assert "not on PyPI yet" in text and "Once the package is published on PyPI, `uvx imqueue-mcp`" in text
     assert "claude mcp add" in text and "Cursor" in text and "VS Code" in text
+    # the user's own flags: the command that prints snippets carrying them, and where they go
+    assert "imqueue-mcp --client-config" in text and '"args": ["--offline", "--snapshot",' in text
 
 
 @pytest.mark.parametrize("method", ["GET", "HEAD", "DELETE", "PUT", "PATCH"])

@@ -47,11 +47,18 @@ from imqueue_mcp.server.imq.broker import (
     installed_rpc_version,
     probe_broker,
 )
-from imqueue_mcp.server.imq.fleet_start import describe_start
+from imqueue_mcp.server.imq.fleet_start import describe_start, service_folders
 from imqueue_mcp.server.imq.generated_client import attach_generated_client
+from imqueue_mcp.server.imq.log_rotation import (
+    describe_kept,
+    keep_previous_log,
+    previous_logs,
+    remove_previous_logs,
+)
 from imqueue_mcp.server.imq.production import (
     describe_modes,
     forget_stopped,
+    process_alive,
     read_pids,
     start_production,
     stop_tracked,
@@ -642,6 +649,7 @@ async def fleet(
         return await _fleet_production(action, root, services, where, runner, environment)
     if action in ("stop", "status") and runner.find_imq() is None and read_pids(var_home()):
         return await _fleet_without_imq(action, root, services, where)
+    kept = _keep_previous_logs(action, root, services) if runner.find_imq() is not None else {}
     args = ["ctl", action, "-p", str(root)]
     if services:
         args += ["-s", ",".join(services)]
@@ -657,6 +665,8 @@ async def fleet(
     )
     if action in ("start", "restart"):
         note = f"{note}\n\n{describe_start(root, services)}"
+        if kept:
+            note = f"{note}\n\n{describe_kept(kept)}"
     if action == "status":
         modes = describe_modes(services)
         note = f"{note}\n\n{modes}" if modes else note
@@ -665,6 +675,24 @@ async def fleet(
         success_note=note,
         failure_hint=f"{note}\n\nCheck the path and service names (fleet(action='status') lists them).",
     )
+
+
+def _keep_previous_logs(action: str, root: Path, services: list[str] | None) -> dict[str, Path]:
+    """Before imq ctl start/restart truncates them: each service's log, kept as <name>.log.1.
+    start leaves a running service alone (imq ctl skips a live pid), so its log is not copied."""
+    if action not in ("start", "restart"):
+        return {}
+    var = var_home()
+    pids = read_pids(var) if action == "start" else {}
+    kept: dict[str, Path] = {}
+    for folder in service_folders(root, services):
+        pid = pids.get(folder.name)
+        if pid is not None and process_alive(pid):
+            continue
+        path = keep_previous_log(var, folder.name)
+        if path is not None:
+            kept[folder.name] = path
+    return kept
 
 
 def _refuse_fleet_mode(action: str, mode: str, update: bool) -> BridgeResult | None:
@@ -824,10 +852,39 @@ async def logs(
         args = ["log", *named, "--clean"]
     outcome = await runner.run_imq(args, LOGS_TIMEOUT_SECONDS)
     whose = ", ".join(named) if named else "all services"
+    var = var_home()
+    if action == "clean":
+        succeeded = isinstance(outcome, RunOutcome) and outcome.succeeded
+        removed = remove_previous_logs(var, named or None) if succeeded else 0
+        note = f"Deleted the collected logs of {whose}" + (
+            f", and {removed} kept log(s) of earlier runs." if removed else "."
+        )
+    else:
+        note = _describe_previous_logs(var, named)
     return word_outcome(
         outcome,
-        success_note=f"Deleted the collected logs of {whose}." if action == "clean" else "",
-        failure_hint="Logs exist only for services started with fleet(action='start'); check the names.",
+        success_note=note,
+        failure_hint="Logs exist only for services started with fleet(action='start'); check the names."
+        + (f"\n{note}" if note and action == "dump" else ""),
+    )
+
+
+def _describe_previous_logs(var: Path, named: list[str]) -> str:
+    """Where the earlier runs' logs of the dumped services are (fleet keeps them at each start)."""
+    if named:
+        names = named
+    else:
+        try:
+            names = sorted(entry.name[: -len(".log")] for entry in var.glob("*.log") if entry.is_file())
+        except OSError:
+            names = []
+    found = {name: previous_logs(var, name) for name in names}
+    lines = [f"- {name}: {', '.join(str(path) for path in paths)}" for name, paths in found.items() if paths]
+    if not lines:
+        return ""
+    return (
+        "The log above is the current run's only. The earlier runs' logs (newest first; read them "
+        "as files):\n" + "\n".join(lines)
     )
 
 

@@ -10,7 +10,7 @@ kinds alike:
   service's own process group: imq ctl stop sends SIGTERM to the group, waits about 5 s, then
   SIGKILL; imq ctl start skips a service whose pid is alive.
 - `<imq home>/var/<service>.log`: the service's stdout and stderr, truncated at each start,
-  which imq log (the logs tool) reads.
+  which imq log (the logs tool) reads; the previous runs' are kept first (log_rotation.py).
 - A service is what imq ctl would start: a named sub-folder of the path, else each sub-folder
   whose src/ has a .ts file with a class extending IMQService or IMQClient.
 
@@ -50,6 +50,7 @@ from typing import Any
 from imqueue_mcp.server import progress
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq.arguments import refused
+from imqueue_mcp.server.imq.log_rotation import keep_previous_log
 from imqueue_mcp.server.imq.runner import (
     BridgeResult,
     ImqRunner,
@@ -395,6 +396,8 @@ async def _start_one(
         )
     build_seconds = time.monotonic() - build_started
     log = var / f"{name}.log"
+    kept = keep_previous_log(var, name)  # the launcher truncates the log, as imq ctl does
+    previous = f" The previous run's log: {kept}." if kept else ""
     launched = await _launch(runner, npm, folder, log, environment)
     if isinstance(launched, BridgeResult):
         return ServiceStart(name, f"{name}: {launched.text}", launched.error_code, launched.next_step)
@@ -418,7 +421,7 @@ async def _start_one(
         return ServiceStart(
             name,
             f"{name}: built in {build_seconds:.1f} s, but `npm start` (pid {pid}) ended after "
-            f"{time.monotonic() - launched_at:.1f} s, before it was ready. Its output ({log}):\n"
+            f"{time.monotonic() - launched_at:.1f} s, before it was ready.{previous} Its output ({log}):\n"
             f"{_log_tail(log) or '(none)'}",
             ErrorCode.IMQ_FAILED,
             "Fix what its output above reports (a missing compiled entry point, the broker address in "
@@ -433,8 +436,8 @@ async def _start_one(
     return ServiceStart(
         name,
         f"{name}: built in {build_seconds:.1f} s (`npm run build`), started in production with `npm start`, "
-        f"pid {pid} (its own process group), {readiness}. Log: {log}. No watcher: files written into "
-        "its src/ do not restart it.",
+        f"pid {pid} (its own process group), {readiness}. Log: {log}.{previous} No watcher: files "
+        "written into its src/ do not restart it.",
     )
 
 

@@ -43,6 +43,10 @@ Once the package is published on PyPI, `uvx imqueue-mcp` (uv) or `pipx run imque
 will do the same in one step; until then those two commands find nothing.
 
 The clients need the absolute path of the venv's command: below, /home/you/.imqueue-mcp/bin/imqueue-mcp.
+Once installed, `imqueue-mcp --client-config` (with the flags you serve with, e.g. `--offline
+--snapshot PATH`) prints these snippets for your machine, with those flags and absolute paths.
+A snapshot or flag goes in each snippet's arguments: `"args": ["--offline", "--snapshot",
+"/home/you/imq/snapshot.msgpack"]`, or after the command in `claude mcp add`.
 
 ## Claude Code
 
