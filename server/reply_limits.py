@@ -13,6 +13,8 @@ on the real servers. Where each bound comes from:
     bridge tools     imq's output, capped at 64 kB per stream (runner.OUTPUT_CAP_BYTES), JSON-
                      escaped, plus the bridge's own notes; generate_client also returns the
                      generated file, at most MAX_CLIENT_BYTES (2 MiB), twice
+    get_api          one declaration (a signature and its doc comment, as a .d.ts of at most 2 MB
+                     holds them), 8 nearest names, 20 problems, the packages read, twice
     inspect_project  at most 100 packages, 20 copies each, 20 problems, each value cut at 214
                      characters (project/reader.py), the findings they give, twice
     the rest         fixed text, or text of the size of their arguments
@@ -44,6 +46,7 @@ REPLY_BYTES: dict[str, int] = {
     "config": 1024 * KB,
     "logs": 1024 * KB,
     "inspect_project": 512 * KB,
+    "get_api": 256 * KB,
 }
 
 
