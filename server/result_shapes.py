@@ -309,6 +309,40 @@ class SourceFile(BaseModel):
     content: str
 
 
+class GenerateCall(BaseModel):
+    tool: str = Field(description="generate_client")
+    arguments: dict[str, str] = Field(description="Its arguments: the service and the folder for the file")
+
+
+class CalledService(BaseModel):
+    service: str = Field(description="The called service's class name")
+    queue: str = Field(description="The queue its client addresses (the class name)")
+    namespace: str = Field(description="The generated module's only export")
+    client: str = Field(description="The client class in that namespace")
+    field: str = Field(description="The property holding the client on the new service")
+    clientFile: str = Field(description="Where generate_client writes the client: src/clients/<Service>.ts")
+    generate: GenerateCall
+
+
+class PlacedFile(BaseModel):
+    path: str = Field(description="As in files[]: relative to the folder")
+    absolute: str
+    action: Literal["create", "overwrite", "unchanged", "conflict"] = Field(
+        description="What writing did (or, in a dry run, would do); conflict: exists with other content "
+        "and overwrite was not given"
+    )
+    bytes: int
+
+
+class Placement(BaseModel):
+    path: str = Field(description="The folder written into (resolved)")
+    dryRun: bool = Field(description="True: nothing was written; files says what a write would do")
+    files: list[PlacedFile]
+
+
+WRITTEN = "Local server, with path: what was written (or, in a dry run, would be) and where"
+
+
 class ServiceScaffold(BaseModel):
     service: str = Field(description="The service class name, which is also its queue name")
     install: str = Field(
@@ -323,7 +357,13 @@ class ServiceScaffold(BaseModel):
         description="Object-literal types: each lifted into a generated @classType() class in "
         "src/types.ts, or why it could not be (it is then described as any)"
     )
+    calls: list[CalledService] = Field(
+        default_factory=list, description="The services it calls, each client wired in, to generate"
+    )
+    callTimeoutMs: int | None = Field(None, description="With calls: the clients' callTimeout in ms")
+    callTimeoutDefaulted: bool | None = Field(None, description="With calls: no call_timeout_ms was given")
     cliAlternative: str
+    written: Placement | None = Field(None, description=WRITTEN)
     versionNote: str | None = Field(None, description=VERSION_NOTE)
 
 
@@ -339,6 +379,7 @@ class ClientScaffold(BaseModel):
     namespace: str
     generateCommand: str
     output: str
+    generate: GenerateCall = Field(description="The generate_client call that writes the client")
     example: ClientExample = Field(
         description="A caller that runs as written once the client is generated: it reads the broker "
         "from IMQ_REDIS (host:port, default localhost:6379), starts the client, calls, destroys it"
@@ -353,6 +394,7 @@ class ClientScaffold(BaseModel):
         description="Every file shown: the caller (src/caller.ts, the example), the caller project's "
         "package.json (ESM, @imqueue/rpc 3.x pinned, build and start) and tsconfig.json"
     )
+    written: Placement | None = Field(None, description=WRITTEN)
     versionNote: str | None = Field(None, description=VERSION_NOTE)
 
 

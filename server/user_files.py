@@ -11,13 +11,22 @@ trusted from `stat`. Callers run it off the event loop (asyncio.to_thread) like 
     read_capped(path, limit)        the bytes; raises FileNotFoundError, NotARegularFile,
                                     FileTooLarge (both OSError, so existing handlers hold)
     read_text_capped(path, limit)   the same, decoded (utf-8-sig by default: a BOM is dropped)
+
+Writing is the scaffold tools' (with a target folder, on the local server only): the folder must be
+absolute and inside the allowed folders (target_folder), every destination a regular file or
+nothing yet, never reached through a symlinked folder (plan_writes), and an existing file with
+other content is replaced only with overwrite (write_planned refuses the lot otherwise).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import stat
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 CHUNK_BYTES = 64 * 1024
 MANIFEST_BYTES = 8 * 1024 * 1024  # a package.json, a lockfile, a tsconfig, a source file
@@ -71,3 +80,122 @@ def read_capped(path: Path, limit: int) -> bytes:
 def read_text_capped(path: Path, limit: int, encoding: str = "utf-8-sig", errors: str = "strict") -> str:
     """read_capped, decoded; raises UnicodeDecodeError for bytes that are not `encoding`."""
     return read_capped(path, limit).decode(encoding, errors)
+
+
+# --- writing a scaffold's files into a folder of the user's ---------------------------
+
+
+class WriteRefused(ValueError):
+    """Nothing was written: `args[0]` says why, `next_step` what to pass instead."""
+
+    def __init__(self, message: str, next_step: str) -> None:
+        super().__init__(message)
+        self.next_step = next_step
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one file goes and what writing it does: create, overwrite, unchanged or conflict
+    (exists with other content, and overwrite was not given)."""
+
+    path: str  # relative to the target folder, as the scaffold names it
+    absolute: Path
+    action: str
+    bytes: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "absolute": str(self.absolute), "action": self.action, "bytes": self.bytes}
+
+
+def within(path: Path, folders: Sequence[Path]) -> bool:
+    """Whether `path` (resolved, symlinks followed) lies in one of `folders` (resolved too)."""
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(folder.resolve()) for folder in folders)
+
+
+def target_folder(path: str, allowed: Sequence[Path], what: str = "path") -> Path:
+    """`path` as the folder to write into, once it is absolute and inside `allowed`."""
+    folder = Path(path).expanduser()
+    names = ", ".join(str(each) for each in allowed)
+    if not folder.is_absolute():
+        raise WriteRefused(
+            f"{what} {path!r} is not an absolute path; nothing was written.",
+            f"Pass the folder's absolute path, inside {names}.",
+        )
+    if not within(folder, allowed):
+        raise WriteRefused(
+            f"{what} {path!r} is outside the folders this server may write in ({names}: the client's "
+            "roots, else the server's working directory); nothing was written.",
+            f"Pass a folder inside {names}, or add the folder to the client's roots.",
+        )
+    if folder.exists() and not folder.resolve().is_dir():
+        raise WriteRefused(f"{what} {path!r} is not a folder; nothing was written.", "Pass a folder.")
+    return folder.resolve()
+
+
+def plan_writes(folder: Path, files: Sequence[Mapping[str, str]], overwrite: bool) -> list[Placement]:
+    """What writing `files` ({path, content}) into `folder` would do, file by file; refuses a
+    destination that is not a regular file, or that a symlinked folder would take elsewhere."""
+    out: list[Placement] = []
+    for file in files:
+        relative = PurePosixPath(file["path"])
+        if relative.is_absolute() or ".." in relative.parts:
+            raise WriteRefused(f"{file['path']!r} is not a path inside the folder.", "Report this defect.")
+        destination = folder.joinpath(*relative.parts)
+        if not within(destination.parent, [folder]):
+            raise WriteRefused(
+                f"{destination.parent} leads outside {folder} through a symbolic link; nothing was written.",
+                "Remove the link, or pass another folder.",
+            )
+        data = file["content"].encode()
+        out.append(Placement(file["path"], destination, _action(destination, data, overwrite), len(data)))
+    return out
+
+
+def _action(destination: Path, data: bytes, overwrite: bool) -> str:
+    try:
+        mode = destination.lstat().st_mode
+    except FileNotFoundError:
+        return "create"
+    if not stat.S_ISREG(mode):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else _describe(mode)
+        raise WriteRefused(
+            f"{destination} is {kind}, not a file; nothing was written.", "Remove it, or pass another folder."
+        )
+    try:
+        same = read_capped(destination, len(data)) == data
+    except FileTooLarge:
+        same = False
+    if same:
+        return "unchanged"
+    return "overwrite" if overwrite else "conflict"
+
+
+def write_planned(plan: Sequence[Placement], files: Sequence[Mapping[str, str]]) -> None:
+    """Write what `plan` says, all or nothing as far as checks go: any conflict refuses the lot.
+    Each file is written beside its destination and renamed over it, so none is left half-written."""
+    conflicts = [each for each in plan if each.action == "conflict"]
+    if conflicts:
+        raise WriteRefused(
+            f"{len(conflicts)} file(s) exist with other content: "
+            + ", ".join(str(each.absolute) for each in conflicts)
+            + "; nothing was written.",
+            "Call again with overwrite: true to replace them, or pass another folder.",
+        )
+    contents = {file["path"]: file["content"].encode() for file in files}
+    for each in plan:
+        if each.action == "unchanged":
+            continue
+        each.absolute.parent.mkdir(parents=True, exist_ok=True)
+        temporary = each.absolute.with_name(f".{each.absolute.name}.{secrets.token_hex(6)}.tmp")
+        flags = (
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        )
+        descriptor = os.open(temporary, flags, 0o644)
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(contents[each.path])
+            os.replace(temporary, each.absolute)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise

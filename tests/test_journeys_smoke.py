@@ -1,5 +1,5 @@
 """benchmarks.journeys end to end on the real stack, as small as it goes: the repair and the
-pasted-error journeys (a and b run in CI's benchmark step), printing the table and one JSON line
+pasted-error journeys (a, b and e run in CI's benchmark step), printing the table and one JSON line
 that carries every journey's steps, hand fixes with their reasons, result, seconds and machine.
 Behaviour only: the hand-fix counts are the benchmark's figures, not asserted here."""
 

@@ -247,6 +247,11 @@ def test_client_facts_follow_the_generator() -> None:
     assert result["generateCommand"] == "imq client generate UserService ./src/clients"
     assert result["namespace"] == "userService"
     assert result["client"] == "UserClient"
+    # The tool call that runs that command, into the folder the caller imports from.
+    assert result["generate"] == {
+        "tool": "generate_client",
+        "arguments": {"service": "UserService", "path": "src/clients"},
+    }
 
 
 def test_client_result_has_exactly_the_spec_shape() -> None:
@@ -254,6 +259,7 @@ def test_client_result_has_exactly_the_spec_shape() -> None:
     assert set(result) == {
         "service",
         "client",
+        "generate",
         "namespace",
         "generateCommand",
         "output",

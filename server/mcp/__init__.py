@@ -10,5 +10,6 @@ prompts.py        build_imqueue_service and choose_imqueue_packages
 completions.py    completion/complete: page paths and package names, ranked for a prefix
 api_tools.py      local only: get_api, a symbol as the installed @imqueue version declares it
 project_tools.py  local only: roots asked over the session, inspect_project's body and text, the note
+scaffold_writes.py  local only: the scaffolds' files written into a folder inside the roots
 instructions.py   the server instructions and the local-install guide
 """

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.tools import Tool
@@ -47,7 +48,7 @@ from imqueue_mcp.server.docs.package_facts import FactsUnavailable, StatusUnavai
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq import bridge
 from imqueue_mcp.server.imq.runner import BridgeResult
-from imqueue_mcp.server.mcp import api_tools, project_tools
+from imqueue_mcp.server.mcp import api_tools, project_tools, scaffold_writes
 from imqueue_mcp.server.mcp.instructions import LOCAL_INSTALL_GUIDE
 from imqueue_mcp.server.mcp.strict import strict_tool
 from imqueue_mcp.server.result_shapes import (
@@ -62,6 +63,7 @@ from imqueue_mcp.server.result_shapes import (
 )
 from imqueue_mcp.server.scaffold import templates as scaffold
 from imqueue_mcp.server.scaffold.types import MAX_METHODS, Method, ScaffoldError
+from imqueue_mcp.server.scaffold.wiring import MAX_CALLS
 from imqueue_mcp.server.services import Services
 from imqueue_mcp.server.tool_results import error_result, structured_result, text_result
 
@@ -83,6 +85,7 @@ class Hints:
 READS_THE_WEB = Hints(read_only=True, destructive=False, idempotent=True, open_world=True)
 READS_LOCALLY = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
 WRITES_NEW_FILES = Hints(read_only=False, destructive=False, idempotent=False, open_world=True)
+WRITES_LOCAL_FILES = Hints(read_only=False, destructive=False, idempotent=True, open_world=False)
 WRITES_OVER_NETWORK = Hints(read_only=False, destructive=False, idempotent=True, open_world=True)
 REPLACES_OVER_NETWORK = Hints(read_only=False, destructive=True, idempotent=True, open_world=True)
 CHANGES_LOCAL_STATE = Hints(read_only=False, destructive=True, idempotent=False, open_world=False)
@@ -121,15 +124,20 @@ class ToolRecord:
 TOOLS: list[ToolRecord] = []
 
 
+SERVES = {"both": {"local", "hosted"}, "local": {"local"}, "hosted": {"hosted"}}
+
+
 def tool(
-    *, title: str, hints: Hints, where: Where, description: str
+    *, title: str, hints: Hints, where: Where, description: str, name: str | None = None
 ) -> Callable[[Callable[[Services], Handler]], Callable[[Services], Handler]]:
-    """Declare the tool whose handler factory follows; its name is the factory's name."""
+    """Declare the tool whose handler factory follows; its name is `name`, else the factory's.
+    One name may have a local and a hosted record (scaffold_* write files only locally)."""
 
     def register(make: Callable[[Services], Handler]) -> Callable[[Services], Handler]:
-        if any(record.name == make.__name__ for record in TOOLS):
-            raise ValueError(f"a tool named {make.__name__!r} is declared twice")
-        TOOLS.append(ToolRecord(make.__name__, title, hints, where, description, make))
+        called = name or make.__name__
+        if any(record.name == called and SERVES[record.where] & SERVES[where] for record in TOOLS):
+            raise ValueError(f"a tool named {called!r} is declared twice for one server")
+        TOOLS.append(ToolRecord(called, title, hints, where, description, make))
         return make
 
     return register
@@ -149,7 +157,8 @@ def hosted_records() -> list[ToolRecord]:
 
 
 def record_of(name: str) -> ToolRecord:
-    return next(record for record in TOOLS if record.name == name)
+    """The record of `name`; the local one where a name has a local and a hosted record."""
+    return next(record for record in TOOLS if record.name == name and record.where != "hosted")
 
 
 # --- failures -> guided errors ------------------------------------------------------------
@@ -466,26 +475,61 @@ def package_status(services: Services) -> Handler:
 # --- scaffolds --------------------------------------------------------------------------
 
 
+CallsArgument = Annotated[
+    list[ServiceName] | None,
+    Field(
+        max_length=MAX_CALLS,
+        description="Services this one calls (e.g. ['InventoryService']): each one's client is wired "
+        "in (import, a client on its queue, started and destroyed with the service)",
+    ),
+]
+CallTimeout = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=scaffold.MAX_CALL_TIMEOUT_MS,
+        strict=True,
+        description="Per-call timeout (callTimeout) in milliseconds of the clients made; omit for the "
+        f"scaffold's default of {scaffold.DEFAULT_CALL_TIMEOUT_MS} (rpc's own is none)",
+    ),
+]
+ScaffoldName = Annotated[
+    str,
+    Field(min_length=1, max_length=NAME_CHARACTERS, description="Service name, e.g. 'user' or 'UserService'"),
+]
+CalledService = Annotated[
+    str,
+    Field(min_length=1, max_length=NAME_CHARACTERS, description="The service's name or class name"),
+]
+
+
+async def _scaffolded(
+    data: dict[str, Any], path: str | None, dry_run: bool, overwrite: bool, render: Callable[..., str]
+) -> CallToolResult:
+    """A scaffold's result; with `path` (local server), its files placed there first."""
+    if path is None:
+        return structured_result(data, render(data))
+    refused = await scaffold_writes.place(data, path, dry_run, overwrite)
+    if refused is not None:
+        return refused
+    return structured_result(data, render(data, scaffold_writes.render_placement(data["written"])))
+
+
 @tool(
     title="Scaffold an @imqueue service (returns text)",
     hints=READS_LOCALLY,
-    where="both",
+    where="hosted",
     description=scaffold.SCAFFOLD_SERVICE_DESCRIPTION,
 )
 def scaffold_service(services: Services) -> Handler:
     async def scaffold_service(
-        name: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=NAME_CHARACTERS,
-                description="Service name, e.g. 'user' or 'UserService'",
-            ),
-        ],
+        name: ScaffoldName,
         methods: Methods = None,
+        calls: CallsArgument = None,
+        call_timeout_ms: CallTimeout = None,
     ) -> Annotated[CallToolResult, ServiceScaffold]:
         try:
-            data = scaffold.scaffold_service(name, methods)
+            data = scaffold.scaffold_service(name, methods, calls, call_timeout_ms)
         except ScaffoldError as error:
             return failed(error)
         return structured_result(data, scaffold.render_service_markdown(data))
@@ -494,34 +538,71 @@ def scaffold_service(services: Services) -> Handler:
 
 
 @tool(
+    name="scaffold_service",
+    title="Scaffold an @imqueue service (text, or files written with path)",
+    hints=WRITES_LOCAL_FILES,
+    where="local",
+    description=scaffold.SCAFFOLD_SERVICE_LOCAL_DESCRIPTION,
+)
+def scaffold_service_here(services: Services) -> Handler:
+    async def scaffold_service(
+        name: ScaffoldName,
+        methods: Methods = None,
+        calls: CallsArgument = None,
+        call_timeout_ms: CallTimeout = None,
+        path: scaffold_writes.TargetPath = None,
+        dry_run: scaffold_writes.DryRun = True,
+        overwrite: scaffold_writes.Overwrite = False,
+    ) -> Annotated[CallToolResult, ServiceScaffold]:
+        try:
+            data = scaffold.scaffold_service(name, methods, calls, call_timeout_ms, path)
+        except ScaffoldError as error:
+            return failed(error)
+        return await _scaffolded(data, path, dry_run, overwrite, scaffold.render_service_markdown)
+
+    return scaffold_service
+
+
+@tool(
     title="Scaffold an @imqueue client (returns text)",
     hints=READS_LOCALLY,
-    where="both",
+    where="hosted",
     description=scaffold.SCAFFOLD_CLIENT_DESCRIPTION,
 )
 def scaffold_client(services: Services) -> Handler:
     async def scaffold_client(
-        service: Annotated[
-            str,
-            Field(min_length=1, max_length=NAME_CHARACTERS, description="The service's name or class name"),
-        ],
-        methods: Methods = None,
-        call_timeout_ms: Annotated[
-            int | None,
-            Field(
-                ge=1,
-                le=scaffold.MAX_CALL_TIMEOUT_MS,
-                strict=True,
-                description="The caller's per-call timeout (callTimeout) in milliseconds; omit for "
-                f"the scaffold's default of {scaffold.DEFAULT_CALL_TIMEOUT_MS} (rpc's own is none)",
-            ),
-        ] = None,
+        service: CalledService, methods: Methods = None, call_timeout_ms: CallTimeout = None
     ) -> Annotated[CallToolResult, ClientScaffold]:
         try:
             data = scaffold.scaffold_client(service, methods, call_timeout_ms)
         except ScaffoldError as error:
             return failed(error)
         return structured_result(data, scaffold.render_client_markdown(data))
+
+    return scaffold_client
+
+
+@tool(
+    name="scaffold_client",
+    title="Scaffold an @imqueue client (text, or files written with path)",
+    hints=WRITES_LOCAL_FILES,
+    where="local",
+    description=scaffold.SCAFFOLD_CLIENT_LOCAL_DESCRIPTION,
+)
+def scaffold_client_here(services: Services) -> Handler:
+    async def scaffold_client(
+        service: CalledService,
+        methods: Methods = None,
+        call_timeout_ms: CallTimeout = None,
+        path: scaffold_writes.TargetPath = None,
+        dry_run: scaffold_writes.DryRun = True,
+        overwrite: scaffold_writes.Overwrite = False,
+    ) -> Annotated[CallToolResult, ClientScaffold]:
+        try:
+            data = scaffold.scaffold_client(service, methods, call_timeout_ms, path)
+        except ScaffoldError as error:
+            return failed(error)
+        return await _scaffolded(data, path, dry_run, overwrite, scaffold.render_client_markdown)
 
     return scaffold_client
 
@@ -712,6 +793,10 @@ def generate_client(services: Services) -> Handler:
             ),
         ] = None,
     ) -> Annotated[CallToolResult, GeneratedClient]:
+        if path is not None and Path(path).is_absolute():
+            refused = await scaffold_writes.refuse_outside(path, "path")
+            if refused is not None:
+                return refused
         return bridged(await bridge.generate_client(service, path=path, overwrite=overwrite, redis=redis))
 
     return generate_client

@@ -54,10 +54,23 @@ from imqueue_mcp.server.scaffold.types import (
     normalize_service_name,
     service_base_name,
 )
+from imqueue_mcp.server.scaffold.wiring import (
+    CLIENT_OPTIONS_IMPORT,
+    CLIENTS_FOLDER,
+    Called,
+    called_services,
+    client_imports,
+    client_members,
+    client_options_source,
+)
 
 __all__ = [
     "SCAFFOLD_CLIENT_DESCRIPTION",
+    "DEFAULT_CALL_TIMEOUT_MS",
+    "MAX_CALL_TIMEOUT_MS",
+    "SCAFFOLD_CLIENT_LOCAL_DESCRIPTION",
     "SCAFFOLD_SERVICE_DESCRIPTION",
+    "SCAFFOLD_SERVICE_LOCAL_DESCRIPTION",
     "fenced",
     "render_client_markdown",
     "render_service_markdown",
@@ -70,8 +83,27 @@ SCAFFOLD_SERVICE_DESCRIPTION = (
     "IMQService subclass with @expose()d, JSDoc-typed methods, a bootstrap that start()s it on the "
     "Redis IMQ_REDIS names (host:port, default localhost:6379), a package.json (ESM, rpc 3.x "
     "pinned, build/start), a tsconfig keeping comments (JSDoc is the runtime type source), and "
-    "@classType() stubs for non-primitive types. Omit methods for a starter. "
-    "To create a real, provider-wired project on disk, use create_service (imq service create)."
+    "@classType() stubs. Omit methods for a starter; calls wires in clients of services it calls. "
+    "For a real, provider-wired project on disk, use create_service."
+)
+
+SCAFFOLD_SERVICE_LOCAL_DESCRIPTION = (
+    "Returns the source of an @imqueue service: an IMQService subclass with @expose()d, JSDoc-typed "
+    "methods, a bootstrap on the Redis IMQ_REDIS names, package.json (ESM, rpc 3.x), tsconfig, and "
+    "@classType() stubs. Omit methods for a starter. calls ['OtherService'] wires in the clients of "
+    "the services it calls (their queues, call_timeout_ms) and names the generate_client call for "
+    "each. WRITES only with path (absolute, inside the workspace roots): dry_run true (default) lists "
+    "what would be written, false writes; a file with other content is replaced only with "
+    "overwrite: true. The reply lists every file written."
+)
+
+SCAFFOLD_CLIENT_LOCAL_DESCRIPTION = (
+    "Returns a caller project for an @imqueue service's typed client (src/caller.ts with a "
+    "callTimeout, broker from IMQ_REDIS; package.json; tsconfig) and the generate_client call that "
+    "makes the client from the running service, so its types never drift. WRITES only with path "
+    "(absolute, inside the workspace roots): dry_run true (default) lists what would be written, "
+    "false writes; a file with other content is replaced only with overwrite: true. The reply lists "
+    "every file written."
 )
 
 SCAFFOLD_CLIENT_DESCRIPTION = (
@@ -99,23 +131,37 @@ STARTER_BODY = "return `Hello, ${name ?? 'world'}!`;"
 
 
 def scaffold_service(
-    name: str, methods: Iterable[Method | Mapping[str, Any]] | None = None
+    name: str,
+    methods: Iterable[Method | Mapping[str, Any]] | None = None,
+    calls: Iterable[str] | None = None,
+    call_timeout_ms: int | None = None,
+    project: str | None = None,
 ) -> dict[str, Any]:
     """Build the source of an @imqueue service; see the module docstring for the shape.
 
     Omitting ``methods`` (or passing none) yields a starter template with one example
-    method, because a service with no exposed method does not start.
+    method, because a service with no exposed method does not start. ``calls`` names the
+    services it calls: their clients are wired in (wiring.py), each call timing out after
+    ``call_timeout_ms`` (DEFAULT_CALL_TIMEOUT_MS when None); ``project`` is the folder the
+    files go to, named in the generate_client arguments.
     """
     service = normalize_service_name(name)
     parsed, lifted, notes = lift_object_types(coerce_methods(methods), [service])
+    called = called_services(calls, service, parsed)
+    timeout = _call_timeout(call_timeout_ms)
+    if call_timeout_ms is not None and not called:
+        raise ScaffoldError("call_timeout_ms is the timeout of the clients in calls: pass calls, or omit it.")
     types = method_types(parsed)
     if service in types:
         raise ScaffoldError(f"Type {service!r} has the same name as the service class; rename the type.")
     declared = sorted({*types, *(name for each in lifted for name in each.referenced())} - {service})
-    files = [_file(f"src/{service}.ts", "typescript", service_source(service, parsed, types))]
+    files = [_file(f"src/{service}.ts", "typescript", service_source(service, parsed, types, called))]
     if declared:
         files.append(_file("src/types.ts", "typescript", types_source(declared, lifted)))
-    files.append(_file("src/config.ts", "typescript", SERVICE_CONFIG_SOURCE))
+    config = SERVICE_CONFIG_SOURCE
+    if called:
+        config = CLIENT_OPTIONS_IMPORT + "\n" + config + client_options_source(timeout)
+    files.append(_file("src/config.ts", "typescript", config))
     files.append(_file("src/index.ts", "typescript", bootstrap_source(service)))
     manifest = package_json_source(kebab_case(service), f"The {service} @imqueue service", "index")
     files.append(_file("package.json", "json", manifest))
@@ -126,6 +172,15 @@ def scaffold_service(
         "files": files,
         "types": [name for name in declared if name not in {each.name for each in lifted}],
         "notes": notes,
+        **(
+            {
+                "calls": [each.as_dict(_clients_folder(project)) for each in called],
+                "callTimeoutMs": timeout,
+                "callTimeoutDefaulted": call_timeout_ms is None,
+            }
+            if called
+            else {}
+        ),
         "cliAlternative": (
             f"imq service create {kebab_case(service)} ./{kebab_case(service)} scaffolds a complete, "
             "provider-wired project (VCS, CI, container registry, addon packages, tests); add --dry-run "
@@ -138,8 +193,10 @@ def _file(path: str, language: str, content: str) -> dict[str, str]:
     return {"path": path, "language": language, "content": content}
 
 
-def service_source(service: str, methods: Sequence[Method], types: Sequence[str]) -> str:
-    lines = ["import { IMQService, expose } from '@imqueue/rpc';"]
+def service_source(
+    service: str, methods: Sequence[Method], types: Sequence[str], called: Sequence[Called] = ()
+) -> str:
+    lines = ["import { IMQService, expose } from '@imqueue/rpc';", *client_imports(called)]
     if types:
         lines += [
             "// Imported for its side effect as well: @classType() registers each type in the",
@@ -158,7 +215,8 @@ def service_source(service: str, methods: Sequence[Method], types: Sequence[str]
     bodies = [_method_source(method, service) for method in methods] or [
         _method_source(STARTER_METHOD, service, STARTER_BODY)
     ]
-    lines.append("\n\n".join(bodies))
+    members = client_members(called)
+    lines.append("\n\n".join(["\n".join(members)] * bool(members) + bodies))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -299,12 +357,13 @@ TSCONFIG_SOURCE = """\
 """
 
 
-def render_service_markdown(data: Mapping[str, Any]) -> str:
-    """Markdown for a scaffold_service result, built only from that result."""
+def render_service_markdown(data: Mapping[str, Any], written: str | None = None) -> str:
+    """Markdown for a scaffold_service result, built only from that result; `written` says what
+    was written where (the local server's path argument), else the reply says nothing was."""
     service = data["service"]
     parts = [
         f"# {service}: @imqueue service scaffold",
-        "Nothing has been written to disk: create these files yourself, or use the CLI below.",
+        written or "Nothing has been written to disk: create these files yourself, or use the CLI below.",
         "## Install",
         fenced(data["install"], "bash"),
         "## Files",
@@ -320,6 +379,8 @@ def render_service_markdown(data: Mapping[str, Any]) -> str:
             + ", ".join(f"`{name}`" for name in data["types"])
             + ".",
         ]
+    if data.get("calls"):
+        parts += ["## Services it calls", _calls_text(data)]
     parts += [
         "## Next steps",
         '- Keep `"removeComments": false`: the JSDoc blocks are what clients are typed from.\n'
@@ -332,6 +393,30 @@ def render_service_markdown(data: Mapping[str, Any]) -> str:
         data["cliAlternative"],
     ]
     return "\n\n".join(parts) + "\n"
+
+
+def _calls_text(data: Mapping[str, Any]) -> str:
+    lines = [
+        f"{data['service']} holds a client of each, on that service's queue, started in `start()` and "
+        f"destroyed in `destroy()`; each call times out after {data['callTimeoutMs']} ms (`callTimeout` in "
+        "src/config.ts"
+        + (
+            ", the scaffold's default: pass call_timeout_ms to choose"
+            if data["callTimeoutDefaulted"]
+            else ", as asked"
+        )
+        + "). The clients are not in these files: they are generated from the running "
+        "services, so they match them. Before `npm run build`, with each service running on the same "
+        "Redis, call:",
+    ]
+    for each in data["calls"]:
+        arguments = ", ".join(f"{key}: {value!r}" for key, value in each["generate"]["arguments"].items())
+        lines.append(
+            f"- generate_client({arguments}) -> `{each['clientFile']}` (namespace `{each['namespace']}`, "
+            f"client `{each['namespace']}.{each['client']}`, used as `this.{each['field']}`); add redis: "
+            "'host:port' when the broker is not localhost:6379."
+        )
+    return "\n".join(lines)
 
 
 def fenced(content: str, language: str) -> str:
@@ -358,6 +443,7 @@ def scaffold_client(
     service: str,
     methods: Iterable[Method | Mapping[str, Any]] | None = None,
     call_timeout_ms: int | None = None,
+    project: str | None = None,
 ) -> dict[str, Any]:
     """Name everything ``imq client generate`` will produce for ``service``, and a caller.
 
@@ -366,11 +452,7 @@ def scaffold_client(
     (``call_timeout_ms``, DEFAULT_CALL_TIMEOUT_MS when None); ``files`` lists every file
     shown, the caller included.
     """
-    timeout = DEFAULT_CALL_TIMEOUT_MS if call_timeout_ms is None else call_timeout_ms
-    if not 1 <= timeout <= MAX_CALL_TIMEOUT_MS:
-        raise ScaffoldError(
-            f"call_timeout_ms must be between 1 and {MAX_CALL_TIMEOUT_MS} milliseconds, got {timeout}."
-        )
+    timeout = _call_timeout(call_timeout_ms)
     service_class = normalize_service_name(service)
     parsed = coerce_methods(methods)
     namespace = service_class[0].lower() + service_class[1:]
@@ -385,6 +467,10 @@ def scaffold_client(
         "namespace": namespace,
         "generateCommand": f"imq client generate {service_class} {CLIENT_DIRECTORY}",
         "output": f"{CLIENT_DIRECTORY}/{service_class}.ts",
+        "generate": {
+            "tool": "generate_client",
+            "arguments": {"service": service_class, "path": _clients_folder(project)},
+        },
         "example": example,
         "callTimeoutMs": timeout,
         "callTimeoutDefaulted": call_timeout_ms is None,
@@ -398,6 +484,19 @@ def scaffold_client(
             _file("tsconfig.json", "jsonc", TSCONFIG_SOURCE),
         ],
     }
+
+
+def _clients_folder(project: str | None) -> str:
+    return f"{project.rstrip('/')}/{CLIENTS_FOLDER}" if project else CLIENTS_FOLDER
+
+
+def _call_timeout(call_timeout_ms: int | None) -> int:
+    timeout = DEFAULT_CALL_TIMEOUT_MS if call_timeout_ms is None else call_timeout_ms
+    if not 1 <= timeout <= MAX_CALL_TIMEOUT_MS:
+        raise ScaffoldError(
+            f"call_timeout_ms must be between 1 and {MAX_CALL_TIMEOUT_MS} milliseconds, got {timeout}."
+        )
+    return timeout
 
 
 def client_example(
@@ -478,16 +577,22 @@ def _timeout_sentence(data: Mapping[str, Any]) -> str:
     return f"Each call times out after {timeout} ms (`callTimeout`, as asked)."
 
 
-def render_client_markdown(data: Mapping[str, Any]) -> str:
-    """Markdown for a scaffold_client result, built only from that result."""
+def render_client_markdown(data: Mapping[str, Any], written: str | None = None) -> str:
+    """Markdown for a scaffold_client result, built only from that result (`written`: as for
+    render_service_markdown)."""
     service = data["service"]
     return (
         "\n\n".join(
             [
                 f"# Typed client for {service}",
+                *([written] if written else []),
                 "@imqueue generates the real client from the running service, which describes itself "
-                "over the queue, so its types never drift from the implementation. Nothing has been "
-                "generated or written yet.",
+                "over the queue, so its types never drift from the implementation. "
+                + (
+                    "The client itself is not generated yet."
+                    if written
+                    else "Nothing has been generated or written yet."
+                ),
                 "## Generate it",
                 f"Start the service first (and Redis): generation asks the `{service}` queue to describe "
                 "itself and times out when nobody is listening. Then run:",
@@ -497,7 +602,9 @@ def render_client_markdown(data: Mapping[str, Any]) -> str:
                 f"- The module's only export is the namespace `{data['namespace']}`; the client class is "
                 f"`{data['namespace']}.{data['client']}`, beside the service's complex types.\n"
                 "- Add `-o` to overwrite an existing client without a prompt. The generate_client tool "
-                "runs the command for you.\n"
+                "runs the command for you: generate_client("
+                + ", ".join(f"{key}: {value!r}" for key, value in data["generate"]["arguments"].items())
+                + ").\n"
                 f"- imq reaches Redis on {IMQ_REDIS_DEFAULT} only. For a service on another broker, call "
                 "generate_client with redis='host:port' (its IMQ_REDIS): it generates through your "
                 "project's own @imqueue/rpc.",

@@ -9,8 +9,9 @@
 //     "resource": uri,                                 a resource to read
 //     "prompt":   { "name": ..., "arguments": {...} } }
 //
-// It lists the tools and calls every one whose readOnlyHint is true (with the plan's
-// arguments, {} when the plan has none), makes the failing call, reads the resource and gets
+// It lists the tools and calls every one whose readOnlyHint is true or that the plan names
+// (with the plan's arguments, {} when the plan has none; the plan names the scaffolds, which
+// write only when given a folder), makes the failing call, reads the resource and gets
 // the prompt, then prints what it saw as one JSON object on stdout. The test judges it: this
 // script asserts nothing, so a wrong answer shows in the test's message, not as a crash here.
 // The SDK's callTool checks structuredContent against the tool's outputSchema, so a result
@@ -61,7 +62,7 @@ async function main() {
     const { tools } = await client.listTools();
     seen.tools = tools.map((tool) => ({ name: tool.name, readOnlyHint: tool.annotations?.readOnlyHint ?? null }));
     seen.calls = {};
-    for (const tool of tools.filter((tool) => tool.annotations?.readOnlyHint === true)) {
+    for (const tool of tools.filter((tool) => tool.annotations?.readOnlyHint === true || tool.name in plan.calls)) {
       const args = plan.calls[tool.name] ?? {};
       seen.calls[tool.name] = await attempt(async () => outcome(await client.callTool({ name: tool.name, arguments: args })));
     }
