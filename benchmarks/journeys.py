@@ -12,6 +12,9 @@ redis-server on a free NON-default loopback port started and stopped here.
                   it compiles, starts and answers a call
     d  errors     a pasted error (ERESOLVE, ECONNREFUSED, TS1241, a call timeout) -> search_docs;
                   the page that fixes it must be in the top results, and get_doc must show the fix
+    e  calls      InventoryService and an OrderService that calls it, @logged, with a call timeout,
+                  each written into its folder by the scaffold tools (journey_calls.py); the
+                  caller's answer passes through both, and with InventoryService down it times out
 
 A **hand fix** is a step where the script needs knowledge no tool gave it. Every step checks the
 tools' answer for what it needs; when it is missing the step records a hand fix with a one-line
@@ -22,7 +25,7 @@ lays out node_modules from the prebuilt 3.x runtime as the package.json asks.
 
 Prints a table, then one JSON line.
 
-    .venv/bin/python -m benchmarks.journeys [--only a,b,c,d] [--keep]
+    .venv/bin/python -m benchmarks.journeys [--only a,b,c,d,e] [--keep]
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from urllib.parse import urlsplit
 from imqueue_mcp.server.project.reader import parse_jsonc
 
 from .bench_server import environment, free_port, origin_args, site_origins
+from .journey_calls import journey_two_services
 from .journey_kit import (
     REPO,
     Edit,
@@ -631,6 +635,7 @@ JOURNEYS: dict[str, tuple[str, Callable[[Stage, Journey], Awaitable[None]]]] = {
     "b": ("add a method, regenerate the client", journey_add),
     "c": ("repair a broken project by inspect_project's advice", journey_repair),
     "d": ("pasted error -> the page that fixes it", journey_errors),
+    "e": ("two services, one calling the other, written by the tools", journey_two_services),
 }
 
 
@@ -737,7 +742,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.journeys", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--only", default="a,b,c,d", help="journeys to run, e.g. 'a,b' (b needs a)")
+    parser.add_argument("--only", default="a,b,c,d,e", help="journeys to run, e.g. 'a,b' (b needs a)")
     parser.add_argument("--keep", action="store_true", help="keep the workspace folder and say where")
     args = parser.parse_args(argv)
     selected = [key.strip() for key in args.only.split(",") if key.strip()]
