@@ -182,7 +182,7 @@ def answered_and_closed(outcome: Outcome, end: str) -> bool:
     )
 
 
-@pytest.mark.slow  # about 10 s a worker count
+@pytest.mark.slow  # 12-20 s a worker count on 2 shared CPUs
 @pytest.mark.parametrize("workers", [1, 2])
 def test_calls_on_kept_alive_connections_at_the_end_of_a_drain_are_answered_or_cleanly_refused(
     snapshot: Path, tmp_path: Path, workers: int
