@@ -19,6 +19,20 @@ once per worker process):
 (and, while the process drains, lifecycle.py adds `Connection: close` to every response).
 Nothing here runs the application: a connection closed for a timeout has no request in
 progress, and the application's own work has its own limits.
+
+At the drain's end uvicorn asks each connection to shut down; here no request it has taken in
+is dropped, and no connection is reset:
+
+    a request in progress      answered, with `Connection: close`, then the connection closes
+    a request partly arrived,  awaited (the header and body timeouts still apply), answered
+    or a new connection        with `Connection: close`; a new connection that brings nothing
+    (FIRST_REQUEST_SECONDS)    within FIRST_REQUEST_SECONDS of opening is closed as an idle one
+    an idle connection         closed cleanly: a FIN at once, then whatever the client still
+                               sends (a request that crossed the FIN) is read and dropped until
+                               it closes its side, LINGER_SECONDS at most. Closing a socket with
+                               unread bytes would send a reset instead, and so would the kernel
+                               for bytes that reach a closed socket: the client could not tell
+                               whether its request ran. After a FIN it knows it did not.
 """
 
 from __future__ import annotations
@@ -41,6 +55,10 @@ logger = logging.getLogger(__name__)
 # fetches to the docs origins, logging, the event loop's own.
 DESCRIPTOR_RESERVE = 64
 PROTOCOL = "imqueue_mcp.server.hosting.connections:GuardedH11Protocol"  # uvicorn's `http` setting
+# At shutdown: how long a connection opened just before may take to send its first request (a
+# balancer sends it at once), and how long a closed idle connection's late bytes are read and dropped.
+FIRST_REQUEST_SECONDS = 1.0
+LINGER_SECONDS = 3.0
 
 
 @functools.cache
@@ -93,6 +111,10 @@ class GuardedH11Protocol(H11Protocol):
         self.deadline: asyncio.TimerHandle | None = None
         self.deadline_for: str = ""  # "headers" | "body": what the armed deadline waits for
         self.guarded_cycle: object = None  # the request cycle the deadline and counters last saw
+        self.opened = time.monotonic()
+        self.closing = False  # shutting down: the request awaited is the last, then the connection closes
+        self.lingering = False  # closed for writing (FIN sent): what arrives is dropped; the client's
+        # own close ends it (uvicorn's eof_received lets the transport close)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -103,8 +125,39 @@ class GuardedH11Protocol(H11Protocol):
         self._arm("headers", self.header_timeout)
 
     def data_received(self, data: bytes) -> None:
+        if self.lingering:
+            return
         super().data_received(data)
         self._follow_request()
+
+    def shutdown(self) -> None:
+        """uvicorn's graceful shutdown, for this connection (the module's docstring says what)."""
+        if self.transport.is_closing() or self.lingering:
+            return
+        if self.busy():
+            super().shutdown()  # the response says Connection: close, and the connection closes after it
+            return
+        self.closing = True
+        if self.conn.trailing_data[0]:
+            return  # a request partly arrived: its header deadline is armed
+        first_request_left = self.opened + FIRST_REQUEST_SECONDS - time.monotonic()
+        if self.requests == 0 and first_request_left > 0:
+            self._arm("first request", first_request_left)
+        else:
+            self.linger()
+
+    def linger(self) -> None:
+        """A clean close: a FIN now; what arrives is dropped until the client closes, or LINGER_SECONDS."""
+        self._disarm()
+        self._unset_keepalive_if_required()
+        if not self.transport.can_write_eof():
+            self.transport.close()
+            return
+        self.lingering = True
+        self.transport.write_eof()
+        self.transport.resume_reading()
+        self.deadline_for = "linger"
+        self.deadline = self.loop.call_later(LINGER_SECONDS, self.transport.close)
 
     def on_response_complete(self) -> None:
         self._disarm()
@@ -128,7 +181,7 @@ class GuardedH11Protocol(H11Protocol):
         if cycle is not None and cycle is not self.guarded_cycle:  # a new request's headers arrived
             self.guarded_cycle = cycle
             self.requests += 1
-            if self.requests >= self.keep_alive_requests:
+            if self.requests >= self.keep_alive_requests or self.closing:
                 # The response says Connection: close (h11 then closes the connection after it).
                 cycle.default_headers = [*cycle.default_headers, CLOSE]
             self._disarm()
@@ -155,6 +208,9 @@ class GuardedH11Protocol(H11Protocol):
         self.deadline = None
         self.deadline_for = ""
         if self.transport.is_closing():
+            return
+        if what == "first request":
+            self.linger()
             return
         logger.info("closed a connection whose request %s did not arrive in time (%s)", what, self.client)
         if what == "body" and self.cycle is not None:

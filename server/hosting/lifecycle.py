@@ -17,11 +17,13 @@ The drain. uvicorn's own SIGTERM stops accepting at once, which fails every call
 sends before it has noticed. Here SIGTERM only marks the process draining: /readyz turns 503 at
 once, every response carries `Connection: close` (connections.py) so clients stop reusing this
 instance's connections, and calls are still served for drain_seconds. Then uvicorn's own graceful
-shutdown runs: the listener closes, in-flight calls finish (IN_FLIGHT_GRACE_SECONDS at most), and
-the process exits 0. A second SIGTERM during the drain changes nothing (a supervisor that signals
-the whole process group must not cut it short). Ctrl-C (SIGINT) drains the same way, saying on
-stderr each second how many calls are in flight and how long is left; a second Ctrl-C stops at
-once.
+shutdown runs: the listener closes (with N workers, as the last one stops accepting: the
+supervisor has let go of its copy, operations.py), calls in flight or on their way in on a taken
+connection finish, idle connections end with a FIN rather than a reset (connections.py), all
+within IN_FLIGHT_GRACE_SECONDS, and the process exits 0. A second SIGTERM during the drain
+changes nothing (a supervisor that signals the whole process group must not cut it short).
+Ctrl-C (SIGINT) drains the same way, saying on stderr each second how many calls are in flight
+and how long is left; a second Ctrl-C stops at once.
 """
 
 from __future__ import annotations

@@ -10,7 +10,11 @@
 
 With N workers the supervisor is uvicorn's own, except for SIGHUP: uvicorn restarts every worker
 on it (and each restart would drain); here it is passed on to the workers, each of which then
-checks for a new snapshot generation, as a single process does.
+checks for a new snapshot generation, as a single process does. And on SIGTERM (or Ctrl-C) the
+supervisor closes its copy of the listening socket before it passes the signal on: the workers
+hold theirs through the drain, and the listener closes as the last of them stops accepting, so a
+connection after the drain is refused (a balancer tries another backend) rather than queued
+until the supervisor exits and then reset.
 """
 
 from __future__ import annotations
@@ -146,6 +150,14 @@ def serve(config: Config, *, host: str, port: int, workers: int) -> None:
     settings = uvicorn.Config(APP_FACTORY, **options)
 
     class Supervisor(Multiprocess):
+        def terminate_all(self) -> None:
+            # The workers keep serving for the drain. The listener must close when the last of
+            # them stops accepting, not when this process exits: until then the kernel would take
+            # new connections into a queue nobody reads, then reset them (issue 26 item 8).
+            for sock in self.sockets:
+                sock.close()
+            super().terminate_all()
+
         def handle_hup(self) -> None:
             logger.warning("SIGHUP: each worker checks for a new snapshot generation")
             for process in self.processes:
