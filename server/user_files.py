@@ -115,8 +115,12 @@ def within(path: Path, folders: Sequence[Path]) -> bool:
 
 def target_folder(path: str, allowed: Sequence[Path], what: str = "path") -> Path:
     """`path` as the folder to write into, once it is absolute and inside `allowed`."""
-    folder = Path(path).expanduser()
     names = ", ".join(str(each) for each in allowed)
+    if "\x00" in path:
+        raise WriteRefused(
+            f"{what} holds a NUL character; nothing was written.", f"Pass a folder inside {names}."
+        )
+    folder = Path(path).expanduser()
     if not folder.is_absolute():
         raise WriteRefused(
             f"{what} {path!r} is not an absolute path; nothing was written.",

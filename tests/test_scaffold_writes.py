@@ -105,7 +105,7 @@ def file_content(data: dict[str, Any], path: str) -> str:
 
 @pytest.mark.parametrize(
     "where",
-    ["relative/folder", "outside", "through-a-link"],
+    ["relative/folder", "outside", "through-a-link", "nul"],
 )
 def test_a_folder_outside_the_allowed_one_is_refused_and_nothing_is_written(
     local: McpConnection, workspace: Path, tmp_path: Path, where: str
@@ -116,6 +116,8 @@ def test_a_folder_outside_the_allowed_one_is_refused_and_nothing_is_written(
     elif where == "through-a-link":
         os.symlink(tmp_path, workspace / "link-out", target_is_directory=True)
         path = str(workspace / "link-out" / "outside")
+    elif where == "nul":
+        path = str(workspace / "a\x00b")
     else:
         path = where
     for tool, arguments in [
