@@ -192,12 +192,25 @@ def require_external(present: bool, what: str, install: str) -> None:
 
 
 def built_snapshot(folder: Path, *, pages: bool = True) -> Path:
-    """`imq-build-index --from ../shared/site [--pages]` into folder/snapshot.msgpack (skips the
-    test when the mirror is missing)."""
+    """What `imq-build-index --from ../shared/site [--pages]` writes, as folder/snapshot.msgpack
+    (skips the test when the mirror is missing). The build runs once per test process (an xdist
+    worker) for each `pages`; every caller gets its own copy, free to damage or replace."""
+    path = folder / "snapshot.msgpack"
+    shutil.copyfile(_mirror_snapshot(pages), path)
+    return path
+
+
+@functools.cache
+def _mirror_snapshot(pages: bool) -> Path:
+    """The mirror's snapshot, built by the real `imq-build-index` into a temporary folder removed
+    at exit. Building is quick (~0.1 s); writing it is not (~1.4 s: the index), and ~30 tests and
+    fixtures need one only to have one."""
     from imqueue_mcp.build_index.cli import main as build_main
 
     if not SITE.is_dir():
         pytest.skip(f"the site mirror is not at {SITE}")
+    folder = Path(tempfile.mkdtemp(prefix="imq-mirror-snapshot-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     path = folder / "snapshot.msgpack"
     flags = ["--pages"] if pages else []
     assert build_main(["--from", str(SITE), "--out", str(path), *flags, "--quiet"]) == 0

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_origin import KINDS, SITE, Fault, FaultyOrigins
+from fault_origin import KINDS, Fault, FaultyOrigins
 
 from imqueue_mcp import docsource
 from imqueue_mcp.build_index.cli import main as build_main
@@ -25,7 +25,7 @@ from imqueue_mcp.docsource.sites import TIMEOUT_SECONDS
 from imqueue_mcp.server.config import build_config
 from imqueue_mcp.server.docs.corpus_keeper import REFRESHING_NOTE, CorpusKeeper
 
-from conftest import McpConnection, server_environment, stdio_connection
+from conftest import McpConnection, built_snapshot, server_environment, stdio_connection
 
 pytestmark = pytest.mark.slow  # a long end-to-end run: CI, or IMQUEUE_MCP_SLOW=1 (conftest.py)
 
@@ -51,9 +51,7 @@ def origins() -> Iterator[FaultyOrigins]:
 @pytest.fixture(scope="module")
 def snapshot_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A snapshot of the healthy mirror, built once for the module."""
-    path = tmp_path_factory.mktemp("faults") / "snapshot.msgpack"
-    docsource.save_snapshot(docsource.build(mirror=SITE), path)
-    return path
+    return built_snapshot(tmp_path_factory.mktemp("faults"), pages=False)
 
 
 # --- imq-build-index -------------------------------------------------------------------

@@ -27,7 +27,7 @@ from imqueue_mcp import docsource
 from imqueue_mcp.build_index.cli import main as build_main
 from imqueue_mcp.docsource.snapshot import FORMAT_VERSION
 
-from conftest import REPO, SITE, HttpServer, McpConnection, server_environment
+from conftest import REPO, SITE, HttpServer, McpConnection, built_snapshot, server_environment
 
 KILLS = int(os.environ.get("IMQUEUE_MCP_KILLS", "10"))
 
@@ -35,9 +35,7 @@ KILLS = int(os.environ.get("IMQUEUE_MCP_KILLS", "10"))
 @pytest.fixture(scope="module")
 def good_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A snapshot carrying its pages, built once from the mirror."""
-    path = tmp_path_factory.mktemp("good") / "snapshot.msgpack"
-    assert build_main(["--from", str(SITE), "--out", str(path), "--pages", "--quiet"]) == 0
-    return path
+    return built_snapshot(tmp_path_factory.mktemp("good"))
 
 
 @contextlib.contextmanager

@@ -15,14 +15,13 @@ import jsonschema
 import msgpack  # type: ignore[import-untyped]
 import pytest
 
-from imqueue_mcp.docsource import build, save_snapshot
 from imqueue_mcp.docsource.files import wrap
 from imqueue_mcp.docsource.snapshot import FORMAT_VERSION
 
 from conftest import (
-    SITE,
     HttpServer,
     McpConnection,
+    built_snapshot,
     origin_args,
     server_environment,
     stdio_connection,
@@ -161,8 +160,7 @@ def test_the_hosted_endpoint_answers_find_examples_over_http(hosted_client: McpC
 
 
 def snapshot_file(folder: Path, *, with_examples: bool) -> Path:
-    path = folder / "snapshot.msgpack"
-    save_snapshot(build(mirror=SITE), path)
+    path = built_snapshot(folder, pages=False)
     if not with_examples:  # as an imqueue-mcp from before examples wrote it
         outer = msgpack.unpackb(path.read_bytes(), raw=False)
         body = msgpack.unpackb(outer["body"], raw=False)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_origin import DELAY_SECONDS, SITE, Fault, FaultyOrigins
+from fault_origin import DELAY_SECONDS, Fault, FaultyOrigins
 
 from imqueue_mcp import docsource
 from imqueue_mcp.docsource.sites import TIMEOUT_SECONDS
@@ -26,7 +26,14 @@ from imqueue_mcp.server.config import build_config
 from imqueue_mcp.server.docs.corpus_keeper import REFRESHING_NOTE, CorpusKeeper, read_snapshot_early
 
 from benchmarks.processes import stop
-from conftest import INITIALIZE, HttpServer, McpConnection, server_environment, stdio_connection
+from conftest import (
+    INITIALIZE,
+    HttpServer,
+    McpConnection,
+    built_snapshot,
+    server_environment,
+    stdio_connection,
+)
 
 FIRST_FEED = "/search-index.json"  # the first feed the builder reads (imqueue.org)
 QUERY = "how do I expose a method"
@@ -44,9 +51,7 @@ SEARCH = {
 
 @pytest.fixture(scope="module")
 def snapshot_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("instant") / "snapshot.msgpack"
-    docsource.save_snapshot(docsource.build(mirror=SITE), path)
-    return path
+    return built_snapshot(tmp_path_factory.mktemp("instant"), pages=False)
 
 
 @pytest.fixture

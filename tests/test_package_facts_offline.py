@@ -21,6 +21,7 @@ from conftest import (
     SITE,
     HttpServer,
     McpConnection,
+    built_snapshot,
     free_port,
     origin_args,
     server_environment,
@@ -34,9 +35,7 @@ MIRROR_STATUS = SITE / "imqueue.org" / "status.json"
 def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not SITE.is_dir():
         pytest.skip(f"the site mirror is not at {SITE}")
-    path = tmp_path_factory.mktemp("facts") / "snapshot.msgpack"
-    docsource.save_snapshot(docsource.build(mirror=SITE), path)
-    return path
+    return built_snapshot(tmp_path_factory.mktemp("facts"), pages=False)
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from imqueue_mcp.docsource import build, save_snapshot
-
-from conftest import SITE, McpConnection, origin_args, server_environment, stdio_connection
+from conftest import McpConnection, built_snapshot, origin_args, server_environment, stdio_connection
 
 QUESTION = "how long does a leased message stay in a worker key before it is swept back"
 
@@ -27,8 +25,7 @@ def live(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory)
 @pytest.fixture(scope="module")
 def offline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     folder = tmp_path_factory.mktemp("passages-offline")
-    snapshot = folder / "snapshot.msgpack"
-    save_snapshot(build(mirror=SITE), snapshot)
+    snapshot = built_snapshot(folder, pages=False)
     home = folder / "home"
     home.mkdir()
     connection = stdio_connection(

@@ -16,9 +16,8 @@ from typing import Any
 import pytest
 
 from imqueue_mcp.build_index.search_cli import main as search_main
-from imqueue_mcp.docsource import build, save_snapshot
 
-from conftest import SITE, McpConnection, server_environment, stdio_connection
+from conftest import McpConnection, built_snapshot, server_environment, stdio_connection
 
 SERVER_ONLY = {"advisory", "advisories", "corpus", "passageBudget"}
 # get_doc's answer size (server/docs/sizes.py) and the hit's passage (server/docs/hit_passages.py)
@@ -37,9 +36,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("shape") / "snapshot.msgpack"
-    save_snapshot(build(mirror=SITE), path)
-    return path
+    return built_snapshot(tmp_path_factory.mktemp("shape"), pages=False)
 
 
 @pytest.fixture(scope="module")

@@ -31,6 +31,7 @@ from conftest import (
     REPO,
     HttpServer,
     McpConnection,
+    built_snapshot,
     origin_args,
     server_environment,
     stdio_connection,
@@ -102,12 +103,8 @@ def audit_in(folder: Path) -> Audit:
 
 
 @pytest.fixture(scope="module")
-def snapshot(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from imqueue_mcp import docsource
-
-    path = tmp_path_factory.mktemp("posture-snapshot") / "snapshot.msgpack"
-    docsource.save_snapshot(docsource.build(origins=site_origins), path)
-    return path
+def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return built_snapshot(tmp_path_factory.mktemp("posture-snapshot"), pages=False)
 
 
 # --- hosted --------------------------------------------------------------------------------

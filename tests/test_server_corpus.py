@@ -16,7 +16,7 @@ from imqueue_mcp.server.docs.corpus_keeper import (
     LoadedCorpus,
 )
 
-from conftest import SiteServer, free_port
+from conftest import SiteServer, built_snapshot, free_port
 
 
 def origins_flags(origins: dict[str, str]) -> list[str]:
@@ -63,13 +63,8 @@ def test_a_failed_refresh_keeps_the_previous_corpus(tmp_path: Path) -> None:
     assert keeper.refreshes == 2
 
 
-def test_unreachable_sites_fall_back_to_the_snapshot_and_say_so(
-    site_origins: dict[str, str], tmp_path: Path
-) -> None:
-    from imqueue_mcp import docsource
-
-    snapshot_file = tmp_path / "snapshot.msgpack"
-    docsource.save_snapshot(docsource.build(origins=site_origins), snapshot_file)
+def test_unreachable_sites_fall_back_to_the_snapshot_and_say_so(tmp_path: Path) -> None:
+    snapshot_file = built_snapshot(tmp_path, pages=False)
     keeper = CorpusKeeper(build_config(origins=dead_origins(), snapshot=str(snapshot_file), env={}))
 
     async def first_answer_then_the_failed_refresh() -> tuple[LoadedCorpus, LoadedCorpus | None]:

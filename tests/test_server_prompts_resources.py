@@ -30,6 +30,7 @@ from conftest import (
     HttpServer,
     McpConnection,
     SiteServer,
+    built_snapshot,
     origin_args,
     server_environment,
     stdio_connection,
@@ -493,12 +494,10 @@ def test_a_refresh_that_changes_the_list_reaches_a_listening_stateless_client(
 def test_a_local_server_over_a_snapshot_lists_what_the_hosted_one_does(
     request: pytest.FixtureRequest, site_origins: dict[str, str], tmp_path: Path
 ) -> None:
-    from imqueue_mcp import docsource
 
     http_server: HttpServer = request.getfixturevalue("hosted")
 
-    snapshot = tmp_path / "snapshot.msgpack"
-    docsource.save_snapshot(docsource.build(mirror=SITE), snapshot)
+    snapshot = built_snapshot(tmp_path, pages=False)
     args = ["--offline", "--snapshot", str(snapshot), *origin_args(site_origins)]
     offline = stdio_connection(args, server_environment(tmp_path), tmp_path, "legacy")
     remote = McpConnection(http_server.url + "/mcp", "legacy")

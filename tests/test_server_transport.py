@@ -17,6 +17,7 @@ from conftest import (
     LOCAL_TOOLS,
     REPO,
     WAIT_SECONDS,
+    built_snapshot,
     free_port,
     origin_args,
     server_environment,
@@ -125,12 +126,8 @@ def test_every_stdout_line_is_json_rpc_and_malformed_lines_get_errors(tmp_path: 
 
 
 @pytest.fixture(scope="module")
-def snapshot_file(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from imqueue_mcp import docsource
-
-    path = tmp_path_factory.mktemp("snapshot") / "snapshot.msgpack"
-    docsource.save_snapshot(docsource.build(origins=site_origins), path)
-    return path
+def snapshot_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return built_snapshot(tmp_path_factory.mktemp("snapshot"), pages=False)
 
 
 def test_offline_serves_search_from_the_snapshot_and_labels_it(
