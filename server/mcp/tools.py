@@ -504,15 +504,52 @@ CalledService = Annotated[
 
 
 async def _scaffolded(
-    data: dict[str, Any], path: str | None, dry_run: bool, overwrite: bool, render: Callable[..., str]
+    make: Callable[[], dict[str, Any]],
+    path: str | None,
+    dry_run: bool,
+    overwrite: bool,
+    render: Callable[..., str],
 ) -> CallToolResult:
-    """A scaffold's result; with `path` (local server), its files placed there first."""
+    """A scaffold's result; with `path` (local server only), its files placed there first."""
+    try:
+        data = make()
+    except ScaffoldError as error:
+        return failed(error)
     if path is None:
         return structured_result(data, render(data))
     refused = await scaffold_writes.place(data, path, dry_run, overwrite)
     if refused is not None:
         return refused
     return structured_result(data, render(data, scaffold_writes.render_placement(data["written"])))
+
+
+async def _service_scaffold(
+    name: str,
+    methods: list[Method] | None,
+    calls: list[str] | None,
+    call_timeout_ms: int | None,
+    path: str | None,
+    dry_run: bool,
+    overwrite: bool,
+) -> CallToolResult:
+    def make() -> dict[str, Any]:
+        return scaffold.scaffold_service(name, methods, calls, call_timeout_ms, path)
+
+    return await _scaffolded(make, path, dry_run, overwrite, scaffold.render_service_markdown)
+
+
+async def _client_scaffold(
+    service: str,
+    methods: list[Method] | None,
+    call_timeout_ms: int | None,
+    path: str | None,
+    dry_run: bool,
+    overwrite: bool,
+) -> CallToolResult:
+    def make() -> dict[str, Any]:
+        return scaffold.scaffold_client(service, methods, call_timeout_ms, path)
+
+    return await _scaffolded(make, path, dry_run, overwrite, scaffold.render_client_markdown)
 
 
 @tool(
@@ -528,11 +565,7 @@ def scaffold_service(services: Services) -> Handler:
         calls: CallsArgument = None,
         call_timeout_ms: CallTimeout = None,
     ) -> Annotated[CallToolResult, ServiceScaffold]:
-        try:
-            data = scaffold.scaffold_service(name, methods, calls, call_timeout_ms)
-        except ScaffoldError as error:
-            return failed(error)
-        return structured_result(data, scaffold.render_service_markdown(data))
+        return await _service_scaffold(name, methods, calls, call_timeout_ms, None, True, False)
 
     return scaffold_service
 
@@ -554,11 +587,7 @@ def scaffold_service_here(services: Services) -> Handler:
         dry_run: scaffold_writes.DryRun = True,
         overwrite: scaffold_writes.Overwrite = False,
     ) -> Annotated[CallToolResult, ServiceScaffold]:
-        try:
-            data = scaffold.scaffold_service(name, methods, calls, call_timeout_ms, path)
-        except ScaffoldError as error:
-            return failed(error)
-        return await _scaffolded(data, path, dry_run, overwrite, scaffold.render_service_markdown)
+        return await _service_scaffold(name, methods, calls, call_timeout_ms, path, dry_run, overwrite)
 
     return scaffold_service
 
@@ -573,11 +602,7 @@ def scaffold_client(services: Services) -> Handler:
     async def scaffold_client(
         service: CalledService, methods: Methods = None, call_timeout_ms: CallTimeout = None
     ) -> Annotated[CallToolResult, ClientScaffold]:
-        try:
-            data = scaffold.scaffold_client(service, methods, call_timeout_ms)
-        except ScaffoldError as error:
-            return failed(error)
-        return structured_result(data, scaffold.render_client_markdown(data))
+        return await _client_scaffold(service, methods, call_timeout_ms, None, True, False)
 
     return scaffold_client
 
@@ -598,11 +623,7 @@ def scaffold_client_here(services: Services) -> Handler:
         dry_run: scaffold_writes.DryRun = True,
         overwrite: scaffold_writes.Overwrite = False,
     ) -> Annotated[CallToolResult, ClientScaffold]:
-        try:
-            data = scaffold.scaffold_client(service, methods, call_timeout_ms, path)
-        except ScaffoldError as error:
-            return failed(error)
-        return await _scaffolded(data, path, dry_run, overwrite, scaffold.render_client_markdown)
+        return await _client_scaffold(service, methods, call_timeout_ms, path, dry_run, overwrite)
 
     return scaffold_client
 
