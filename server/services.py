@@ -10,6 +10,7 @@ from imqueue_mcp.server.docs import example_finder as examples
 from imqueue_mcp.server.docs import read as docs
 from imqueue_mcp.server.docs.answer_cache import AnswerCache
 from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper
+from imqueue_mcp.server.docs.documented_api import DocumentedApis
 from imqueue_mcp.server.docs.fetch import Fetcher
 from imqueue_mcp.server.docs.package_facts import PackageFacts
 from imqueue_mcp.server.docs.saved_pages import SavedPages
@@ -27,6 +28,7 @@ class Services:
     saved: SavedPages  # the snapshot's pages, get_doc's answer offline
     examples: examples.ExampleFinder  # the corpus's code examples, ranked (find_examples)
     facts: PackageFacts  # status.json, live or the snapshot's copy
+    documented: DocumentedApis  # the docs' API records and their pages' signatures (get_api, api_diff)
     sizes: DocSizes = field(default_factory=DocSizes)  # get_doc's answer sizes, for search hits
     answers: AnswerCache = field(default_factory=AnswerCache)  # the ranker's answers for the current index
     project_reader: ProjectReader = field(
@@ -46,4 +48,5 @@ class Services:
             SavedPages(keeper),
             examples.ExampleFinder(keeper),
             PackageFacts(fetcher, keeper),
+            DocumentedApis(keeper, fetcher),
         )

@@ -97,6 +97,7 @@ READ_ONLY_CALLS: dict[str, dict[str, Any]] = {
     "cli_help": {"command": "client generate"},
     "inspect_project": {},  # the server's working directory holds no project: found false, no error
     "get_api": {"symbol": "IMQService"},  # likewise: found false, what was not read, no error
+    "api_diff": {"package": "rpc"},  # likewise
 }
 FAILING_CALL: dict[str, Any] = {"name": "package_status", "arguments": {"package": "nonexistent"}}
 FAILING_MESSAGE = "Unknown package '@imqueue/nonexistent'"

@@ -47,6 +47,7 @@ SPEC_HINTS = {
     "logs": (False, True, False, False),
     "inspect_project": (True, False, True, False),
     "get_api": (True, False, True, False),
+    "api_diff": (True, False, True, True),
 }
 
 MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}
@@ -102,7 +103,7 @@ def test_every_tool_has_a_title_and_all_four_hints_as_the_spec_says(local: McpCo
 def test_output_schemas_on_exactly_the_shared_tools_and_generate_client(local: McpConnection) -> None:
     # generate_client returns the client file it generated (issue 4 §2); the other CLI tools text;
     # inspect_project its report (issue 13 §4).
-    with_schema = SHARED_TOOLS | {"generate_client", "inspect_project", "get_api"}
+    with_schema = SHARED_TOOLS | {"generate_client", "inspect_project", "get_api", "api_diff"}
     assert {tool.name for tool in local.tools() if tool.output_schema} == with_schema
 
 

@@ -857,4 +857,14 @@ def inspect_project(services: Services) -> Handler:
     description=api_tools.DESCRIPTION,
 )
 def get_api(services: Services) -> Handler:
-    return api_tools.get_api_handler()
+    return api_tools.get_api_handler(services)
+
+
+@tool(
+    title="Installed @imqueue API vs the docs' release",
+    hints=READS_THE_WEB,
+    where="local",
+    description=api_tools.DIFF_DESCRIPTION,
+)
+def api_diff(services: Services) -> Handler:
+    return api_tools.api_diff_handler(services)

@@ -10,6 +10,7 @@ constant, method and property: its signature, doc comment and source file.
                                a loop ends); a missing node_modules is a problem, not an error
     index_package(pkg)         a PackageIndex (cached per name and version); a malformed, huge
                                or unreadable file is skipped and named in `problems`
+    resolve_name(names, query) the same exact rules over other names (the docs' API records)
     resolve(index, query)      exact, dotted (`IMQClientOptions.timeout`), spaced and any-case
                                (`imqclientoptions timeout`) names; else the nearest names
 """
@@ -388,6 +389,14 @@ def parse_doc(comment: str) -> DocComment:
 
 def _norm(name: str) -> str:
     return re.sub(r"[\s.#:/]+", ".", name.strip()).strip(".").lower()
+
+
+def resolve_name(names: list[str], query: str) -> str | None:
+    """The one name of `names` the query names exactly, dotted, spaced or in any case; else None."""
+    if query in names:
+        return query
+    wanted = _norm(query)
+    return next((n for n in names if _norm(n) == wanted), None)
 
 
 def resolve(index: PackageIndex, query: str) -> tuple[ApiSymbol | None, list[str]]:
