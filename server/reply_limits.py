@@ -14,7 +14,8 @@ on the real servers. Where each bound comes from:
                      escaped, plus the bridge's own notes; generate_client also returns the
                      generated file, at most MAX_CLIENT_BYTES (2 MiB), twice
     get_api          one declaration (a signature and its doc comment, as a .d.ts of at most 2 MB
-                     holds them), 8 nearest names, 20 problems, the packages read, twice
+                     holds them), the docs' record of it (a summary, a declaration cut at 400
+                     characters), 8 nearest names, 20 problems, the packages read, twice
     api_diff         at most 100 entries in each of its four lists (api_diff.MAX_LISTED), each
                      declaration cut at 400 characters (MAX_SIGNATURE_CHARS), summaries and URLs as
                      the docs give them, 20 problems and unread notes, twice (text and structure)

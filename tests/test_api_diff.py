@@ -1,4 +1,4 @@
-"""api_diff and inspect_project's pointer to the diff, through the SDK's
+"""api_diff, get_api's docs side and inspect_project's pointer to the diff, through the SDK's
 client over stdio against the real server, on the two real installs (tests/framework1: rpc 1.17.0
 and core 2.0.26 from the registry; the 3.x runtime built from ../shared/vendor) and the docs
 mirror the tests serve as the sites. What the diff names as only on one side is checked against
@@ -132,3 +132,22 @@ def test_inspect_project_names_the_diff_call_for_an_older_major(
     assert server.call(call["tool"], call["arguments"]).structured_content["found"] is True
     current = server.call("inspect_project", {"path": str(SERVICE_RUNTIME.parent)}).structured_content
     assert "behindDocs" not in current
+
+
+def test_get_api_sets_the_docs_release_beside_the_installed_declaration(
+    server: McpConnection, installs: None
+) -> None:
+    changed = server.call("get_api", {"symbol": "remote", "path": str(FRAMEWORK1)}).structured_content
+    assert changed["symbol"]["version"] == "1.17.0"
+    assert changed["latest"]["url"] == RPC_API + "rpc.remote/" and changed["latest"]["version"] == "3.7.2"
+    assert changed["latest"]["signature"] == "export declare function remote(): any"
+    assert changed["difference"]["status"] == "signature-changed"
+    missing = server.call("get_api", {"symbol": "IMQClientOptions.callTimeout", "path": str(FRAMEWORK1)})
+    data = missing.structured_content
+    assert data["found"] is False and data["difference"]["status"] == "not-installed"
+    assert data["latest"]["signature"] == "callTimeout?: number"
+    assert "## Difference: not-installed" in missing.content[0].text
+    same = server.call("get_api", {"symbol": "IMQClient.create", "path": str(SERVICE_RUNTIME.parent)})
+    assert same.structured_content["difference"]["status"] == "same"
+    only = server.call("get_api", {"symbol": "osUuid", "path": str(FRAMEWORK1)}).structured_content
+    assert only["difference"]["status"] == "installed-only" and "latest" not in only

@@ -46,7 +46,7 @@ SPEC_HINTS = {
     "config": (False, True, False, False),
     "logs": (False, True, False, False),
     "inspect_project": (True, False, True, False),
-    "get_api": (True, False, True, False),
+    "get_api": (True, False, True, True),
     "api_diff": (True, False, True, True),
 }
 

@@ -30,11 +30,13 @@ DESCRIPTION = (
     "Look up an @imqueue API symbol as the user's project has it installed: the declaration "
     "(signature) and doc comment (summary, @param, @returns, @deprecated, @defaultValue, @remarks) "
     "read from node_modules/@imqueue/*/**/*.d.ts of the installed version, which may be an older "
-    "major than the docs describe. symbol: a class, interface, function, type or member, dotted or "
-    "spaced, any case ('IMQClientOptions.timeout', 'imqclientoptions timeout'); an unknown one gets "
-    "the nearest names. package: e.g. '@imqueue/rpc' (default: every installed @imqueue package). "
-    "path: the project folder; omit it to use the client's roots, else the working directory. "
-    "Reads files only."
+    "major than the docs describe; beside it, what the docs (latest release) say of the same symbol "
+    "(latest: its page, summary, declaration) and the difference (same, signature-changed, "
+    "deprecated-in-latest, not-installed, installed-only). symbol: a class, interface, function, type "
+    "or member, dotted or spaced, any case ('IMQClientOptions.timeout', 'imqclientoptions timeout'); "
+    "an unknown one gets the nearest names. package: e.g. '@imqueue/rpc' (default: every installed "
+    "@imqueue package). path: the project folder; omit it to use the client's roots, else the "
+    "working directory. Reads files and the docs only."
 )
 
 DIFF_DESCRIPTION = (
@@ -83,6 +85,10 @@ def get_api_handler(services: Services) -> Callable[..., Awaitable[CallToolResul
             data["problems"] = [_no_project(folders)]
         else:
             data = {**await asyncio.to_thread(lookup, root, symbol, package), "via": via}
+            try:
+                await installed_api.with_latest(services, data, symbol, package)
+            except CorpusUnavailable as error:
+                data["problems"].append(f"the docs' side was not read: {error}")
         text = render(data, symbol)
         return structured_result(data, text)
 
@@ -112,9 +118,21 @@ def render(data: dict[str, Any], query: str) -> str:
         lines = [f"No installed @imqueue declaration named {query!r} under {data['root']}."]
         if data["nearest"]:
             lines.append("Nearest names: " + ", ".join(data["nearest"]))
+    lines += _render_latest(data)
     if data["problems"]:
         lines += ["", "Not read:"] + [f"- {p}" for p in data["problems"]]
     return "\n".join(lines)
+
+
+def _render_latest(data: dict[str, Any]) -> list[str]:
+    difference, latest = data.get("difference"), data.get("latest")
+    lines = ["", f"## Difference: {difference['status']}", difference["text"]] if difference else []
+    if latest:
+        release = f"{latest['package']}@{latest['version']}" if latest["version"] else latest["package"]
+        lines += ["", f"The docs ({release}, {latest['url']}):", latest["summary"]]
+        if latest["signature"]:
+            lines += ["", "```ts", latest["signature"], "```"]
+    return lines
 
 
 # --- api_diff ---------------------------------------------------------------------------------

@@ -852,7 +852,7 @@ def inspect_project(services: Services) -> Handler:
 
 @tool(
     title="An @imqueue API symbol as installed",
-    hints=READS_LOCALLY,
+    hints=READS_THE_WEB,
     where="local",
     description=api_tools.DESCRIPTION,
 )

@@ -3,17 +3,22 @@ it, looked up in the installed packages' declarations (api_index.py), set beside
 (latest) say when the caller has their record (docsource/api_pages.py); and the answers' shapes.
 
     lookup(root, symbol, package)        get_api's answer (ApiAnswer's shape) for the project at `root`
+    beside_latest(data, documented, v)   the docs' record and the difference added to that answer
     package_index(root, package)         one installed package's index, for api_diff
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from imqueue_mcp.docsource.api_pages import DocumentedSymbol
 from imqueue_mcp.server.project import api_index
+from imqueue_mcp.server.project.api_diff import compare_declared, cut
+
+Status = Literal["same", "signature-changed", "deprecated-in-latest", "not-installed", "installed-only"]
 
 
 class InstalledSymbol(BaseModel):
@@ -26,11 +31,32 @@ class InstalledSymbol(BaseModel):
     version: str
 
 
+class LatestSymbol(BaseModel):
+    name: str
+    kind: str
+    url: str = Field(description="The symbol's API page")
+    summary: str
+    deprecated: bool
+    signature: str | None = Field(description="The declaration on its page; null when the page was not read")
+    package: str
+    version: str | None = Field(description="The release the docs describe")
+
+
+class Difference(BaseModel):
+    status: Status = Field(
+        description="same, signature-changed, deprecated-in-latest, not-installed (only in the docs' "
+        "release), installed-only (not in the docs' release)"
+    )
+    text: str
+
+
 class ApiAnswer(BaseModel):
     found: bool
     root: str | None = None
     via: str
     symbol: InstalledSymbol | None = None
+    latest: LatestSymbol | None = Field(None, description="What the docs (latest release) say of it")
+    difference: Difference | None = Field(None, description="How the installed declaration stands to it")
     nearest: list[str] = Field(default_factory=list, description="Names close to an unknown symbol")
     packages: dict[str, str] = Field(default_factory=dict, description="Installed @imqueue packages read")
     problems: list[str] = Field(default_factory=list, description="What could not be read, and why")
@@ -65,6 +91,29 @@ def lookup(root: Path, symbol: str, package: str | None) -> dict[str, Any]:
         data["nearest"] = nearest[:8]
     data["problems"] = problems[:20]
     return data
+
+
+def beside_latest(
+    data: dict[str, Any], package: str, documented: DocumentedSymbol | None, release: str | None
+) -> None:
+    """Add the docs' record of the symbol (`latest`) and the `difference` to get_api's answer."""
+    mine = data.get("symbol") if data.get("found") else None
+    if documented is not None:
+        data["latest"] = {
+            "name": documented.name,
+            "kind": documented.kind,
+            "url": documented.url,
+            "summary": documented.summary,
+            "deprecated": documented.deprecated,
+            "signature": cut(documented.signature) if documented.signature is not None else None,
+            "package": package,
+            "version": release,
+        }
+    signature = str(mine["signature"]) if mine else None
+    deprecated = bool(mine and "deprecated" in mine["doc"])
+    comparison = compare_declared(signature, deprecated, documented)
+    if comparison is not None:
+        data["difference"] = {"status": comparison.status, "text": comparison.text}
 
 
 def package_index(
