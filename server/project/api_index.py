@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from imqueue_mcp.server.user_files import FileTooLarge, NotARegularFile, read_capped
+
 SCOPE = "@imqueue"
 MAX_DTS_BYTES = 2 * 1024 * 1024  # a declaration file larger than this is not parsed
 MAX_DTS_FILES = 4000  # per package; more is cut and said so
@@ -194,10 +196,15 @@ def index_package(pkg: InstalledPackage) -> PackageIndex:
     for path in files:
         rel = path.relative_to(pkg.path).as_posix()
         try:
-            if path.stat().st_size > MAX_DTS_BYTES:
-                index.problems.append(f"{rel}: larger than {MAX_DTS_BYTES} bytes, not read")
-                continue
-            source = path.read_bytes()
+            # capped while reading, regular files only: a .d.ts linked to /dev/zero or a FIFO
+            # would otherwise never end, and search_docs reads these on every call with a project
+            source = read_capped(path, MAX_DTS_BYTES)
+        except FileTooLarge:
+            index.problems.append(f"{rel}: larger than {MAX_DTS_BYTES} bytes, not read")
+            continue
+        except NotARegularFile:
+            index.problems.append(f"{rel}: not a regular file, not read")
+            continue
         except OSError as err:
             index.problems.append(f"{rel}: unreadable ({err.strerror or err})")
             continue
