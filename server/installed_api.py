@@ -9,6 +9,12 @@ get_api's docs side and api_diff's answer. The two rooms it joins never import e
     with_latest(services, data, symbol, package) get_api's answer + `latest` and `difference`
     api_diff_answer(services, root, package)     api_diff's answer; CorpusUnavailable when no
                                                  docs corpus can be loaded
+    marks_for(services, tool, arguments, data)   search_docs' and find_examples' marks for the
+                                                 project in reach (the client's roots, else the
+                                                 working directory): each API hit whose symbol
+                                                 differs in, or is missing from, the installed
+                                                 version, and the installed-only symbols that
+                                                 match the query (ranked by the same ranker)
 
 No MCP here: the adapter (server/mcp/api_tools.py) calls these and renders their answers.
 """
@@ -16,14 +22,26 @@ No MCP here: the adapter (server/mcp/api_tools.py) calls these and renders their
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from imqueue_mcp.ranker import Corpus, Document, Index
+from imqueue_mcp.server.catalogue.packages import api_page_package
 from imqueue_mcp.server.project import api_index
 from imqueue_mcp.server.project import reader as project
-from imqueue_mcp.server.project.api_diff import against_docs
+from imqueue_mcp.server.project.api_diff import against_docs, compare, cut
 from imqueue_mcp.server.project.api_lookup import beside_latest, package_index, scoped
+from imqueue_mcp.server.project.roots import locate
 from imqueue_mcp.server.services import Services
+
+MARKED_TOOLS = frozenset({"search_docs", "find_examples"})
+INSTALLED_ONLY_LIMIT = 3  # installed-only symbols added to one answer
+# A low-confidence match among a few dozen helper names is noise, not an answer.
+KEPT_CONFIDENCE = frozenset({"high", "medium"})
+INSTALLED_ONLY_NOTE = (
+    "Only in the installed version: the docs' release has no such symbol (removed, or never documented)."
+)
 
 
 async def documented_release(services: Services, package: str) -> str | None:
@@ -72,3 +90,133 @@ async def api_diff_answer(services: Services, root: Path, package: str) -> dict[
     data |= against_docs(index, documented.symbols, latest)
     data |= {"found": True, "corpus": documented.corpus, "unread": documented.unread[:20]}
     return data
+
+
+# --- search_docs and find_examples: marks against the installed version ------------------------
+
+
+@dataclass(frozen=True)
+class Marks:
+    hits: dict[int, dict[str, Any]]  # a result's position -> its `installed` mark
+    installed_only: list[dict[str, Any]]  # installed-only symbols matching the query, best first
+
+
+async def marks_for(
+    services: Services, tool: str, arguments: dict[str, Any], data: dict[str, Any]
+) -> Marks | None:
+    """The marks for a search_docs or find_examples answer (`data`), or None: no project in reach,
+    no @imqueue package installed in it, nothing differs and nothing installed-only matches."""
+    if tool not in MARKED_TOOLS or not isinstance(data.get("results"), list):
+        return None
+    folders, _ = await locate()
+    found = await asyncio.to_thread(services.project_reader.find, folders)
+    if found is None or not found.copies:
+        return None
+    indexes = await asyncio.to_thread(_installed_indexes, found)
+    if not indexes:
+        return None
+    hits = await _hit_marks(services, data["results"], indexes)
+    package = arguments.get("package")
+    wanted = [scoped(package)] if isinstance(package, str) and package else list(indexes)
+    only = await _installed_only(
+        services, {n: i for n, i in indexes.items() if n in wanted}, str(data["query"])
+    )
+    return Marks(hits, only) if hits or only else None
+
+
+def _installed_indexes(found: project.Project) -> dict[str, api_index.PackageIndex]:
+    """The index of each installed @imqueue package: its hoisted copy, else the first found."""
+    indexes = {}
+    for name, copies in sorted(found.copies.items()):
+        folder, version = next(((f, v) for f, v in copies if f.parent.parent.parent == found.root), copies[0])
+        try:
+            real = folder.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        indexes[name] = api_index.index_package(api_index.InstalledPackage(name, version, real))
+    return indexes
+
+
+async def _hit_marks(
+    services: Services, results: list[Any], indexes: dict[str, api_index.PackageIndex]
+) -> dict[int, dict[str, Any]]:
+    """`installed: {version, status, signature?}` for each API hit whose symbol the installed
+    version declares differently, or lacks; a hit the same in both is left as it is."""
+    pages: dict[str, dict[int, str]] = {}  # package -> result position -> its API page
+    for position, hit in enumerate(results):
+        page = str(hit.get("url", "") if isinstance(hit, dict) else "").split("#", 1)[0]
+        package = api_page_package(page)
+        if package in indexes:
+            pages.setdefault(package, {})[position] = page
+    marks: dict[int, dict[str, Any]] = {}
+    for package, at in pages.items():
+        by_url = {s.url: s.name for s in (await services.documented.of(package)).symbols.values()}
+        names = {position: by_url[page] for position, page in at.items() if page in by_url}
+        documented = await services.documented.of(package, names.values())
+        index = indexes[package]
+        for position, name in names.items():
+            mine = index.symbols.get(name)
+            comparison = compare(mine, documented.symbols[name])
+            if comparison is None or comparison.status == "same":
+                continue
+            mark = {"package": package, "version": index.version, "symbol": name, "status": comparison.status}
+            marks[position] = mark | ({"signature": cut(mine.signature)} if mine is not None else {})
+    return marks
+
+
+async def _installed_only(
+    services: Services, indexes: dict[str, api_index.PackageIndex], query: str
+) -> list[dict[str, Any]]:
+    """The installed symbols the docs do not have (of packages the docs document) that match the
+    query well (KEPT_CONFIDENCE), ranked by the ranker over those symbols alone."""
+    symbols: dict[str, tuple[str, api_index.PackageIndex, api_index.ApiSymbol]] = {}
+    for package, index in indexes.items():
+        documented = (await services.documented.of(package)).symbols
+        if not documented:
+            continue  # a package the docs do not cover: every symbol would be "installed only"
+        for name in sorted(set(index.symbols) - set(documented)):
+            path = f"/api/{package.removeprefix('@imqueue/')}/installed/{name.lower()}/"
+            symbols[path] = (package, index, index.symbols[name])
+    if not symbols or not query.strip():
+        return []
+    documents = [_document(path, package, symbol) for path, (package, _, symbol) in symbols.items()]
+    response = Index(Corpus(documents=documents, lemmas={}, section_names=[])).search(
+        query, INSTALLED_ONLY_LIMIT
+    )
+    found = []
+    for hit in response.results:
+        if hit.confidence not in KEPT_CONFIDENCE:
+            continue
+        package, index, symbol = symbols[hit.path]
+        found.append(
+            {
+                "kind": "installed-only",
+                "name": symbol.name,
+                "symbolKind": symbol.kind,
+                "package": package,
+                "version": index.version,
+                "signature": cut(symbol.signature),
+                "summary": symbol.doc.summary,
+                "file": symbol.file,
+                "note": INSTALLED_ONLY_NOTE,
+            }
+        )
+    return found
+
+
+def _document(path: str, package: str, symbol: api_index.ApiSymbol) -> Document:
+    """An installed-only symbol as a ranker record (its path is a key here, never shown)."""
+    owner, _, member = symbol.name.rpartition(".")
+    parent = path.rsplit("/", 2)[0] + f"/{owner.lower()}/" if owner else path
+    return Document(
+        path=path,
+        site="org",
+        tier="symbol",
+        title=symbol.name,
+        kind=symbol.kind,
+        summary=symbol.doc.summary,
+        package=package,
+        section=package,
+        parent=parent,
+        member=member if owner else "",
+    )

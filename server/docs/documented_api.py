@@ -13,9 +13,9 @@ the framework on this machine:
 
     DocumentedApis(keeper, fetcher).of(package, signatures_for)   a DocumentedApi
 
-A page is read once per corpus generation (its signature kept, a failure not); at most MAX_PAGES
-per answer, CONCURRENT_READS at a time; once the site does not answer, or offline with no saved
-page, the rest are left unread and `unread` says why.
+A package's records are gathered, and a page is read, once per corpus generation (its signature
+kept, a failure not); at most MAX_PAGES per answer, CONCURRENT_READS at a time; once the site does
+not answer, or offline with no saved page, the rest are left unread and `unread` says why.
 """
 
 from __future__ import annotations
@@ -58,14 +58,17 @@ class DocumentedApis:
         self.fetcher = fetcher
         self._generation = ""
         self._pages: dict[str, _Read] = {}  # page URL -> what its page says
+        self._records: dict[str, dict[str, DocumentedSymbol]] = {}  # package -> its records
 
     async def of(self, package: str, signatures_for: Iterable[str] = ()) -> DocumentedApi:
         """The docs' symbols of `package`, with the signatures of those named in `signatures_for`.
         CorpusUnavailable when no corpus can be loaded."""
         corpus = await self.keeper.current()
         if corpus.generation != self._generation:
-            self._generation, self._pages = corpus.generation, {}
-        symbols = documented_symbols(corpus.index.corpus.documents, package)
+            self._generation, self._pages, self._records = corpus.generation, {}, {}
+        if package not in self._records:
+            self._records[package] = documented_symbols(corpus.index.corpus.documents, package)
+        symbols = dict(self._records[package])
         wanted = list(dict.fromkeys(n for n in signatures_for if n in symbols))
         api = DocumentedApi(package, None, symbols, corpus.describe())
         if len(wanted) > MAX_PAGES:

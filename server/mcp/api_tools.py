@@ -10,11 +10,12 @@ server, which reads no disk. The records are in tools.py.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
 from imqueue_mcp.server import installed_api
@@ -25,6 +26,8 @@ from imqueue_mcp.server.project import reader as project
 from imqueue_mcp.server.project.api_lookup import ApiAnswer, ApiDiffAnswer, lookup, scoped
 from imqueue_mcp.server.services import Services
 from imqueue_mcp.server.tool_results import error_result, structured_result
+
+logger = logging.getLogger(__name__)
 
 DESCRIPTION = (
     "Look up an @imqueue API symbol as the user's project has it installed: the declaration "
@@ -187,3 +190,58 @@ def render_diff(data: dict[str, Any]) -> str:
     for note in data.get("unread", []) + data.get("problems", []):
         lines.append(f"Not read: {note}")
     return "\n".join(lines)
+
+
+# --- search_docs and find_examples against the installed version ------------------------------
+
+
+async def marked(name: str, arguments: dict[str, Any], result: Any, services: Services) -> Any:
+    """`result` with its API hits marked against the project's installed version (`installed`) and
+    the installed-only symbols that match (`installedOnly`), in structuredContent and its text;
+    as it was when there is no project in reach or nothing to mark (server/installed_api.py)."""
+    if name not in installed_api.MARKED_TOOLS or not isinstance(result, CallToolResult) or result.is_error:
+        return result
+    data = result.structured_content
+    if not isinstance(data, dict):
+        return result
+    try:
+        marks = await installed_api.marks_for(services, name, arguments, data)
+    except Exception:  # the marks are extra: they must never cost the answer
+        logger.exception("installed-version marks for %s failed", name)
+        return result
+    if marks is None:
+        return result
+    hits = [
+        hit | {"installed": marks.hits[i]} if i in marks.hits else hit
+        for i, hit in enumerate(data["results"])
+    ]
+    data = {**data, "results": hits} | (
+        {"installedOnly": marks.installed_only} if marks.installed_only else {}
+    )
+    lines = render_marks(hits, marks.installed_only)
+    content = list(result.content)
+    if content and isinstance(content[-1], TextContent):
+        content[-1] = TextContent(type="text", text=content[-1].text.rstrip("\n") + "\n\n" + lines)
+    else:
+        content.append(TextContent(type="text", text=lines))
+    return result.model_copy(update={"structured_content": data, "content": content})
+
+
+def render_marks(hits: list[dict[str, Any]], installed_only: list[dict[str, Any]]) -> str:
+    lines = []
+    marked_hits = [hit for hit in hits if "installed" in hit]
+    if marked_hits:
+        lines.append("## Against the version your project has installed")
+        for hit in marked_hits:
+            mark = hit["installed"]
+            where = f"{mark['package']} {mark['version']}"
+            line = f"- {mark['symbol']} ({hit['url']}): {mark['status']} in {where}"
+            lines.append(line + (f", installed as `{mark['signature']}`" if "signature" in mark else ""))
+    if installed_only:
+        lines += ["", "## Only in the version your project has installed (not in the docs)"]
+        for entry in installed_only:
+            lines.append(
+                f"- {entry['name']} ({entry['symbolKind']}, {entry['package']} {entry['version']}, "
+                f"{entry['file']}): `{entry['signature']}` {entry['summary']}".rstrip()
+            )
+    return "\n".join(lines).strip("\n") + "\n"
