@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 from imq_real import INSTALL, SERVICE_RUNTIME
 
-from conftest import McpConnection, origin_args, require_external, server_environment, stdio_connection
+from conftest import (
+    McpConnection,
+    built_snapshot,
+    origin_args,
+    require_external,
+    server_environment,
+    stdio_connection,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 FRAMEWORK1 = REPO / "tests" / "framework1"
@@ -151,3 +158,21 @@ def test_get_api_sets_the_docs_release_beside_the_installed_declaration(
     assert same.structured_content["difference"]["status"] == "same"
     only = server.call("get_api", {"symbol": "osUuid", "path": str(FRAMEWORK1)}).structured_content
     assert only["difference"]["status"] == "installed-only" and "latest" not in only
+
+
+def test_without_the_pages_the_diff_compares_names_and_says_why_not_declarations(
+    installs: None, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    snapshot = built_snapshot(tmp_path_factory.mktemp("snapshot"), pages=False)
+    home = tmp_path_factory.mktemp("home")
+    args = ["--offline", "--snapshot", str(snapshot)]  # no saved pages, and the site not asked
+    connection = stdio_connection(args, server_environment(home), home, "legacy")
+    try:
+        data = connection.call("api_diff", {"package": "rpc", "path": str(FRAMEWORK1)}).structured_content
+        assert data["found"] and "IMQClientOptions.callTimeout" in by_name(data["added"])
+        assert data["changed"] == [] and data["counts"]["signaturesCompared"] == 0
+        assert "signatures not read" in data["unread"][0] and "--offline" in data["unread"][0]
+        again = connection.call("api_diff", {"package": "rpc", "path": str(FRAMEWORK1)}).structured_content
+        assert "not asked again yet" in again["unread"][0]
+    finally:
+        connection.close()

@@ -15,13 +15,15 @@ the framework on this machine:
 
 A package's records are gathered, and a page is read, once per corpus generation (its signature
 kept, a failure not); at most MAX_PAGES per answer, CONCURRENT_READS at a time; once the site does
-not answer, or offline with no saved page, the rest are left unread and `unread` says why.
+not answer, or offline with no saved page, the rest are left unread and `unread` says why, and the
+site is not asked again for RETRY_SECONDS.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -33,6 +35,9 @@ from imqueue_mcp.server.docs.read import mirror_of
 
 MAX_PAGES = 400  # signature pages read for one answer (the largest package documents ~200 symbols)
 CONCURRENT_READS = 8
+# After the site did not answer, pages are not asked for again this long: search_docs marks its
+# API hits on every call, and one fetch timeout a minute is the most a dead site may cost them.
+RETRY_SECONDS = 60.0
 
 
 @dataclass
@@ -59,6 +64,8 @@ class DocumentedApis:
         self._generation = ""
         self._pages: dict[str, _Read] = {}  # page URL -> what its page says
         self._records: dict[str, dict[str, DocumentedSymbol]] = {}  # package -> its records
+        self._quiet_until = 0.0  # time.monotonic() before which the site is not asked again
+        self._why_quiet = ""
 
     async def of(self, package: str, signatures_for: Iterable[str] = ()) -> DocumentedApi:
         """The docs' symbols of `package`, with the signatures of those named in `signatures_for`.
@@ -91,6 +98,9 @@ class DocumentedApis:
                 missing.remove(url)
         if not missing:
             return
+        if time.monotonic() < self._quiet_until:
+            unread.append(f"{len(missing)} signatures not read: {self._why_quiet} (not asked again yet)")
+            return
         gate = asyncio.Semaphore(CONCURRENT_READS)
         stop: list[str] = []
 
@@ -109,6 +119,7 @@ class DocumentedApis:
         if stop:
             left = sum(1 for url in missing if url not in self._pages)
             unread.append(f"{left} signatures not read: {stop[0]}")
+            self._quiet_until, self._why_quiet = time.monotonic() + RETRY_SECONDS, stop[0]
 
     async def _fetch(self, url: str) -> None:
         parts = urlsplit(url)
