@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from imqueue_mcp.ranker import Corpus, Document, Index
 from imqueue_mcp.server.catalogue.packages import api_page_package
 from imqueue_mcp.server.project import api_index
 from imqueue_mcp.server.project import reader as project
@@ -36,12 +35,6 @@ from imqueue_mcp.server.project.roots import locate
 from imqueue_mcp.server.services import Services
 
 MARKED_TOOLS = frozenset({"search_docs", "find_examples"})
-INSTALLED_ONLY_LIMIT = 3  # installed-only symbols added to one answer
-# A low-confidence match among a few dozen helper names is noise, not an answer.
-KEPT_CONFIDENCE = frozenset({"high", "medium"})
-INSTALLED_ONLY_NOTE = (
-    "Only in the installed version: the docs' release has no such symbol (removed, or never documented)."
-)
 
 
 async def documented_release(services: Services, package: str) -> str | None:
@@ -60,6 +53,8 @@ async def with_latest(services: Services, data: dict[str, Any], symbol: str, pac
         candidates = [scoped(package)] if package else list(data["packages"])
     wanted = data["symbol"]["name"] if data["found"] else symbol
     for name in candidates:
+        if not data["found"] and _undeclared(data["problems"], name):
+            continue  # no declarations read: "not in the installed version" could not be said
         documented = await services.documented.of(name)
         resolved = api_index.resolve_name(list(documented.symbols), wanted)
         if resolved is None and not data["found"]:
@@ -73,6 +68,10 @@ async def with_latest(services: Services, data: dict[str, Any], symbol: str, pac
         return
 
 
+def _undeclared(problems: list[str], package: str) -> bool:
+    return any(p.startswith(f"{package}@") and "ships no declaration files" in p for p in problems)
+
+
 async def api_diff_answer(services: Services, root: Path, package: str) -> dict[str, Any]:
     """The installed `package` under root against the docs' release of it (ApiDiffAnswer's shape,
     less `via`)."""
@@ -82,6 +81,11 @@ async def api_diff_answer(services: Services, root: Path, package: str) -> dict[
     if index is None:
         return data
     data["installed"] = index.version
+    if not index.symbols:  # every documented symbol would look added: say why instead
+        data["problems"].append(
+            f"no declarations of {package}@{index.version} could be read: nothing to compare"
+        )
+        return data
     documented = await services.documented.of(package, list(index.symbols))
     if not documented.symbols:
         data["problems"].append(f"the docs have no API reference of {package}: nothing to compare")
@@ -133,7 +137,9 @@ def _installed_indexes(found: project.Project) -> dict[str, api_index.PackageInd
             real = folder.resolve(strict=True)
         except (OSError, RuntimeError):
             continue
-        indexes[name] = api_index.index_package(api_index.InstalledPackage(name, version, real))
+        index = api_index.index_package(api_index.InstalledPackage(name, version, real))
+        if index.symbols:  # no declarations read: nothing can be said about what it lacks
+            indexes[name] = index
     return indexes
 
 
@@ -167,56 +173,10 @@ async def _hit_marks(
 async def _installed_only(
     services: Services, indexes: dict[str, api_index.PackageIndex], query: str
 ) -> list[dict[str, Any]]:
-    """The installed symbols the docs do not have (of packages the docs document) that match the
-    query well (KEPT_CONFIDENCE), ranked by the ranker over those symbols alone."""
-    symbols: dict[str, tuple[str, api_index.PackageIndex, api_index.ApiSymbol]] = {}
-    for package, index in indexes.items():
-        documented = (await services.documented.of(package)).symbols
-        if not documented:
-            continue  # a package the docs do not cover: every symbol would be "installed only"
-        for name in sorted(set(index.symbols) - set(documented)):
-            path = f"/api/{package.removeprefix('@imqueue/')}/installed/{name.lower()}/"
-            symbols[path] = (package, index, index.symbols[name])
-    if not symbols or not query.strip():
-        return []
-    documents = [_document(path, package, symbol) for path, (package, _, symbol) in symbols.items()]
-    response = Index(Corpus(documents=documents, lemmas={}, section_names=[])).search(
-        query, INSTALLED_ONLY_LIMIT
-    )
-    found = []
-    for hit in response.results:
-        if hit.confidence not in KEPT_CONFIDENCE:
-            continue
-        package, index, symbol = symbols[hit.path]
-        found.append(
-            {
-                "kind": "installed-only",
-                "name": symbol.name,
-                "symbolKind": symbol.kind,
-                "package": package,
-                "version": index.version,
-                "signature": cut(symbol.signature),
-                "summary": symbol.doc.summary,
-                "file": symbol.file,
-                "note": INSTALLED_ONLY_NOTE,
-            }
-        )
-    return found
-
-
-def _document(path: str, package: str, symbol: api_index.ApiSymbol) -> Document:
-    """An installed-only symbol as a ranker record (its path is a key here, never shown)."""
-    owner, _, member = symbol.name.rpartition(".")
-    parent = path.rsplit("/", 2)[0] + f"/{owner.lower()}/" if owner else path
-    return Document(
-        path=path,
-        site="org",
-        tier="symbol",
-        title=symbol.name,
-        kind=symbol.kind,
-        summary=symbol.doc.summary,
-        package=package,
-        section=package,
-        parent=parent,
-        member=member if owner else "",
-    )
+    """The installed symbols the docs do not have that match the query (project/api_search.py)."""
+    documented: dict[str, list[str]] = {}
+    generation = ""
+    for package in indexes:
+        api = await services.documented.of(package)
+        documented[package], generation = list(api.symbols), api.generation
+    return services.installed_only.find(indexes, documented, generation, query)

@@ -15,6 +15,7 @@ from imqueue_mcp.server.docs.fetch import Fetcher
 from imqueue_mcp.server.docs.package_facts import PackageFacts
 from imqueue_mcp.server.docs.saved_pages import SavedPages
 from imqueue_mcp.server.docs.sizes import DocSizes
+from imqueue_mcp.server.project.api_search import InstalledOnlySearch
 from imqueue_mcp.server.project.reader import ProjectReader
 from imqueue_mcp.server.project.roots import RootsCache
 
@@ -34,6 +35,8 @@ class Services:
     project_reader: ProjectReader = field(
         default_factory=ProjectReader
     )  # projects read, kept until they change
+    # the installed-only symbols of the projects searched, as ranker indexes (search_docs' marks)
+    installed_only: InstalledOnlySearch = field(default_factory=InstalledOnlySearch)
     roots: RootsCache = field(default_factory=RootsCache)  # the client's roots, while its connection lasts
 
     @classmethod

@@ -25,6 +25,7 @@ from conftest import (
     server_environment,
     stdio_connection,
 )
+from fixtures.projects import write_project
 
 REPO = Path(__file__).resolve().parent.parent
 FRAMEWORK1 = REPO / "tests" / "framework1"
@@ -198,5 +199,26 @@ def test_find_examples_marks_an_api_pages_example_from_the_saved_pages(
         assert "function expose(): (...args: any[]) => any" in declarations(RPC1)
         only = connection.call("find_examples", {"query": "promisify an object"}).structured_content
         assert "promisify" in {entry["name"] for entry in only["installedOnly"]}
+    finally:
+        connection.close()
+
+
+def test_a_package_without_declarations_marks_nothing_and_diffs_nothing(
+    site_origins: dict[str, str], tmp_path: Path
+) -> None:
+    """fixtures' rpc_one installs @imqueue/rpc 1.10.3 as a package.json alone: no .d.ts to read,
+    so nothing can be said to be missing from it."""
+    project = write_project("rpc_one", tmp_path / "project")
+    assert not list((project / "node_modules" / "@imqueue" / "rpc").rglob("*.d.ts"))
+    connection = stdio_connection(origin_args(site_origins), server_environment(tmp_path), project, "legacy")
+    try:
+        data = connection.call("search_docs", {"query": "per-call timeout of a client"}).structured_content
+        assert "versionNote" in data  # the project is in reach
+        assert all("installed" not in hit for hit in data["results"]) and "installedOnly" not in data
+        diff = connection.call("api_diff", {"package": "rpc"}).structured_content
+        assert diff["found"] is False and diff["installed"] == "1.10.3"
+        assert "nothing to compare" in diff["problems"][-1]
+        api = connection.call("get_api", {"symbol": "IMQClientOptions.callTimeout"}).structured_content
+        assert api["found"] is False and "difference" not in api
     finally:
         connection.close()

@@ -46,6 +46,7 @@ class DocumentedApi:
     release: str | None  # the version the API pages describe, when one was read
     symbols: dict[str, DocumentedSymbol]  # by name; `signature` set for those read
     corpus: dict[str, str]  # the corpus answering (source, fetchedAt, from): search_docs' label
+    generation: str  # the corpus generation it is from (a content hash)
     unread: list[str] = field(default_factory=list)  # why some signatures are missing
 
 
@@ -77,7 +78,7 @@ class DocumentedApis:
             self._records[package] = documented_symbols(corpus.index.corpus.documents, package)
         symbols = dict(self._records[package])
         wanted = list(dict.fromkeys(n for n in signatures_for if n in symbols))
-        api = DocumentedApi(package, None, symbols, corpus.describe())
+        api = DocumentedApi(package, None, symbols, corpus.describe(), corpus.generation)
         if len(wanted) > MAX_PAGES:
             api.unread.append(f"{len(wanted) - MAX_PAGES} signatures not read: at most {MAX_PAGES} pages")
             wanted = wanted[:MAX_PAGES]
