@@ -121,7 +121,7 @@ async def marks_for(
         return None
     hits = await _hit_marks(services, data["results"], indexes)
     package = arguments.get("package")
-    wanted = [scoped(package)] if isinstance(package, str) and package else list(indexes)
+    wanted = [scoped(package.strip().lower())] if isinstance(package, str) and package else list(indexes)
     only = await _installed_only(
         services, {n: i for n, i in indexes.items() if n in wanted}, str(data["query"])
     )
