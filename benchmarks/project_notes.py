@@ -7,6 +7,9 @@ client, the same query each (its hits include @imqueue/rpc API pages):
     cwd project     working directory = an @imqueue/rpc 1.x project: every answer carries a note
     roots project   an empty working directory, the project offered as the client's root:
                     one roots/list round trip per call, then the note
+    installed 1.x   working directory = tests/framework1 (rpc 1.17.0 really installed, when
+                    .ci/install-framework.sh has run): the note, and the API hits marked against
+                    the installed declarations (`installed`, issue 27)
 
 Calls alternate between the three in batches, so drift hits each alike. Prints a table and
 one JSON line; asserts nothing.
@@ -37,6 +40,7 @@ from .machine import machine
 from fixtures.projects import write_project
 
 QUERY = "IMQService expose decorator"
+FRAMEWORK1 = Path(__file__).resolve().parent.parent / "tests" / "framework1"
 BATCH = 20
 
 
@@ -74,8 +78,11 @@ async def run(calls: int) -> dict[str, Any]:
             "cwd project": (parameters(origins, work / "home-b", project), None),
             "roots project": (parameters(origins, work / "home-c", empty), roots),
         }
+        if (FRAMEWORK1 / "node_modules" / "@imqueue" / "rpc").is_dir():
+            arms["installed 1.x"] = (parameters(origins, work / "home-d", FRAMEWORK1), None)
         times: dict[str, list[float]] = {name: [] for name in arms}
         noted: dict[str, bool] = {}
+        marked: dict[str, bool] = {}
         clients = {}
         async with contextlib.AsyncExitStack() as stack:  # closed in reverse, as anyio requires
             for name, (target, callback) in arms.items():
@@ -85,6 +92,8 @@ async def run(calls: int) -> dict[str, Any]:
                 clients[name] = client
                 first = await client.call_tool("search_docs", {"query": QUERY})  # builds the corpus
                 noted[name] = "versionNote" in (first.structured_content or {})
+                hits = (first.structured_content or {}).get("results", [])
+                marked[name] = any("installed" in hit for hit in hits)
             while min(len(series) for series in times.values()) < calls:
                 for name, client in clients.items():
                     times[name] += await timed_calls(client, BATCH)
@@ -95,6 +104,7 @@ async def run(calls: int) -> dict[str, Any]:
             "p99_ms": round(percentile(series, 0.99), 2),
             "mean_ms": round(statistics.fmean(series), 2),
             "note": noted[name],
+            "marked": marked[name],
         }
         for name, series in times.items()
     }
@@ -105,11 +115,11 @@ def report(figures: dict[str, Any]) -> None:
     host = figures["machine"]
     print(f"Machine: {host['platform']}, {host['cpus']} CPUs, Python {host['python']}")
     print(f"\nsearch_docs {figures['query']!r} over stdio, SDK client, alternating batches of {BATCH}")
-    print(f"  {'':<16}{'calls':>7}{'p50 ms':>9}{'p99 ms':>9}{'mean ms':>9}  versionNote")
+    print(f"  {'':<16}{'calls':>7}{'p50 ms':>9}{'p99 ms':>9}{'mean ms':>9}  versionNote  marked")
     for name, row in figures["results"].items():
         print(
             f"  {name:<16}{row['calls']:>7}{row['p50_ms']:>9.2f}{row['p99_ms']:>9.2f}{row['mean_ms']:>9.2f}"
-            f"  {'yes' if row['note'] else 'no'}"
+            f"  {'yes' if row['note'] else 'no':<11}  {'yes' if row['marked'] else 'no'}"
         )
     print()
     print(json.dumps(figures, sort_keys=True))

@@ -9,6 +9,7 @@ package that knows the feeds, the snapshot file and its pages.
     snapshot.py  the msgpack file: header + body, atomic write, checked load
     pages.py     every page's markdown (--pages), carried in the snapshot file, for offline get_doc
     examples.py  the docs' fenced code blocks (llms-full.txt, and every page with --pages) -> Example
+    api_pages.py the API reference as data: a package's symbol records, a page's Signature block
 
 Flow: Source.read -> feeds.* -> assemble.assemble -> Snapshot -> snapshot.save_snapshot.
 With --pages: build(pages=True) -> pages.read_pages (same Source) -> Snapshot.pages ->

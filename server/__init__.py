@@ -12,6 +12,8 @@ served by hosting/; serve.py hands the one to the other (docs/architecture.md).
     tool_results.py  text, structured and guided-error tool results (the adapter's and the wire's)
     reply_limits.py  the most a tool's reply may hold (SECURITY.md)
     result_shapes.py the tools' structured results as pydantic models (their outputSchema)
+    installed_api.py the installed @imqueue API (project/) joined with the docs' (docs/): api_diff,
+                     get_api's docs side, the search marks
     mcp/             the adapter: app, tools (one record each), resources, prompts, completions,
                      schemas, strict argument models, the MCP side of the user's project
     hosting/         stdio and Streamable HTTP, the wire checks, probes, drain, metrics, limits

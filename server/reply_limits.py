@@ -14,7 +14,11 @@ on the real servers. Where each bound comes from:
                      escaped, plus the bridge's own notes; generate_client also returns the
                      generated file, at most MAX_CLIENT_BYTES (2 MiB), twice
     get_api          one declaration (a signature and its doc comment, as a .d.ts of at most 2 MB
-                     holds them), 8 nearest names, 20 problems, the packages read, twice
+                     holds them), the docs' record of it (a summary, a declaration cut at 400
+                     characters), 8 nearest names, 20 problems, the packages read, twice
+    api_diff         at most 100 entries in each of its four lists (api_diff.MAX_LISTED), each
+                     declaration cut at 400 characters (MAX_SIGNATURE_CHARS), summaries and URLs as
+                     the docs give them, 20 problems and unread notes, twice (text and structure)
     inspect_project  at most 100 packages, 20 copies each, 20 problems, each value cut at 214
                      characters (project/reader.py), the findings they give, twice
     the rest         fixed text, or text of the size of their arguments
@@ -47,6 +51,7 @@ REPLY_BYTES: dict[str, int] = {
     "logs": 1024 * KB,
     "inspect_project": 512 * KB,
     "get_api": 256 * KB,
+    "api_diff": 1024 * KB,
 }
 
 

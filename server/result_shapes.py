@@ -21,6 +21,39 @@ STORED = (
     "the facts are the docs snapshot's copy; its date, the file, and why"
 )
 
+INSTALLED_MARK = (
+    "Local server only, with a project in reach: present when this API symbol is declared differently "
+    "in the version the project has installed, or missing from it"
+)
+INSTALLED_ONLY = (
+    "Local server only, with a project in reach: symbols the project's installed @imqueue version "
+    "declares and the docs' release does not (removed since, or never documented) that match the query"
+)
+
+
+class InstalledMark(BaseModel):
+    package: str
+    version: str = Field(description="The installed version")
+    symbol: str = Field(description="The symbol's name, as get_api and api_diff take it")
+    status: Literal["signature-changed", "deprecated-in-latest", "not-installed"] = Field(
+        description="signature-changed: declared differently where installed; deprecated-in-latest: "
+        "deprecated in the docs, not where installed; not-installed: the installed version lacks it"
+    )
+    signature: str | None = Field(None, description="The installed declaration, when it has one")
+
+
+class InstalledOnlySymbol(BaseModel):
+    kind: Literal["installed-only"]
+    name: str
+    symbolKind: str = Field(description="class, interface, function, type, const, method, property, ...")
+    package: str
+    version: str = Field(description="The installed version")
+    signature: str
+    summary: str = Field(description="Its doc comment's summary, as installed")
+    file: str = Field(description="The declaration file, relative to the installed package")
+    note: str
+
+
 # --- search_docs ---------------------------------------------------------------------
 
 
@@ -93,6 +126,7 @@ class SearchHit(BaseModel):
         "text without code), so a lower bound",
     )
     passage: HitPassage | None = Field(None, description=PASSAGE)
+    installed: InstalledMark | None = Field(None, description=INSTALLED_MARK)
 
 
 class SearchMiss(BaseModel):
@@ -157,6 +191,7 @@ class SearchResult(BaseModel):
     passageBudget: PassageBudget | None = Field(None, description=BUDGET)
     corpus: CorpusInfo
     versionNote: str | None = Field(None, description=VERSION_NOTE)
+    installedOnly: list[InstalledOnlySymbol] | None = Field(None, description=INSTALLED_ONLY)
 
 
 # --- get_doc -------------------------------------------------------------------------
@@ -433,6 +468,7 @@ class ExampleHit(BaseModel):
         description="Present unless passages: false: the prose of the block's section that best "
         "answers the query, the sentences beside the block first (the code itself is `code`)",
     )
+    installed: InstalledMark | None = Field(None, description=INSTALLED_MARK)
 
 
 class ExampleMiss(BaseModel):
@@ -447,3 +483,4 @@ class ExampleResult(BaseModel):
     miss: ExampleMiss | None = Field(None, description="Present when nothing matched")
     passageBudget: PassageBudget | None = Field(None, description=BUDGET)
     corpus: CorpusInfo
+    installedOnly: list[InstalledOnlySymbol] | None = Field(None, description=INSTALLED_ONLY)

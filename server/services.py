@@ -10,10 +10,12 @@ from imqueue_mcp.server.docs import example_finder as examples
 from imqueue_mcp.server.docs import read as docs
 from imqueue_mcp.server.docs.answer_cache import AnswerCache
 from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper
+from imqueue_mcp.server.docs.documented_api import DocumentedApis
 from imqueue_mcp.server.docs.fetch import Fetcher
 from imqueue_mcp.server.docs.package_facts import PackageFacts
 from imqueue_mcp.server.docs.saved_pages import SavedPages
 from imqueue_mcp.server.docs.sizes import DocSizes
+from imqueue_mcp.server.project.api_search import InstalledOnlySearch
 from imqueue_mcp.server.project.reader import ProjectReader
 from imqueue_mcp.server.project.roots import RootsCache
 
@@ -27,11 +29,14 @@ class Services:
     saved: SavedPages  # the snapshot's pages, get_doc's answer offline
     examples: examples.ExampleFinder  # the corpus's code examples, ranked (find_examples)
     facts: PackageFacts  # status.json, live or the snapshot's copy
+    documented: DocumentedApis  # the docs' API records and their pages' signatures (get_api, api_diff)
     sizes: DocSizes = field(default_factory=DocSizes)  # get_doc's answer sizes, for search hits
     answers: AnswerCache = field(default_factory=AnswerCache)  # the ranker's answers for the current index
     project_reader: ProjectReader = field(
         default_factory=ProjectReader
     )  # projects read, kept until they change
+    # the installed-only symbols of the projects searched, as ranker indexes (search_docs' marks)
+    installed_only: InstalledOnlySearch = field(default_factory=InstalledOnlySearch)
     roots: RootsCache = field(default_factory=RootsCache)  # the client's roots, while its connection lasts
 
     @classmethod
@@ -46,4 +51,5 @@ class Services:
             SavedPages(keeper),
             examples.ExampleFinder(keeper),
             PackageFacts(fetcher, keeper),
+            DocumentedApis(keeper, fetcher),
         )

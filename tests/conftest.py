@@ -53,6 +53,7 @@ LOCAL_TOOLS = SHARED_TOOLS | {
     "logs",
     "inspect_project",
     "get_api",
+    "api_diff",
 }
 
 

@@ -169,6 +169,23 @@ def test_bad_input_gives_problems_not_tracebacks(tmp_path: Path) -> None:
     assert empty_index.symbols == {} and "no declaration files" in empty_index.problems[0]
 
 
+def test_a_declaration_that_is_not_a_regular_file_is_named_not_read(tmp_path: Path) -> None:
+    """search_docs indexes the installed packages on every call with a project in reach: a .d.ts
+    linked to /dev/zero (endless, `stat` says 0 bytes) or a FIFO (a read waits for a writer)
+    must cost a line in problems, never a hang."""
+    package = tmp_path / "node_modules" / "@imqueue" / "odd"
+    package.mkdir(parents=True)
+    (package / "package.json").write_text('{"name": "@imqueue/odd", "version": "1.0.0"}')
+    (package / "index.d.ts").write_text("export declare function fine(): void;\n")
+    os.symlink("/dev/zero", package / "zero.d.ts")
+    os.mkfifo(package / "pipe.d.ts")
+    packages, _ = api_index.installed_packages(tmp_path)
+    index = api_index.index_package(packages[0])
+    assert "fine" in index.symbols
+    for name in ("zero.d.ts", "pipe.d.ts"):
+        assert any(p.startswith(name) and "not a regular file" in p for p in index.problems)
+
+
 def test_parse_time_per_package_is_recorded(
     rpc1: api_index.PackageIndex, rpc3: api_index.PackageIndex
 ) -> None:

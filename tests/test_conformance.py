@@ -97,6 +97,7 @@ READ_ONLY_CALLS: dict[str, dict[str, Any]] = {
     "cli_help": {"command": "client generate"},
     "inspect_project": {},  # the server's working directory holds no project: found false, no error
     "get_api": {"symbol": "IMQService"},  # likewise: found false, what was not read, no error
+    "api_diff": {"package": "rpc"},  # likewise
 }
 # Tools that write only when given a folder (issue 28): not read-only, so their hints say so, but
 # called as above (no path) they write nothing and belong with the read-only calls.

@@ -46,7 +46,8 @@ SPEC_HINTS = {
     "config": (False, True, False, False),
     "logs": (False, True, False, False),
     "inspect_project": (True, False, True, False),
-    "get_api": (True, False, True, False),
+    "get_api": (True, False, True, True),
+    "api_diff": (True, False, True, True),
 }
 
 # Where the local server departs from SPEC §3a, and why: with path, the local scaffold_* write
@@ -110,7 +111,7 @@ def test_every_tool_has_a_title_and_all_four_hints_as_the_spec_says_or_departs(l
 def test_output_schemas_on_exactly_the_shared_tools_and_generate_client(local: McpConnection) -> None:
     # generate_client returns the client file it generated (issue 4 §2); the other CLI tools text;
     # inspect_project its report (issue 13 §4).
-    with_schema = SHARED_TOOLS | {"generate_client", "inspect_project", "get_api"}
+    with_schema = SHARED_TOOLS | {"generate_client", "inspect_project", "get_api", "api_diff"}
     assert {tool.name for tool in local.tools() if tool.output_schema} == with_schema
 
 

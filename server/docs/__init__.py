@@ -19,4 +19,6 @@ saved_pages.py   the pages the snapshot carries (imq-build-index --pages), for g
 follow.py        a followed snapshot (a file, or --snapshot-url) read again only when it changed
 package_facts.py status.json read live, else the corpus's stored copy labelled with its date
 package_status.py list_packages and package_status over those facts
+documented_api.py the docs' API records of a package with their pages' signatures: "latest" for
+                 api_diff and get_api (kept per corpus generation)
 """

@@ -1,36 +1,104 @@
-"""get_api in the local server: a symbol as the project's installed @imqueue version declares it.
+"""get_api and api_diff in the local server: the project's installed @imqueue API, beside what the
+docs (the latest release) say of it.
 
-Reads the project's node_modules/@imqueue/*/**/*.d.ts (server/project/api_index.py); never in
-the hosted server, which reads no disk. The record is in tools.py, beside inspect_project's.
+Reads the project's node_modules/@imqueue/*/**/*.d.ts (server/project/api_index.py); "latest" is
+the docs corpus this server answers from, the API pages' signatures read as get_doc reads pages
+(server/docs/documented_api.py), the two joined in server/installed_api.py. Never in the hosted
+server, which reads no disk. The records are in tools.py.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Annotated, Any
 
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
+from imqueue_mcp.server import installed_api
+from imqueue_mcp.server.docs.corpus_keeper import CorpusUnavailable
+from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp.project_tools import ProjectPath, folders_for
 from imqueue_mcp.server.project import reader as project
-from imqueue_mcp.server.project.api_lookup import ApiAnswer, lookup
-from imqueue_mcp.server.tool_results import structured_result
+from imqueue_mcp.server.project.api_lookup import ApiAnswer, ApiDiffAnswer, lookup, scoped
+from imqueue_mcp.server.services import Services
+from imqueue_mcp.server.tool_results import error_result, structured_result
+
+logger = logging.getLogger(__name__)
 
 DESCRIPTION = (
     "Look up an @imqueue API symbol as the user's project has it installed: the declaration "
     "(signature) and doc comment (summary, @param, @returns, @deprecated, @defaultValue, @remarks) "
     "read from node_modules/@imqueue/*/**/*.d.ts of the installed version, which may be an older "
-    "major than the docs describe. symbol: a class, interface, function, type or member, dotted or "
-    "spaced, any case ('IMQClientOptions.timeout', 'imqclientoptions timeout'); an unknown one gets "
-    "the nearest names. package: e.g. '@imqueue/rpc' (default: every installed @imqueue package). "
-    "path: the project folder; omit it to use the client's roots, else the working directory. "
-    "Reads files only."
+    "major than the docs describe; beside it, what the docs (latest release) say of the same symbol "
+    "(latest: its page, summary, declaration) and the difference (same, signature-changed, "
+    "deprecated-in-latest, not-installed, installed-only). symbol: a class, interface, function, type "
+    "or member, dotted or spaced, any case ('IMQClientOptions.timeout', 'imqclientoptions timeout'); "
+    "an unknown one gets the nearest names. package: e.g. '@imqueue/rpc' (default: every installed "
+    "@imqueue package). path: the project folder; omit it to use the client's roots, else the "
+    "working directory. Reads files and the docs only."
 )
 
+DIFF_DESCRIPTION = (
+    "Compare the API of an @imqueue package as the user's project has it installed with the latest "
+    "release the docs describe: the symbols added (in the docs, not installed), removed (installed, "
+    "not in the docs), changed (declared differently) and deprecated, each with its docs page URL, "
+    "and the migration guide when the majors differ. The installed side is read from "
+    "node_modules/@imqueue/NAME/**/*.d.ts; the latest from the docs' API reference (its records and "
+    "each page's Signature). Call it when inspect_project reports an older major, before writing code "
+    "against the docs. package: e.g. 'rpc' or '@imqueue/rpc'. path: the project folder; omit it to use "
+    "the client's roots, else the working directory. Reads files and the docs only."
+)
 
-def render(data: dict[str, Any]) -> str:
+Package = Annotated[str, Field(min_length=1, max_length=100, description="e.g. 'rpc' or '@imqueue/rpc'")]
+
+
+async def _root(path: str | None) -> tuple[Path | None, str, list[Path]] | CallToolResult:
+    where = await folders_for(path)
+    if isinstance(where, CallToolResult):
+        return where
+    folders, via = where
+    return await asyncio.to_thread(project.find_root, folders), via, folders
+
+
+def _no_project(folders: list[Path]) -> str:
+    return "no package.json in " + ", ".join(map(str, folders)) + " or their parents: pass path"
+
+
+# --- get_api ----------------------------------------------------------------------------------
+
+
+def get_api_handler(services: Services) -> Callable[..., Awaitable[CallToolResult]]:
+    async def get_api(
+        symbol: Annotated[str, Field(min_length=1, max_length=200, description="The API name")],
+        package: Annotated[
+            str | None, Field(max_length=100, description="@imqueue package, e.g. '@imqueue/rpc'")
+        ] = None,
+        path: ProjectPath = None,
+    ) -> Annotated[CallToolResult, ApiAnswer]:
+        where = await _root(path)
+        if isinstance(where, CallToolResult):
+            return where
+        root, via, folders = where
+        if root is None:
+            data: dict[str, Any] = {"found": False, "via": via, "root": None, "nearest": []}
+            data["problems"] = [_no_project(folders)]
+        else:
+            data = {**await asyncio.to_thread(lookup, root, symbol, package), "via": via}
+            try:
+                await installed_api.with_latest(services, data, symbol, package)
+            except CorpusUnavailable as error:
+                data["problems"].append(f"the docs' side was not read: {error}")
+        text = render(data, symbol)
+        return structured_result(data, text)
+
+    return get_api
+
+
+def render(data: dict[str, Any], query: str) -> str:
     if data["found"]:
         sym = data["symbol"]
         doc = sym["doc"]
@@ -50,42 +118,130 @@ def render(data: dict[str, Any]) -> str:
                 lines.append(f"- @{key}: {doc[key]}")
         lines.append(f"\nDeclared in {sym['file']}.")
     else:
-        lines = [f"No installed @imqueue declaration named {data.get('query')!r} under {data['root']}."]
+        lines = [f"No installed @imqueue declaration named {query!r} under {data['root']}."]
         if data["nearest"]:
             lines.append("Nearest names: " + ", ".join(data["nearest"]))
+    lines += _render_latest(data)
     if data["problems"]:
         lines += ["", "Not read:"] + [f"- {p}" for p in data["problems"]]
     return "\n".join(lines)
 
 
-def get_api_handler() -> Callable[..., Awaitable[CallToolResult]]:
-    async def get_api(
-        symbol: Annotated[str, Field(min_length=1, max_length=200, description="The API name")],
-        package: Annotated[
-            str | None, Field(max_length=100, description="@imqueue package, e.g. '@imqueue/rpc'")
-        ] = None,
-        path: ProjectPath = None,
-    ) -> Annotated[CallToolResult, ApiAnswer]:
-        where = await folders_for(path)
+def _render_latest(data: dict[str, Any]) -> list[str]:
+    difference, latest = data.get("difference"), data.get("latest")
+    lines = ["", f"## Difference: {difference['status']}", difference["text"]] if difference else []
+    if latest:
+        release = f"{latest['package']}@{latest['version']}" if latest["version"] else latest["package"]
+        lines += ["", f"The docs ({release}, {latest['url']}):", latest["summary"]]
+        if latest["signature"]:
+            lines += ["", "```ts", latest["signature"], "```"]
+    return lines
+
+
+# --- api_diff ---------------------------------------------------------------------------------
+
+
+def api_diff_handler(services: Services) -> Callable[..., Awaitable[CallToolResult]]:
+    async def api_diff(
+        package: Package, path: ProjectPath = None
+    ) -> Annotated[CallToolResult, ApiDiffAnswer]:
+        where = await _root(path)
         if isinstance(where, CallToolResult):
             return where
-        folders, via = where
-        root = await asyncio.to_thread(project.find_root, folders)
+        root, via, folders = where
+        name = scoped(package.strip())
         if root is None:
-            data: dict[str, Any] = {
-                "found": False,
-                "via": via,
-                "root": None,
-                "query": symbol,
-                "nearest": [],
-                "problems": [
-                    "no package.json in " + ", ".join(map(str, folders)) + " or their parents: pass path"
-                ],
-            }
+            data: dict[str, Any] = {"found": False, "via": via, "root": None, "package": name}
+            data["problems"] = [_no_project(folders)]
         else:
-            data = {**await asyncio.to_thread(lookup, root, symbol, package), "via": via, "query": symbol}
-        text = render(data)
-        data.pop("query", None)
-        return structured_result(data, text)
+            try:
+                data = {**await installed_api.api_diff_answer(services, root, name), "via": via}
+            except CorpusUnavailable as error:
+                return error_result(ErrorCode.CORPUS_UNAVAILABLE, str(error))
+        return structured_result(data, render_diff(data))
 
-    return get_api
+    return api_diff
+
+
+def render_diff(data: dict[str, Any]) -> str:
+    if not data["found"]:
+        lines = [f"No API diff for {data['package']}."]
+        if data.get("packages"):
+            lines.append("Installed: " + ", ".join(f"{k}@{v}" for k, v in data["packages"].items()))
+        return "\n".join(lines + [f"- {p}" for p in data.get("problems", [])])
+    counts = data["counts"]
+    lines = [
+        f"# {data['package']}: installed {data['installed']} vs the docs' {data['latest'] or 'latest'}",
+        "",
+        f"{counts['added']} added, {counts['removed']} removed, {counts['changed']} changed, "
+        f"{counts['deprecated']} deprecated ({counts['signaturesCompared']} declarations compared).",
+    ]
+    if data.get("migrationGuide"):
+        lines.append(f"The majors differ: read the migration guide, {data['migrationGuide']}")
+    sections = (
+        ("Added (in the docs, not installed)", "added", "{name} ({kind}): {url}"),
+        ("Not in the docs (removed since, or never documented)", "removed", "{name}: `{signature}`"),
+        ("Changed", "changed", "{name}: `{installed}` -> `{latest}` {url}"),
+        ("Deprecated in the docs", "deprecated", "{name}: {note} {url}"),
+    )
+    for title, key, line in sections:
+        if data[key]:
+            lines += ["", f"## {title}"] + ["- " + line.format(**entry) for entry in data[key]]
+    for note in data.get("unread", []) + data.get("problems", []):
+        lines.append(f"Not read: {note}")
+    return "\n".join(lines)
+
+
+# --- search_docs and find_examples against the installed version ------------------------------
+
+
+async def marked(name: str, arguments: dict[str, Any], result: Any, services: Services) -> Any:
+    """`result` with its API hits marked against the project's installed version (`installed`) and
+    the installed-only symbols that match (`installedOnly`), in structuredContent and its text;
+    as it was when there is no project in reach or nothing to mark (server/installed_api.py)."""
+    if name not in installed_api.MARKED_TOOLS or not isinstance(result, CallToolResult) or result.is_error:
+        return result
+    data = result.structured_content
+    if not isinstance(data, dict):
+        return result
+    try:
+        marks = await installed_api.marks_for(services, name, arguments, data)
+    except Exception:  # the marks are extra: they must never cost the answer
+        logger.exception("installed-version marks for %s failed", name)
+        return result
+    if marks is None:
+        return result
+    hits = [
+        hit | {"installed": marks.hits[i]} if i in marks.hits else hit
+        for i, hit in enumerate(data["results"])
+    ]
+    data = {**data, "results": hits} | (
+        {"installedOnly": marks.installed_only} if marks.installed_only else {}
+    )
+    lines = render_marks(hits, marks.installed_only)
+    content = list(result.content)
+    if content and isinstance(content[-1], TextContent):
+        content[-1] = TextContent(type="text", text=content[-1].text.rstrip("\n") + "\n\n" + lines)
+    else:
+        content.append(TextContent(type="text", text=lines))
+    return result.model_copy(update={"structured_content": data, "content": content})
+
+
+def render_marks(hits: list[dict[str, Any]], installed_only: list[dict[str, Any]]) -> str:
+    lines = []
+    marked_hits = [hit for hit in hits if "installed" in hit]
+    if marked_hits:
+        lines.append("## Against the version your project has installed")
+        for hit in marked_hits:
+            mark = hit["installed"]
+            where = f"{mark['package']} {mark['version']}"
+            line = f"- {mark['symbol']} ({hit['url']}): {mark['status']} in {where}"
+            lines.append(line + (f", installed as `{mark['signature']}`" if "signature" in mark else ""))
+    if installed_only:
+        lines += ["", "## Only in the version your project has installed (not in the docs)"]
+        for entry in installed_only:
+            lines.append(
+                f"- {entry['name']} ({entry['symbolKind']}, {entry['package']} {entry['version']}, "
+                f"{entry['file']}): `{entry['signature']}` {entry['summary']}".rstrip()
+            )
+    return "\n".join(lines).strip("\n") + "\n"

@@ -69,7 +69,7 @@ from imqueue_mcp.server import observe, progress, server_version
 from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.docs.corpus_keeper import LoadedCorpus
 from imqueue_mcp.server.errors import ErrorCode
-from imqueue_mcp.server.mcp import completions, project_tools, resources
+from imqueue_mcp.server.mcp import api_tools, completions, project_tools, resources
 from imqueue_mcp.server.mcp.instructions import INSTRUCTIONS
 from imqueue_mcp.server.mcp.prompts import service_prompts
 from imqueue_mcp.server.mcp.tools import hosted_tools, local_tools
@@ -217,6 +217,7 @@ class ImqueueServer(MCPServer[Any]):
                 result = _refused_call(name, error)
             if not self.hosted:  # the user's project is on the local server's disk only
                 result = await project_tools.noted(name, arguments, result, self.services)
+                result = await api_tools.marked(name, arguments, result, self.services)
             if isinstance(result, CallToolResult) and result.is_error:
                 detail = error_of(result) or {}
                 logger.info("%s: %s: %s", name, detail.get("code", "error"), detail.get("message", ""))

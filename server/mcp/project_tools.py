@@ -174,6 +174,13 @@ def render_report_text(data: dict[str, Any]) -> str:
         lines.append("No findings: the project meets what the docs require that can be checked here.")
     redis = data["redis"]
     lines += ["", f"Redis {redis['required']} is required ({redis['url']}); {redis['note']}"]
+    for item in data.get("behindDocs") or []:
+        arguments = ", ".join(f"{key}={value!r}" for key, value in item["call"]["arguments"].items())
+        lines += [
+            "",
+            f"{item['package']} {item['installed']} is an older major than the docs' {item['documented']}: "
+            f"call api_diff({arguments}) for the symbols added, removed, changed and deprecated since.",
+        ]
     if data["problems"]:
         lines += ["", "Not read:"] + [f"- {problem}" for problem in data["problems"]]
     if data.get("factsUnavailable"):

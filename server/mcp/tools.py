@@ -308,7 +308,10 @@ ServiceNames = Annotated[
         f"answers the query (whole sentences, code blocks whole or cut with a marker), its #anchor URL "
         f"and tokens; at most passageTokens (default {DEFAULT_PASSAGE_TOKENS}) each and maxTokens "
         f"(default {DEFAULT_REPLY_TOKENS}) in all; passages: false leaves them out. A passage often "
-        "answers outright; read the section with get_doc(passage.url) before relying on more."
+        "answers outright; read the section with get_doc(passage.url) before relying on more. Local "
+        "server with a project in reach: an API hit the installed version declares differently, or "
+        "lacks, carries installed {version, status, signature}; installedOnly lists matching symbols "
+        "only the installed version has."
     ),
 )
 def search_docs(services: Services) -> Handler:
@@ -388,7 +391,9 @@ def get_doc(services: Services) -> Handler:
         "limit is 1-10 (default 3). Each result carries a passage: the prose of its section that best "
         "answers the query, the sentences beside the block first, within passageTokens each and "
         "maxTokens in all (passages: false leaves them out). Read the section with get_doc before "
-        "adapting an example."
+        "adapting an example. Local server with a project in reach: examples of an API symbol the "
+        "installed version declares differently, or lacks, carry installed; installedOnly as in "
+        "search_docs."
     ),
 )
 def find_examples(services: Services) -> Handler:
@@ -958,9 +963,19 @@ def inspect_project(services: Services) -> Handler:
 
 @tool(
     title="An @imqueue API symbol as installed",
-    hints=READS_LOCALLY,
+    hints=READS_THE_WEB,
     where="local",
     description=api_tools.DESCRIPTION,
 )
 def get_api(services: Services) -> Handler:
-    return api_tools.get_api_handler()
+    return api_tools.get_api_handler(services)
+
+
+@tool(
+    title="Installed @imqueue API vs the docs' release",
+    hints=READS_THE_WEB,
+    where="local",
+    description=api_tools.DIFF_DESCRIPTION,
+)
+def api_diff(services: Services) -> Handler:
+    return api_tools.api_diff_handler(services)

@@ -10,6 +10,7 @@ constant, method and property: its signature, doc comment and source file.
                                a loop ends); a missing node_modules is a problem, not an error
     index_package(pkg)         a PackageIndex (cached per name and version); a malformed, huge
                                or unreadable file is skipped and named in `problems`
+    resolve_name(names, query) the same exact rules over other names (the docs' API records)
     resolve(index, query)      exact, dotted (`IMQClientOptions.timeout`), spaced and any-case
                                (`imqclientoptions timeout`) names; else the nearest names
 """
@@ -24,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from imqueue_mcp.server.user_files import FileTooLarge, NotARegularFile, read_capped
 
 SCOPE = "@imqueue"
 MAX_DTS_BYTES = 2 * 1024 * 1024  # a declaration file larger than this is not parsed
@@ -193,10 +196,15 @@ def index_package(pkg: InstalledPackage) -> PackageIndex:
     for path in files:
         rel = path.relative_to(pkg.path).as_posix()
         try:
-            if path.stat().st_size > MAX_DTS_BYTES:
-                index.problems.append(f"{rel}: larger than {MAX_DTS_BYTES} bytes, not read")
-                continue
-            source = path.read_bytes()
+            # capped while reading, regular files only: a .d.ts linked to /dev/zero or a FIFO
+            # would otherwise never end, and search_docs reads these on every call with a project
+            source = read_capped(path, MAX_DTS_BYTES)
+        except FileTooLarge:
+            index.problems.append(f"{rel}: larger than {MAX_DTS_BYTES} bytes, not read")
+            continue
+        except NotARegularFile:
+            index.problems.append(f"{rel}: not a regular file, not read")
+            continue
         except OSError as err:
             index.problems.append(f"{rel}: unreadable ({err.strerror or err})")
             continue
@@ -388,6 +396,14 @@ def parse_doc(comment: str) -> DocComment:
 
 def _norm(name: str) -> str:
     return re.sub(r"[\s.#:/]+", ".", name.strip()).strip(".").lower()
+
+
+def resolve_name(names: list[str], query: str) -> str | None:
+    """The one name of `names` the query names exactly, dotted, spaced or in any case; else None."""
+    if query in names:
+        return query
+    wanted = _norm(query)
+    return next((n for n in names if _norm(n) == wanted), None)
 
 
 def resolve(index: PackageIndex, query: str) -> tuple[ApiSymbol | None, list[str]]:

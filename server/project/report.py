@@ -2,6 +2,8 @@
 
     folder_of(text)                       the absolute folder an argument names, or None
     report(folders, via, documented)      the report of the first project found in `folders`, read afresh
+    behind_docs(data)                     the installed packages older than the docs' major, each
+                                          with the api_diff call that compares the two
 
 The documented versions are status.json's (docs/package_facts.py, which the caller reads):
 `Documented` is (status, stored), stored labelling a copy not read live; None when none was read.
@@ -66,6 +68,18 @@ class RedisRequirement(BaseModel):
     note: str
 
 
+class ToolCall(BaseModel):
+    tool: str
+    arguments: dict[str, str]
+
+
+class BehindDocs(BaseModel):
+    package: str
+    installed: str
+    documented: str
+    call: ToolCall = Field(description="The api_diff call that lists what changed between the two")
+
+
 class ProjectReport(BaseModel):
     found: bool = Field(description="False when no package.json was found where the server looked")
     lookedIn: list[str] = Field(description="The folders searched (each and its parents)")
@@ -83,6 +97,11 @@ class ProjectReport(BaseModel):
     redis: RedisRequirement | None = None
     findings: list[ProjectFinding] = Field(
         default_factory=list, description="Each requirement of the docs the project does not meet"
+    )
+    behindDocs: list[BehindDocs] | None = Field(
+        None,
+        description="Installed @imqueue packages at an older major than the docs describe, each with the "
+        "api_diff call that lists the symbols added, removed, changed and deprecated since",
     )
     problems: list[str] = Field(default_factory=list, description="Files that could not be read, and why")
     facts: dict[str, str] | None = Field(
@@ -125,8 +144,32 @@ async def report(
         "via": via,
         **project.inspect(found, known[0] if known else None),
     }
+    behind = behind_docs(data)
+    if behind:
+        data["behindDocs"] = behind
     if known is None:
         data["factsUnavailable"] = True
     elif known[1] is not None:
         data["facts"] = known[1]
     return data
+
+
+def behind_docs(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each installed package whose major is older than the documented one, with the api_diff call
+    (the exact arguments) that compares the two."""
+    behind = []
+    for package in data.get("packages", []):
+        installed, documented = package.get("installed"), package.get("documented")
+        mine, theirs = project.major_of(installed or ""), project.major_of(documented or "")
+        if mine is None or theirs is None or mine >= theirs:
+            continue
+        arguments = {"package": str(package["name"]), "path": str(data["root"])}
+        behind.append(
+            {
+                "package": package["name"],
+                "installed": installed,
+                "documented": documented,
+                "call": {"tool": "api_diff", "arguments": arguments},
+            }
+        )
+    return behind

@@ -1,0 +1,71 @@
+"""The docs' API reference as data: what the latest release of a package documents, symbol by symbol.
+
+Pure: no I/O. Two sources, both the sites' own:
+
+    documented_symbols(documents, package)   the corpus's tier-1 API records of one package (the
+                                             search feed's `g: 1` rows): name, kind, page URL,
+                                             summary, deprecated; one per symbol
+    page_signature(markdown)                 an API page's `**Signature:**` block (the declaration
+                                             as the docs' release has it), whitespace collapsed
+    page_release(markdown)                   the page's `Package: @imqueue/rpc 3.7.2` line's version
+
+Names follow the installed declarations' index (server/project/api_index.py): members dotted
+(`IMQClientOptions.timeout`); the reference's `IMQClient.(constructor)` and `ICache.(new)` are
+`IMQClient.constructor`, as a declaration's constructor is named there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from imqueue_mcp.ranker.corpus import Document
+
+SIGNATURE_LEAD = "**Signature:**"
+_SIGNATURE = re.compile(r"\*\*Signature:\*\*\s*\n\s*(`{3,}|~{3,})[^\n]*\n(?P<code>.*?)\n\s*\1", re.S)
+_RELEASE = re.compile(r"^Package: (@imqueue/[a-z0-9][\w.-]*) v?(\d[\w.+-]*)", re.M)
+_CONSTRUCTOR = re.compile(r"\.\((?:constructor|new)\)$")
+# Records of these kinds describe the package itself, not a symbol in it.
+NOT_SYMBOLS = frozenset({"package"})
+
+
+@dataclass(frozen=True)
+class DocumentedSymbol:
+    name: str  # dotted for members, as the installed index names them
+    kind: str  # the reference's: class, interface, function, type, variable, method, property, ...
+    url: str  # the symbol's API page, canonical
+    summary: str
+    deprecated: bool
+    signature: str | None = None  # from its page, when the page was read
+
+
+def symbol_name(title: str) -> str:
+    """`IMQClient.(constructor)` -> `IMQClient.constructor`; other titles as they are."""
+    return _CONSTRUCTOR.sub(".constructor", title.strip())
+
+
+def documented_symbols(documents: Iterable[Document], package: str) -> dict[str, DocumentedSymbol]:
+    """The API records of `package` ('@imqueue/rpc'), by name; the first record of a name wins."""
+    found: dict[str, DocumentedSymbol] = {}
+    for doc in documents:
+        if doc.tier != "symbol" or doc.package != package or doc.kind in NOT_SYMBOLS:
+            continue
+        name = symbol_name(doc.title)
+        if name not in found:
+            found[name] = DocumentedSymbol(name, doc.kind, doc.url, doc.summary, doc.deprecated)
+    return found
+
+
+def page_signature(markdown: str) -> str | None:
+    """The declaration in an API page's `**Signature:**` block, one line; None without one."""
+    match = _SIGNATURE.search(markdown)
+    if match is None:
+        return None
+    return " ".join(match["code"].split()).rstrip(";").strip() or None
+
+
+def page_release(markdown: str) -> str | None:
+    """'3.7.2' from the page's `Package: @imqueue/rpc 3.7.2 — ...` line; None without one."""
+    match = _RELEASE.search(markdown)
+    return match.group(2) if match else None
