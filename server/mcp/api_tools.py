@@ -24,6 +24,7 @@ from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp.project_tools import ProjectPath, folders_for
 from imqueue_mcp.server.project import reader as project
 from imqueue_mcp.server.project.api_lookup import ApiAnswer, ApiDiffAnswer, lookup, scoped
+from imqueue_mcp.server.project.api_text import render, render_diff, render_marks
 from imqueue_mcp.server.services import Services
 from imqueue_mcp.server.tool_results import error_result, structured_result
 
@@ -98,46 +99,6 @@ def get_api_handler(services: Services) -> Callable[..., Awaitable[CallToolResul
     return get_api
 
 
-def render(data: dict[str, Any], query: str) -> str:
-    if data["found"]:
-        sym = data["symbol"]
-        doc = sym["doc"]
-        lines = [
-            f"# {sym['name']} ({sym['kind']}) in {sym['package']}@{sym['version']} as installed",
-            "",
-            "```ts",
-            sym["signature"],
-            "```",
-            "",
-            doc.get("summary") or "(no doc comment)",
-        ]
-        for name, text in doc.get("params", {}).items():
-            lines.append(f"- @param {name}: {text}")
-        for key in ("returns", "default", "deprecated", "remarks"):
-            if key in doc:
-                lines.append(f"- @{key}: {doc[key]}")
-        lines.append(f"\nDeclared in {sym['file']}.")
-    else:
-        lines = [f"No installed @imqueue declaration named {query!r} under {data['root']}."]
-        if data["nearest"]:
-            lines.append("Nearest names: " + ", ".join(data["nearest"]))
-    lines += _render_latest(data)
-    if data["problems"]:
-        lines += ["", "Not read:"] + [f"- {p}" for p in data["problems"]]
-    return "\n".join(lines)
-
-
-def _render_latest(data: dict[str, Any]) -> list[str]:
-    difference, latest = data.get("difference"), data.get("latest")
-    lines = ["", f"## Difference: {difference['status']}", difference["text"]] if difference else []
-    if latest:
-        release = f"{latest['package']}@{latest['version']}" if latest["version"] else latest["package"]
-        lines += ["", f"The docs ({release}, {latest['url']}):", latest["summary"]]
-        if latest["signature"]:
-            lines += ["", "```ts", latest["signature"], "```"]
-    return lines
-
-
 # --- api_diff ---------------------------------------------------------------------------------
 
 
@@ -161,35 +122,6 @@ def api_diff_handler(services: Services) -> Callable[..., Awaitable[CallToolResu
         return structured_result(data, render_diff(data))
 
     return api_diff
-
-
-def render_diff(data: dict[str, Any]) -> str:
-    if not data["found"]:
-        lines = [f"No API diff for {data['package']}."]
-        if data.get("packages"):
-            lines.append("Installed: " + ", ".join(f"{k}@{v}" for k, v in data["packages"].items()))
-        return "\n".join(lines + [f"- {p}" for p in data.get("problems", [])])
-    counts = data["counts"]
-    lines = [
-        f"# {data['package']}: installed {data['installed']} vs the docs' {data['latest'] or 'latest'}",
-        "",
-        f"{counts['added']} added, {counts['removed']} removed, {counts['changed']} changed, "
-        f"{counts['deprecated']} deprecated ({counts['signaturesCompared']} declarations compared).",
-    ]
-    if data.get("migrationGuide"):
-        lines.append(f"The majors differ: read the migration guide, {data['migrationGuide']}")
-    sections = (
-        ("Added (in the docs, not installed)", "added", "{name} ({kind}): {url}"),
-        ("Not in the docs (removed since, or never documented)", "removed", "{name}: `{signature}`"),
-        ("Changed", "changed", "{name}: `{installed}` -> `{latest}` {url}"),
-        ("Deprecated in the docs", "deprecated", "{name}: {note} {url}"),
-    )
-    for title, key, line in sections:
-        if data[key]:
-            lines += ["", f"## {title}"] + ["- " + line.format(**entry) for entry in data[key]]
-    for note in data.get("unread", []) + data.get("problems", []):
-        lines.append(f"Not read: {note}")
-    return "\n".join(lines)
 
 
 # --- search_docs and find_examples against the installed version ------------------------------
@@ -225,23 +157,3 @@ async def marked(name: str, arguments: dict[str, Any], result: Any, services: Se
     else:
         content.append(TextContent(type="text", text=lines))
     return result.model_copy(update={"structured_content": data, "content": content})
-
-
-def render_marks(hits: list[dict[str, Any]], installed_only: list[dict[str, Any]]) -> str:
-    lines = []
-    marked_hits = [hit for hit in hits if "installed" in hit]
-    if marked_hits:
-        lines.append("## Against the version your project has installed")
-        for hit in marked_hits:
-            mark = hit["installed"]
-            where = f"{mark['package']} {mark['version']}"
-            line = f"- {mark['symbol']} ({hit['url']}): {mark['status']} in {where}"
-            lines.append(line + (f", installed as `{mark['signature']}`" if "signature" in mark else ""))
-    if installed_only:
-        lines += ["", "## Only in the version your project has installed (not in the docs)"]
-        for entry in installed_only:
-            lines.append(
-                f"- {entry['name']} ({entry['symbolKind']}, {entry['package']} {entry['version']}, "
-                f"{entry['file']}): `{entry['signature']}` {entry['summary']}".rstrip()
-            )
-    return "\n".join(lines).strip("\n") + "\n"

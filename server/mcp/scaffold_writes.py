@@ -11,7 +11,6 @@ The hosted server's records have none of these arguments: it never writes to a d
     refuse_outside(path, what)       a guided error when `path` is not inside them, else None
     place(data, path, dry_run, ...)  plan (and unless dry_run, write) data["files"] under path;
                                      data gains `written`, or a guided error comes back
-    render_placement(written)        the reply's section saying what was (or would be) written
 """
 
 from __future__ import annotations
@@ -82,27 +81,3 @@ async def place(data: dict[str, Any], path: str, dry_run: bool, overwrite: bool)
             "Check the folder's permissions and free space, then call again.",
         )
     return None
-
-
-ACTIONS = {
-    "create": ("created", "would be created"),
-    "overwrite": ("overwritten", "would be overwritten"),
-    "unchanged": ("unchanged (same content)", "unchanged (same content)"),
-    "conflict": (
-        "exists with other content",
-        "exists with other content: pass overwrite: true to replace it",
-    ),
-}
-
-
-def render_placement(written: dict[str, Any]) -> str:
-    """The reply's opening: what was written where, or what a write would do."""
-    dry = written["dryRun"]
-    lines = [
-        f"Dry run: nothing was written to {written['path']}. Call again with dry_run: false to write:"
-        if dry
-        else f"Written to {written['path']}:"
-    ]
-    for each in written["files"]:
-        lines.append(f"- {each['path']} ({each['bytes']} bytes): {ACTIONS[each['action']][1 if dry else 0]}")
-    return "\n".join(lines)

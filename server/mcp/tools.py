@@ -61,6 +61,7 @@ from imqueue_mcp.server.result_shapes import (
     SearchResult,
     ServiceScaffold,
 )
+from imqueue_mcp.server.scaffold import placement
 from imqueue_mcp.server.scaffold import templates as scaffold
 from imqueue_mcp.server.scaffold.types import MAX_METHODS, Method, ScaffoldError
 from imqueue_mcp.server.scaffold.wiring import MAX_CALLS
@@ -525,7 +526,7 @@ async def _scaffolded(
     refused = await scaffold_writes.place(data, path, dry_run, overwrite)
     if refused is not None:
         return refused
-    return structured_result(data, render(data, scaffold_writes.render_placement(data["written"])))
+    return structured_result(data, render(data, placement.render_placement(data["written"])))
 
 
 async def _service_scaffold(

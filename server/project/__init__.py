@@ -12,5 +12,6 @@ api_lookup.py      get_api's and api_diff's answers and their shapes: a symbol a
 api_diff.py        two versions compared: installed vs installed, or installed vs the docs' API
                    records (docsource/api_pages.py); the statuses get_api and the search marks share
 api_search.py      the installed-only symbols (not in the docs) ranked for a query: search's marks
+api_text.py        get_api's, api_diff's and the marks' markdown, from their structured answers
 version_notes.py   the one-line note on other tools' results when the project runs another major
 """
