@@ -196,6 +196,7 @@ def built_snapshot(folder: Path, *, pages: bool = True) -> Path:
     """What `imq-build-index --from ../shared/site [--pages]` writes, as folder/snapshot.msgpack
     (skips the test when the mirror is missing). The build runs once per test process (an xdist
     worker) for each `pages`; every caller gets its own copy, free to damage or replace."""
+    folder.mkdir(parents=True, exist_ok=True)  # as imq-build-index --out makes it
     path = folder / "snapshot.msgpack"
     shutil.copyfile(_mirror_snapshot(pages), path)
     return path
