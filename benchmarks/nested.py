@@ -18,7 +18,8 @@ rule off). Three figures, every one scored by evaluate.py on a results file:
 The objective is micro MRR@target + P@1 (evaluate.py's own definitions, through cv.per_query).
 Every setting is ranked once over all the labels and kept (memo), so folds that visit the same
 setting share it: the cost is the number of distinct settings (each ~0.7 s here), not folds x
-settings. Only query-time constants are switched, so no setting rebuilds the postings.
+settings. Only query-time constants are switched, so no setting rebuilds the postings (a
+build-time one would be rebuilt once per value: cv.Evaluator keeps the last few builds).
 
 A rule ships when the nested CV keeps it: on in a majority of the outer folds' choices, and
 turning it off in those choices does not raise the held-out figure (`verdicts`).
@@ -50,6 +51,8 @@ SWITCHES: dict[str, tuple[float, ...]] = {
     "PHRASE_CONTENT_BOOST": (0.0, 0.3),
     "SHARED_RUN_BOOST": (0.0, 0.25),
     "COVERAGE_FLOOR": (0.0, 0.34),
+    # Off is coverage's usual power; on, a long question's coverage weighs more (rules.py).
+    "LONG_COVERAGE_POWER": (0.375, 0.75),
 }
 # Feedback re-weighs the page scores, which only PAGE_FUSION brings into the ranking.
 REQUIRES = {"FEEDBACK_WEIGHT": "PAGE_FUSION"}

@@ -146,8 +146,8 @@ def add_weighted(
 MAX_CODED_TERMS = 12  # covering terms up to which coverage_of_codes counts subsets (4,096 bins)
 
 
-def coverage_of_codes(codes: Codes, idfs: Sequence[float], total: float) -> Floats:
-    """coverage ** COVERAGE_POWER per record, from which covering terms it matched (bit k: the
+def coverage_of_codes(codes: Codes, idfs: Sequence[float], total: float, power: float) -> Floats:
+    """coverage ** power per record, from which covering terms it matched (bit k: the
     k-th covering term). The matched idf of a subset is summed in the order add_weighted added
     it and divided as the vector division does, so each value equals coverage_factor's, found
     by counting the few distinct subsets (linear) instead of sorting every record."""
@@ -160,18 +160,18 @@ def coverage_of_codes(codes: Codes, idfs: Sequence[float], total: float) -> Floa
         for bit, idf in enumerate(idfs):
             if code >> bit & 1:
                 matched += idf
-        table[code] = math.pow(matched / total, rules.COVERAGE_POWER)
+        table[code] = math.pow(matched / total, power)
     result: Floats = table[codes]
     return result
 
 
-def coverage_factor(coverage: Floats) -> Floats:
-    """coverage ** COVERAGE_POWER, through the same pow() as the per-record formula: a query has
-    a handful of distinct coverage values, so each is raised once."""
+def coverage_factor(coverage: Floats, power: float) -> Floats:
+    """coverage ** power (search.coverage_power), through the same pow() as the per-record formula:
+    a query has a handful of distinct coverage values, so each is raised once."""
     import numpy as np
 
     distinct, where = np.unique(coverage, return_inverse=True)
-    powered = np.array([math.pow(c, rules.COVERAGE_POWER) for c in distinct.tolist()], dtype=np.float64)
+    powered = np.array([math.pow(c, power) for c in distinct.tolist()], dtype=np.float64)
     result: Floats = powered[where.reshape(-1)]
     return result
 

@@ -51,6 +51,13 @@ LENGTH_NORMALISATION = 0.5
 
 # Coverage: the share of the query's IDF mass a record matches, raised to this power.
 COVERAGE_POWER = 0.375
+# ...and to this one for a query of LONG_COVERAGE_TERMS content words or more: the longer the
+# question, the more a record that answers many of its words is the answer rather than one that
+# repeats a few (a symbol whose doc comment says most of the question, against a long post
+# keyed on two of its words). The nested CV over the dev labels and questions together turns it
+# on in 5 of 5 outer folds (0.75 in 4, 1.0 in 1; docs/ranking-kpi.md).
+LONG_COVERAGE_POWER = 0.75
+LONG_COVERAGE_TERMS = 5
 # Long queries (this many content words as written or more; an identifier such as
 # RedisQueue.send is one word) drop records under this coverage.
 LONG_QUERY_TERMS = 3

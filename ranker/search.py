@@ -408,10 +408,11 @@ def rank(index: InvertedIndex, plan: QueryPlan) -> Ranking:
     question = is_question(plan.query)
     shaped = shape_boosts(plan.query)
     factor, page_share, feedback = record_factors(index, plan, ids, boosts, question, shaped)
+    power = coverage_power(plan.query)
     powered = (
-        dense.coverage_factor(covered)
+        dense.coverage_factor(covered, power)
         if scored.codes is None
-        else dense.coverage_of_codes(scored.codes[ids], scored.covering_idfs, total)
+        else dense.coverage_of_codes(scored.codes[ids], scored.covering_idfs, total, power)
     )
     final = scored.scores[ids] * powered * factor
     return Ranking(
@@ -428,6 +429,13 @@ def rank(index: InvertedIndex, plan: QueryPlan) -> Ranking:
         feedback,
         shaped,
     )
+
+
+def coverage_power(query: str) -> float:
+    """The power coverage is raised to: LONG_COVERAGE_POWER for a long question, else COVERAGE_POWER."""
+    if content_words(query) >= rules.LONG_COVERAGE_TERMS:
+        return rules.LONG_COVERAGE_POWER
+    return rules.COVERAGE_POWER
 
 
 def record_factors(
@@ -496,6 +504,8 @@ def hit_of(index: InvertedIndex, ranking: Ranking, row: Row, explain: bool) -> H
             page_share=None if ranking.page_share is None else float(ranking.page_share[doc_id]),
             score=score,
             coverage_share=hit.coverage,
+            power=coverage_power(ranking.plan.query),
+            query=ranking.plan.query,
         )
     return hit
 
@@ -716,7 +726,7 @@ EXPLAIN_LEGEND = (
     "legend: evidence = field-weighted, length-normalised count of the word in the record;",
     "  -> its share of the score: weight (idf^IDF_POWER) x saturated evidence (SATURATION);",
     "  raw = the sum over terms; coverage = share of the query's idf the record matches;",
-    "  score = raw x coverage^COVERAGE_POWER x each named multiplier (x1.25 = +25 %).",
+    "  score = raw x coverage^(LONG_)COVERAGE_POWER x each named multiplier (x1.25 = +25 %).",
 )
 
 
@@ -732,6 +742,8 @@ def explain_hit(
     page_share: float | None = None,
     score: float = 0.0,
     coverage_share: float = 1.0,
+    power: float = rules.COVERAGE_POWER,
+    query: str = "",
 ) -> list[str]:
     """One line per matched term (form, fields, idf, evidence), then the score's factors, each
     multiplier named by its rules.py constant. See EXPLAIN_LEGEND for the terms."""
@@ -745,7 +757,9 @@ def explain_hit(
             f"({'STOPWORD_WEIGHT x ' if term.template else ''}idf^IDF_POWER), evidence {evidence:.2f} "
             f"-> {term.weight * saturate(evidence):.2f} (SATURATION)"
         )
-    lines.append(f"raw {raw:.3f} x coverage {coverage:.2f}^{rules.COVERAGE_POWER:g} (COVERAGE_POWER)")
+    long = bool(query) and content_words(query) >= rules.LONG_COVERAGE_TERMS
+    which = "LONG_COVERAGE_POWER: a long question" if long else "COVERAGE_POWER"
+    lines.append(f"raw {raw:.3f} x coverage {coverage:.2f}^{power:g} ({which})")
     _factor, notes = record_multiplier(doc)
     lines.extend(notes)
     if boost[0]:

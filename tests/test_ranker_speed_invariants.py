@@ -86,7 +86,12 @@ def reference_search(
         for subject, _rule, boost in shape_boosts(plan.query):
             if on_subject(index.documents[doc_id], subject):
                 factor *= 1 + boost
-        row = (raw * coverage**rules.COVERAGE_POWER * factor, doc_id, coverage)
+        power = (
+            rules.LONG_COVERAGE_POWER
+            if content_words(plan.query) >= rules.LONG_COVERAGE_TERMS
+            else rules.COVERAGE_POWER
+        )
+        row = (raw * coverage**power * factor, doc_id, coverage)
         (above if coverage >= floor else below).append(row)
     above.sort(key=lambda c: (-c[0], index.url_order[c[1]]))
     ordered = cap(index, above, limit, [], one_package=plan.package is not None)
@@ -261,6 +266,6 @@ def test_coverage_from_term_codes_equals_coverage_from_the_matched_idf_bit_for_b
         matched[ids] += idf
         codes[ids] |= 1 << bit
     found = codes > 0
-    by_codes = dense.coverage_of_codes(codes[found], idfs, total)
-    by_sort = dense.coverage_factor(matched[found] / total)
+    by_codes = dense.coverage_of_codes(codes[found], idfs, total, rules.COVERAGE_POWER)
+    by_sort = dense.coverage_factor(matched[found] / total, rules.COVERAGE_POWER)
     assert by_codes.tolist() == by_sort.tolist()
