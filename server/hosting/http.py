@@ -56,6 +56,7 @@ from imqueue_mcp.server import server_version
 from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config
 from imqueue_mcp.server.hosting import operations as hosting
 from imqueue_mcp.server.hosting.host_origin import malformed_header
+from imqueue_mcp.server.hosting.lifecycle import Lifecycle
 from imqueue_mcp.server.hosting.wire import judge, parse_error
 from imqueue_mcp.server.services import Services
 
@@ -367,7 +368,7 @@ def hosted_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # A mounted sub-app's lifespan never runs, so the managers are entered here.
         # hosting.operating loads the corpus (the first search answers at once) and takes the signals.
-        async with manager.run(), streaming.run(), hosting.operating(services, config, metrics):
+        async with manager.run(), streaming.run(), hosting.operating(services, config, metrics, state):
             try:
                 yield
             finally:
@@ -378,7 +379,8 @@ def hosted_app(
         Route(ENDPOINT, McpEndpoint(manager, streaming)),
     ]
     guarded = Guard(Starlette(routes=routes, lifespan=lifespan), security)
-    app, metrics = hosting.operated(guarded, server, services, [name for name, _title in tools])
+    state = Lifecycle()  # this app's (one worker process's): draining or not, calls in flight
+    app, metrics = hosting.operated(guarded, server, services, [name for name, _title in tools], state)
     return app
 
 

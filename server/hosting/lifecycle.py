@@ -1,7 +1,9 @@
 """A hosted process's life: ready, draining, stopped; the probes that report it and the signals
 that move it.
 
-    LIFECYCLE          this worker process's state (each uvicorn worker has its own)
+    Lifecycle          one served app's state: draining or not, calls in flight; made with the app
+                       (operations.operated), one per worker process, read by the probes and moved
+                       by the signal handlers that take_over_signals installs
     operations(...)    ASGI in front of everything else: GET/HEAD /healthz, /readyz and /metrics,
                        answered before the Host/Origin guard (a load balancer's probe names the
                        backend's address as Host, e.g. 10.0.0.7:8000, and that must not be 421)
@@ -56,26 +58,23 @@ class Lifecycle:
     in_flight: int = 0  # requests being answered now (not the probes)
 
 
-LIFECYCLE = Lifecycle()
-
-
 Readiness = Callable[[], dict[str, Any] | None]  # the loaded corpus, described; None while loading
 MetricsPage = Callable[[], tuple[bytes, str]]  # the exposition and its content type
 
 
-def operations(app: ASGIApp, readiness: Readiness, metrics: MetricsPage) -> ASGIApp:
+def operations(app: ASGIApp, readiness: Readiness, metrics: MetricsPage, state: Lifecycle) -> ASGIApp:
     """`app`, with the probe paths answered first (GET and HEAD only, no CORS: they are for the
-    operator's machinery, not for browsers)."""
+    operator's machinery, not for browsers); `state` counts its calls and says when it drains."""
 
     async def serve(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            send = closing_while_draining(send)
+            send = closing_while_draining(send, state)
         if scope["type"] != "http" or scope["path"] not in PROBE_PATHS:
-            LIFECYCLE.in_flight += scope["type"] == "http"
+            state.in_flight += scope["type"] == "http"
             try:
                 await app(scope, receive, send)
             finally:
-                LIFECYCLE.in_flight -= scope["type"] == "http"
+                state.in_flight -= scope["type"] == "http"
             return
         if scope["method"] not in ("GET", "HEAD"):
             await _answer(send, scope, 405, b"only GET and HEAD\n", "text/plain", [(b"allow", b"GET, HEAD")])
@@ -83,7 +82,7 @@ def operations(app: ASGIApp, readiness: Readiness, metrics: MetricsPage) -> ASGI
         if scope["path"] == "/healthz":
             await _answer(send, scope, 200, b"ok\n", "text/plain")
         elif scope["path"] == "/readyz":
-            status, body = ready(readiness)
+            status, body = ready(readiness, state)
             await _answer(send, scope, status, body, "application/json")
         else:
             page, content_type = metrics()
@@ -95,12 +94,12 @@ def operations(app: ASGIApp, readiness: Readiness, metrics: MetricsPage) -> ASGI
 CLOSE = (b"connection", b"close")
 
 
-def closing_while_draining(send: Send) -> Send:
+def closing_while_draining(send: Send, state: Lifecycle) -> Send:
     """`send`, adding `Connection: close` to a response that starts while the process drains: the
     client then opens its next connection elsewhere instead of reusing this one until it closes."""
 
     async def sending(message: Message) -> None:
-        if LIFECYCLE.draining and message["type"] == "http.response.start":
+        if state.draining and message["type"] == "http.response.start":
             headers = list(message.get("headers", []))
             if CLOSE not in headers:
                 message = {**message, "headers": [*headers, CLOSE]}
@@ -109,20 +108,20 @@ def closing_while_draining(send: Send) -> Send:
     return sending
 
 
-def ready(readiness: Readiness) -> tuple[int, bytes]:
+def ready(readiness: Readiness, state: Lifecycle) -> tuple[int, bytes]:
     """/readyz's status and JSON body."""
     corpus = readiness()
-    state: dict[str, Any]
-    if LIFECYCLE.draining:
-        state = {"status": "draining", "reason": "SIGTERM received: finishing calls before exit"}
+    answer: dict[str, Any]
+    if state.draining:
+        answer = {"status": "draining", "reason": "SIGTERM received: finishing calls before exit"}
     elif corpus is None:
-        state = {"status": "loading", "reason": "no docs corpus is loaded yet"}
+        answer = {"status": "loading", "reason": "no docs corpus is loaded yet"}
     else:
-        state = {"status": "ready"}
+        answer = {"status": "ready"}
     if corpus is not None:
-        state["corpus"] = corpus
-    code = 200 if state["status"] == "ready" else 503
-    return code, json.dumps(state, separators=(",", ":")).encode() + b"\n"
+        answer["corpus"] = corpus
+    code = 200 if answer["status"] == "ready" else 503
+    return code, json.dumps(answer, separators=(",", ":")).encode() + b"\n"
 
 
 async def _answer(
@@ -144,14 +143,15 @@ async def _answer(
 
 
 def take_over_signals(
+    state: Lifecycle,
     drain_seconds: float,
     on_hangup: Callable[[], Coroutine[Any, Any, object]],
     on_drain: Callable[[], None] = lambda: None,
 ) -> bool:
-    """Put the drain in front of uvicorn's SIGTERM handling, and `on_hangup` on SIGHUP. Called from
-    the lifespan's startup (uvicorn has installed its handlers by then, on the main thread). False,
-    with nothing changed, when the process is not served by a uvicorn Server (its handler is how
-    the server is found: uvicorn installs its bound `handle_exit`)."""
+    """Put the drain in front of uvicorn's SIGTERM handling (moving `state`), and `on_hangup` on
+    SIGHUP. Called from the lifespan's startup (uvicorn has installed its handlers by then, on the
+    main thread). False, with nothing changed, when the process is not served by a uvicorn Server
+    (its handler is how the server is found: uvicorn installs its bound `handle_exit`)."""
     handler = signal.getsignal(signal.SIGTERM)
     server = getattr(handler, "__self__", None)
     if server is None or not hasattr(server, "should_exit"):
@@ -174,7 +174,7 @@ def take_over_signals(
         if server.should_exit or left <= 0:
             return
         say(
-            f"draining: {LIFECYCLE.in_flight} call(s) in flight, {left:.0f} s left "
+            f"draining: {state.in_flight} call(s) in flight, {left:.0f} s left "
             "(Ctrl-C again stops now, dropping them)"
         )
         loop.call_later(1.0, tell_drain, left - 1.0)
@@ -182,13 +182,13 @@ def take_over_signals(
     def draining_on(why: str) -> Callable[[int, FrameType | None], None]:
         def on_signal(signum: int, frame: FrameType | None) -> None:
             # Only flags here: a signal handler may interrupt the logging module mid-write.
-            if LIFECYCLE.draining:
+            if state.draining:
                 if signum == signal.SIGINT:  # a second Ctrl-C: the operator wants out now
-                    say(f"stopped at once (pid {os.getpid()}), {LIFECYCLE.in_flight} call(s) dropped")
+                    say(f"stopped at once (pid {os.getpid()}), {state.in_flight} call(s) dropped")
                     os._exit(EXIT_INTERRUPTED)  # uvicorn's forced exit cancels the lifespan with a traceback
                 return
-            LIFECYCLE.draining = True
-            LIFECYCLE.drain_started = time.monotonic()
+            state.draining = True
+            state.drain_started = time.monotonic()
             loop.call_soon_threadsafe(begin_drain, why)
 
         return on_signal

@@ -47,10 +47,11 @@ APP_FACTORY = "imqueue_mcp.server.serve:create_app"  # the composition root (ser
 
 
 def operated(
-    app: ASGIApp, server: MCPServer[Any], services: Services, tools: Iterable[str]
+    app: ASGIApp, server: MCPServer[Any], services: Services, tools: Iterable[str], state: lifecycle.Lifecycle
 ) -> tuple[ASGIApp, Metrics]:
     """`app` behind the probe paths, with `server`'s tool calls counted (by the names in `tools`;
-    any other name a client sends counts as "other"); and the metrics."""
+    any other name a client sends counts as "other"); and the metrics. `state` is the app's
+    lifecycle, which operating()'s signal handlers move."""
     keeper = services.corpus
 
     def corpus_age() -> float | None:
@@ -80,14 +81,16 @@ def operated(
 
     keeper.watch(loaded)
     keeper.on_failure(metrics.refresh_failed)
-    return lifecycle.operations(app, readiness, metrics.page), metrics
+    return lifecycle.operations(app, readiness, metrics.page, state), metrics
 
 
 @asynccontextmanager
-async def operating(services: Services, config: Config, metrics: Metrics) -> AsyncIterator[None]:
+async def operating(
+    services: Services, config: Config, metrics: Metrics, state: lifecycle.Lifecycle
+) -> AsyncIterator[None]:
     """Inside the app's lifespan: signals taken over, the corpus loading, metrics closed at the end."""
     lifecycle.take_over_signals(
-        config.drain_seconds, services.corpus.check_generation, on_drain=services.corpus.stop_following
+        state, config.drain_seconds, services.corpus.check_generation, on_drain=services.corpus.stop_following
     )
     tasks = [asyncio.create_task(warm(services, len(metrics.tools)))]
     if config.follows_snapshot and config.snapshot_poll_seconds > 0:
