@@ -108,9 +108,13 @@ class Placement:
 
 
 def within(path: Path, folders: Sequence[Path]) -> bool:
-    """Whether `path` (resolved, symlinks followed) lies in one of `folders` (resolved too)."""
-    resolved = path.resolve()
-    return any(resolved.is_relative_to(folder.resolve()) for folder in folders)
+    """Whether `path` (resolved, symlinks followed) lies in one of `folders` (resolved too); a
+    symlink loop on the way leads nowhere, so it is not."""
+    try:
+        resolved = path.resolve()
+        return any(resolved.is_relative_to(folder.resolve()) for folder in folders)
+    except RuntimeError:  # "Symlink loop from ...": Python 3.11's resolve() raises it
+        return False
 
 
 def target_folder(path: str, allowed: Sequence[Path], what: str = "path") -> Path:
@@ -132,7 +136,7 @@ def target_folder(path: str, allowed: Sequence[Path], what: str = "path") -> Pat
             "roots, else the server's working directory); nothing was written.",
             f"Pass a folder inside {names}, or add the folder to the client's roots.",
         )
-    if folder.exists() and not folder.resolve().is_dir():
+    if folder.exists() and not folder.is_dir():
         raise WriteRefused(f"{what} {path!r} is not a folder; nothing was written.", "Pass a folder.")
     return folder.resolve()
 

@@ -105,7 +105,7 @@ def file_content(data: dict[str, Any], path: str) -> str:
 
 @pytest.mark.parametrize(
     "where",
-    ["relative/folder", "outside", "through-a-link", "nul"],
+    ["relative/folder", "outside", "through-a-link", "nul", "symlink-loop"],
 )
 def test_a_folder_outside_the_allowed_one_is_refused_and_nothing_is_written(
     local: McpConnection, workspace: Path, tmp_path: Path, where: str
@@ -118,6 +118,10 @@ def test_a_folder_outside_the_allowed_one_is_refused_and_nothing_is_written(
         path = str(workspace / "link-out" / "outside")
     elif where == "nul":
         path = str(workspace / "a\x00b")
+    elif where == "symlink-loop":
+        os.symlink(workspace / "loop-b", workspace / "loop-a")
+        os.symlink(workspace / "loop-a", workspace / "loop-b")
+        path = str(workspace / "loop-a" / "x")
     else:
         path = where
     for tool, arguments in [
@@ -128,7 +132,8 @@ def test_a_folder_outside_the_allowed_one_is_refused_and_nothing_is_written(
         assert result.is_error, (tool, where)
         error = result.structured_content["error"]
         assert error["code"] == "argument_refused"
-        assert "nothing was written" in error["message"] and str(workspace) in error["suggestedAction"]
+        assert "nothing was written" in error["message"], error
+        assert where == "symlink-loop" or str(workspace) in error["suggestedAction"], error
     assert not outside.exists()
 
 
