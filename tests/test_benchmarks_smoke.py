@@ -383,6 +383,7 @@ def test_each_switch_starts_off_and_holds_the_rules_value() -> None:
         assert 2 <= len(grid) <= 4  # off and one or two constants (and the rules.py value)
 
 
+@pytest.mark.slow  # over 3.5 s in the README's fast run (docs/testing.md): CI runs it
 def test_nested_cv_chooses_each_rule_inside_the_folds_and_scores_every_label(
     evaluator: Any, gold: dict[str, Any]
 ) -> None:

@@ -192,6 +192,7 @@ def test_two_production_starts_at_once_start_the_service_once(
     assert processes_in(folder) == process_group(pid)  # every process there is of one group
 
 
+@pytest.mark.slow  # over 3.5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_dev_started_service_is_not_started_again_and_restart_switches_it_to_production(
     runner: ImqRunner, work: Path, var: Path
 ) -> None:
@@ -420,6 +421,7 @@ def wait_for_text(path: Path, text: str, seconds: float = 60) -> str:
     raise AssertionError(f"{text!r} not in {path} within {seconds} s")
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_production_restart_keeps_the_previous_runs_log_and_says_where(
     runner: ImqRunner, work: Path, var: Path
 ) -> None:

@@ -179,6 +179,7 @@ def project_on(runtime: Path, folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_service_that_does_not_answer_on_a_live_broker_is_no_such_service(
     redis_port: int, tmp_path: Path
 ) -> None:

@@ -119,6 +119,7 @@ def test_readyz_is_503_while_no_corpus_can_be_loaded(tmp_path: Path) -> None:
 # --- the drain -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigterm_drains_serves_new_and_in_flight_calls_then_exits_0(
     snapshot: Path, tmp_path: Path, workers: int
@@ -181,6 +182,7 @@ def test_a_second_sigterm_does_not_cut_the_drain_short(snapshot: Path, tmp_path:
         server.close()
 
 
+@pytest.mark.slow  # over 3.5 s in the README's fast run (docs/testing.md): CI runs it
 def test_responses_while_draining_close_their_connection(snapshot: Path, tmp_path: Path) -> None:
     server = offline_server(snapshot, tmp_path, IMQUEUE_MCP_DRAIN_SECONDS="2")
     try:
@@ -210,6 +212,7 @@ def metric(page: str, name: str, **labels: str) -> float:
     return total
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 @pytest.mark.parametrize("workers", [1, 2])
 def test_metrics_count_calls_by_tool_and_outcome_across_workers(
     snapshot: Path, tmp_path: Path, workers: int
@@ -344,6 +347,7 @@ def test_readyz_names_neither_the_snapshot_path_nor_its_folder(snapshot: Path, t
         server.close()
 
 
+@pytest.mark.slow  # over 3.5 s in the README's fast run (docs/testing.md): CI runs it
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sighup_during_start_up_neither_kills_the_server_nor_stops_it_becoming_ready(
     snapshot: Path, tmp_path: Path, workers: int

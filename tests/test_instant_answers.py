@@ -92,6 +92,7 @@ def search_until(connection: McpConnection, done: Any) -> list[dict[str, Any]]:
 # --- the corpus keeper, in process ------------------------------------------------------
 
 
+@pytest.mark.slow  # over 3.5 s in the README's fast run (docs/testing.md): CI runs it
 def test_the_first_caller_gets_the_snapshot_at_once_and_one_live_read_follows_in_the_background(
     origins: FaultyOrigins, snapshot_file: Path
 ) -> None:
@@ -177,6 +178,7 @@ def test_the_early_read_finds_the_default_snapshot_where_the_builder_writes_it(
 # --- the real server ----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_over_stdio_the_first_answer_comes_from_the_snapshot_well_before_a_slow_site_and_later_ones_are_live(
     origins: FaultyOrigins, snapshot_file: Path, tmp_path: Path
 ) -> None:

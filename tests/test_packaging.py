@@ -44,6 +44,7 @@ def sdist(dist: Path) -> Path:
     return built
 
 
+@pytest.mark.slow  # over 3.5 s in the README's fast run (docs/testing.md): CI runs it
 def test_twine_passes_the_sdist_and_the_wheel(wheel: Path, sdist: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)],

@@ -181,6 +181,7 @@ def test_without_imq_the_tools_return_an_install_hint(tmp_path: Path) -> None:
         absent.close()
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_command_that_hangs_is_stopped_at_its_timeout(hanging: Hanging) -> None:
     result = hanging.call.result(90)
     elapsed = time.monotonic() - hanging.started

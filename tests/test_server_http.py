@@ -143,6 +143,7 @@ def test_json_only_clients_are_served(hosted: HttpServer, accept: str | None) ->
     assert response.json()["result"]["serverInfo"]["name"] == "imqueue"
 
 
+@pytest.mark.slow  # over 3.5 s in the README's fast run (docs/testing.md): CI runs it
 def test_several_workers_serve_the_same_tools(site_origins: dict[str, str], tmp_path: Path) -> None:
     server = HttpServer(
         ["--workers", "2", *origin_args(site_origins)], server_environment(tmp_path), tmp_path

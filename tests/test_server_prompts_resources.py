@@ -430,6 +430,7 @@ def uris_of(connection: McpConnection) -> set[str]:
     return {str(resource.uri) for resource in list_resources(connection)}
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_refresh_that_changes_the_list_is_announced_to_a_handshake_client(
     editable: tuple[EditableSite, list[str], dict[str, str]], tmp_path: Path
 ) -> None:
@@ -460,6 +461,7 @@ def test_a_refresh_that_changes_the_list_is_announced_to_a_handshake_client(
         connection.close()
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_refresh_that_changes_the_list_reaches_a_listening_stateless_client(
     editable: tuple[EditableSite, list[str], dict[str, str]], tmp_path: Path
 ) -> None:

@@ -140,6 +140,7 @@ class _SlowHandler(_QuietHandler):
 SLOW_SECONDS = 3.0
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_page_read_while_the_followed_snapshot_still_loads_waits_for_it(
     generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection]
 ) -> None:
@@ -163,6 +164,7 @@ def test_a_page_read_while_the_followed_snapshot_still_loads_waits_for_it(
         publisher.close()
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_server_following_a_url_switches_whole_generations_on_sighup_and_refuses_a_damaged_one(
     generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection], workers: int
@@ -269,6 +271,7 @@ def wait_for_failures(server: HttpServer, count: int, seconds: float = 20.0) -> 
         page = httpx.get(server.url + "/metrics", timeout=5).text
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_trickling_publisher_is_given_up_at_the_deadline_and_the_next_generation_still_arrives(
     generations: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -298,6 +301,7 @@ def test_a_trickling_publisher_is_given_up_at_the_deadline_and_the_next_generati
         publisher.close()
 
 
+@pytest.mark.slow  # over 3.5 s in the README's fast run (docs/testing.md): CI runs it
 def test_sigterm_ends_a_trickling_download_instead_of_waiting_for_it(
     generations: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -323,6 +327,7 @@ def test_sigterm_ends_a_trickling_download_instead_of_waiting_for_it(
         publisher.close()
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_call_while_the_first_generation_trickles_in_is_told_the_server_is_not_ready(
     generations: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -452,6 +457,7 @@ def generation_of_file(path: Path) -> str:
     return generation_of(load_snapshot(path).header)
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_an_offline_server_picks_up_a_new_generation_by_polling(
     generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection]
 ) -> None:
@@ -491,6 +497,7 @@ def test_an_offline_stdio_server_reading_pages_only_picks_up_a_new_generation(
 # --- a builder killed mid-write --------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 @pytest.mark.timeout(max(240, KILLS * 30))
 def test_builders_killed_mid_write_never_take_offline_get_doc_down(
     generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection]
@@ -561,6 +568,7 @@ def read_all(first: McpConnection, rest: McpConnection) -> tuple[str, str]:
     return text, page_text(rest, maxTokens=50_000)["markdown"]
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_cursor_continues_on_another_instance_with_the_same_page(
     generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection]
 ) -> None:
@@ -577,6 +585,7 @@ def test_a_cursor_continues_on_another_instance_with_the_same_page(
         other.close()
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_cursor_for_a_page_another_instance_holds_changed_is_refused_with_a_restart_hint(
     generations: dict[str, Path], tmp_path: Path, mcp: list[McpConnection]
 ) -> None:

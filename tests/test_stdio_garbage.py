@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_server_transport import RawStdio, initialize
 
 from imqueue_mcp.server.hosting.stdio import DRAIN_SECONDS, MAX_LINE_BYTES
@@ -249,6 +250,7 @@ PINGS = 10_000
 EXIT_MARGIN = 20.0  # on top of the drain limit: a loaded 2-CPU machine
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_closing_stdin_with_10000_pings_queued_answers_every_one_then_exits(tmp_path: Path) -> None:
     raw = RawStdio([], server_environment(tmp_path, IMQUEUE_MCP_OFFLINE="1"), tmp_path)
     initialize(raw)
@@ -274,6 +276,7 @@ def test_closing_stdin_with_10000_pings_queued_answers_every_one_then_exits(tmp_
     )
 
 
+@pytest.mark.slow  # over 5 s in the README's fast run (docs/testing.md): CI runs it
 def test_a_request_still_running_when_stdin_closes_is_answered_with_connection_closed(tmp_path: Path) -> None:
     env = server_environment(tmp_path, IMQUEUE_MCP_OFFLINE="1", IMQ_STANDIN_SLEEP="120")
     env["PATH"] = os.pathsep.join([str(IMQ_STANDIN_DIR), env["PATH"]])  # an imq that sleeps: a hang
