@@ -53,6 +53,11 @@ __all__ = [
     "TSC",
     "imq_root",
     "REDIS_PORT",
+    "FRAMEWORK1",
+    "RPC1",
+    "CORE1",
+    "RPC3",
+    "RPC_API",
     "home_footprint",
     "port_is_free",
     "process_group",
@@ -63,6 +68,13 @@ __all__ = [
 ]
 
 REDIS_PORT = 6379  # imq's client generator reaches Redis here, whatever the service uses
+# The two real installs the installed-API tests read: the registry's 1.x (.ci/install-framework.sh
+# lays it out in tests/framework1) and the 3.x runtime built from ../shared/vendor.
+FRAMEWORK1 = Path(__file__).resolve().parent / "framework1"
+RPC1 = FRAMEWORK1 / "node_modules" / "@imqueue" / "rpc"
+CORE1 = FRAMEWORK1 / "node_modules" / "@imqueue" / "core"
+RPC3 = SERVICE_RUNTIME / "@imqueue" / "rpc"
+RPC_API = "https://imqueue.org/api/rpc/latest/"
 
 
 def require_real_imq() -> None:

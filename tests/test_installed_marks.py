@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from imq_real import INSTALL, SERVICE_RUNTIME
+from imq_real import CORE1, FRAMEWORK1, INSTALL, RPC1, RPC3, RPC_API, SERVICE_RUNTIME
 from mcp_types import ListRootsResult, Root
 from pydantic import FileUrl
 
@@ -26,13 +26,6 @@ from conftest import (
     stdio_connection,
 )
 from fixtures.projects import write_project
-
-REPO = Path(__file__).resolve().parent.parent
-FRAMEWORK1 = REPO / "tests" / "framework1"
-RPC1 = FRAMEWORK1 / "node_modules" / "@imqueue" / "rpc"
-CORE1 = FRAMEWORK1 / "node_modules" / "@imqueue" / "core"
-RPC3 = SERVICE_RUNTIME / "@imqueue" / "rpc"
-RPC_API = "https://imqueue.org/api/rpc/latest/"
 
 
 @pytest.fixture(scope="module")
