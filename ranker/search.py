@@ -396,7 +396,8 @@ class Ranking:
 def rank(index: InvertedIndex, plan: QueryPlan) -> Ranking:
     """Score: evidence per record (score_records), its coverage of the query, and its factors
     (record kind, phrases, answers to questions, page evidence, query shapes)."""
-    floor = rules.COVERAGE_FLOOR if content_words(plan.query) >= rules.LONG_QUERY_TERMS else 0.0
+    length = content_words(plan.query)  # counted once: the floor and the coverage power read it
+    floor = rules.COVERAGE_FLOOR if length >= rules.LONG_QUERY_TERMS else 0.0
     scored = score_records(index, plan)
     ids = dense.found_ids(scored.found)
     if plan.package:
@@ -408,7 +409,7 @@ def rank(index: InvertedIndex, plan: QueryPlan) -> Ranking:
     question = is_question(plan.query)
     shaped = shape_boosts(plan.query)
     factor, page_share, feedback = record_factors(index, plan, ids, boosts, question, shaped)
-    power = coverage_power(plan.query)
+    power = coverage_power(length)
     powered = (
         dense.coverage_factor(covered, power)
         if scored.codes is None
@@ -431,9 +432,10 @@ def rank(index: InvertedIndex, plan: QueryPlan) -> Ranking:
     )
 
 
-def coverage_power(query: str) -> float:
-    """The power coverage is raised to: LONG_COVERAGE_POWER for a long question, else COVERAGE_POWER."""
-    if content_words(query) >= rules.LONG_COVERAGE_TERMS:
+def coverage_power(length: int) -> float:
+    """The power coverage is raised to for a query of `length` content words: LONG_COVERAGE_POWER
+    for a long question, else COVERAGE_POWER."""
+    if length >= rules.LONG_COVERAGE_TERMS:
         return rules.LONG_COVERAGE_POWER
     return rules.COVERAGE_POWER
 
@@ -504,7 +506,7 @@ def hit_of(index: InvertedIndex, ranking: Ranking, row: Row, explain: bool) -> H
             page_share=None if ranking.page_share is None else float(ranking.page_share[doc_id]),
             score=score,
             coverage_share=hit.coverage,
-            power=coverage_power(ranking.plan.query),
+            power=coverage_power(content_words(ranking.plan.query)),
             query=ranking.plan.query,
         )
     return hit
