@@ -53,6 +53,8 @@ SWITCHES: dict[str, tuple[float, ...]] = {
     "COVERAGE_FLOOR": (0.0, 0.34),
     # Off is coverage's usual power; on, a long question's coverage weighs more (rules.py).
     "LONG_COVERAGE_POWER": (0.375, 0.75),
+    # Off: a symbol's doc comment is not indexed at all (a build-time switch: one build per value).
+    "SYMBOL_DOC_WEIGHT": (0.0, 0.2, 0.45),
 }
 # Feedback re-weighs the page scores, which only PAGE_FUSION brings into the ranking.
 REQUIRES = {"FEEDBACK_WEIGHT": "PAGE_FUSION"}

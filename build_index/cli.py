@@ -100,9 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         counts = ", ".join(f"{k} {v}" for k, v in snapshot.header["counts"].items())
         seconds = time.perf_counter() - started
-        pages = ""
+        pages = f", doc comments from {snapshot.header['api_pages']['count']} API reference pages"
         if snapshot.pages is not None:
-            pages = (
+            pages += (
                 f", {len(snapshot.pages.body)} pages incl. both llms.txt "
                 f"({len(snapshot.pages.missing)} not found, skipped)"
             )

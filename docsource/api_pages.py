@@ -8,6 +8,8 @@ Pure: no I/O. Two sources, both the sites' own:
     page_signature(markdown)                 an API page's `**Signature:**` block (the declaration
                                              as the docs' release has it), whitespace collapsed
     page_release(markdown)                   the page's `Package: @imqueue/rpc 3.7.2` line's version
+    page_doc_comment(markdown, summary)      the page's prose beyond the summary: what the symbol
+                                             does, for the ranker (Document.doc)
 
 Names follow the installed declarations' index (server/project/api_index.py): members dotted
 (`IMQClientOptions.timeout`); the reference's `IMQClient.(constructor)` and `ICache.(new)` are
@@ -69,3 +71,56 @@ def page_release(markdown: str) -> str | None:
     """'3.7.2' from the page's `Package: @imqueue/rpc 3.7.2 — ...` line; None without one."""
     match = _RELEASE.search(markdown)
     return match.group(2) if match else None
+
+
+# The sections of a reference page that list other symbols (a class's members, a package's
+# exports), each with its own page and doc comment, or show code: left out of the doc comment.
+LISTING_SECTIONS = frozenset(
+    {
+        "constructors",
+        "properties",
+        "methods",
+        "events",
+        "enumeration members",
+        "classes",
+        "abstract classes",
+        "interfaces",
+        "functions",
+        "variables",
+        "type aliases",
+        "enumerations",
+        "namespaces",
+    }
+)
+_HEADER_LINE = re.compile(r"^(?:# |Source: |Published: |Updated: |Author: |Package: )")
+_FIELD_LINE = re.compile(r"^\*\*(?:Signature|Extends|Implements|References):\*\*")
+_LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
+_MARKUP = re.compile(r"[*`]|\\(?=[{}_\[\]])")
+
+
+def page_doc_comment(markdown: str, summary: str = "") -> str:
+    """The prose of an API reference page that its one-line summary does not already say: the
+    description's further paragraphs, Remarks, Returns, Exceptions, Default Value, an Example's
+    words. Left out: the page header, code (fenced blocks), tables, the Signature/Extends lines,
+    and sections that list other symbols (LISTING_SECTIONS). Link targets go, their words stay."""
+    kept: list[str] = []
+    fence = ""
+    listing = False
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if fence:
+            fence = "" if stripped.startswith(fence) else fence
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            continue
+        if line.startswith("#"):
+            listing = line.lstrip("#").strip().lower() in LISTING_SECTIONS
+            continue
+        if listing or _HEADER_LINE.match(line) or _FIELD_LINE.match(stripped) or stripped.startswith("|"):
+            continue
+        kept.append(stripped)
+    text = " ".join(" ".join(kept).split())
+    if summary and text.startswith(summary):
+        text = text[len(summary) :].lstrip()
+    return _MARKUP.sub("", _LINK_TARGET.sub("]", text)).replace("[", "").replace("]", "")

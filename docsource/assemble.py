@@ -12,8 +12,9 @@ from typing import Any
 from imqueue_mcp.ranker.corpus import SITES, Corpus, Document
 
 from . import feeds
+from .api_pages import page_doc_comment
 from .examples import Example, collect_examples, split_llms_full
-from .pages import Pages, read_pages
+from .pages import Pages, api_page_paths, read_markdown, read_pages
 from .snapshot import Snapshot
 from .sources import FeedUnavailable, Source, source_from
 
@@ -64,9 +65,13 @@ def build(
                 if path not in optional and path not in EXAMPLE_FEEDS:
                     raise
         snapshot = assemble(raw, source.describe())
+        api_pages, _ = read_markdown(source, api_page_paths(snapshot.corpus), progress)
+        with_symbol_docs(snapshot, api_pages)
         if pages:
             llms = {host: raw[(host, path)] for host, path in FEEDS if path == "/llms.txt"}
-            snapshot.pages = read_pages(source, snapshot.corpus, snapshot.header, llms, progress)
+            snapshot.pages = read_pages(
+                source, snapshot.corpus, snapshot.header, llms, progress, known=api_pages
+            )
             snapshot.examples = with_page_examples(snapshot, snapshot.pages)
             snapshot.markdown = without_saved_pages(snapshot.markdown, snapshot.pages)
     finally:
@@ -177,6 +182,25 @@ def _header(
         "feeds": {f"https://{h}{p}": hashlib.sha256(b).hexdigest() for (h, p), b in raw.items()},
         "counts": dict(sorted(counts.items())),
     }
+
+
+def with_symbol_docs(snapshot: Snapshot, api_pages: dict[str, bytes]) -> None:
+    """Each API symbol's doc comment (Document.doc) from its reference page, read beside the feeds
+    (`api_pages`: canonical page URL -> markdown; a page not there leaves the doc empty). The
+    pages' digest joins the header, so the corpus's generation changes when a page does."""
+    documents = []
+    for doc in snapshot.corpus.documents:
+        data = api_pages.get(doc.url.split("#", 1)[0]) if doc.tier == "symbol" else None
+        if data is not None:
+            markdown = data.decode("utf-8", errors="replace")
+            doc = dataclasses.replace(doc, doc=page_doc_comment(markdown, doc.summary))
+        documents.append(doc)
+    snapshot.corpus.documents = documents
+    digest = hashlib.sha256()
+    for url, data in sorted(api_pages.items()):
+        digest.update(f"{url}\n{len(data)}\n".encode())
+        digest.update(data)
+    snapshot.header["api_pages"] = {"count": len(api_pages), "sha256": digest.hexdigest()}
 
 
 def without_saved_pages(markdown: dict[str, str], pages: Pages) -> dict[str, str]:

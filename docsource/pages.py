@@ -17,7 +17,8 @@ counted; any other failure fails the build.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from imqueue_mcp.ranker.corpus import Corpus
 
 PAGES_FORMAT = 1
+# Pages read at once: a live build reads every API reference page (about 1,200) for the symbols'
+# doc comments, which one at a time would take minutes over a real network.
+READERS = 8
 HOST_OF_SITE = {site: origin.removeprefix("https://") for site, origin in SITES.items()}
 
 
@@ -69,25 +73,58 @@ def page_paths(corpus: Corpus) -> list[tuple[str, str]]:
     return sorted(pages)
 
 
+def api_page_paths(corpus: Corpus) -> list[tuple[str, str]]:
+    """(host, page path) of every API symbol's reference page, sorted."""
+    symbols = (doc for doc in corpus.documents if doc.tier == "symbol")
+    return sorted({(HOST_OF_SITE[doc.site], doc.path.split("#", 1)[0]) for doc in symbols})
+
+
+def read_markdown(
+    source: Source,
+    targets: Iterable[tuple[str, str]],
+    progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[dict[str, bytes], list[str]]:
+    """`<path>index.md` of each (host, page path), READERS at a time: the bodies by canonical page
+    URL, and the URLs that are not there (404). Any other failure fails the read, as a feed's does."""
+    wanted = list(targets)
+
+    def read(target: tuple[str, str]) -> bytes | None:
+        host, page = target
+        try:
+            return source.read(host, page + "index.md")
+        except NotFound:
+            return None
+
+    body: dict[str, bytes] = {}
+    missing: list[str] = []
+    with ThreadPoolExecutor(READERS) as pool:
+        for step, ((host, page), data) in enumerate(zip(wanted, pool.map(read, wanted), strict=True), 1):
+            if progress:
+                progress(step, len(wanted), f"{host}{page}index.md")
+            url = f"https://{host}{page}"
+            if data is None:
+                missing.append(url)
+            else:
+                body[url] = data
+    return body, missing
+
+
 def read_pages(
     source: Source,
     corpus: Corpus,
     header: dict[str, Any],
     llms: dict[str, bytes],
     progress: Callable[[int, int, str], None] | None = None,
+    known: dict[str, bytes] | None = None,
 ) -> Pages:
     """Every page of `corpus` read from `source`, plus each host's llms.txt (`llms`, host -> bytes);
-    `header` is the snapshot's, whose date and origins the sidecar carries."""
-    body = {f"https://{host}/llms.txt": data for host, data in llms.items()}
-    missing = []
-    targets = page_paths(corpus)
-    for step, (host, page) in enumerate(targets, 1):
-        if progress:
-            progress(step, len(targets), f"{host}{page}index.md")
-        try:
-            body[f"https://{host}{page}"] = source.read(host, page + "index.md")
-        except NotFound:
-            missing.append(f"https://{host}{page}")
+    `header` is the snapshot's, whose date and origins the sidecar carries. Pages in `known`
+    (canonical URL -> markdown, read earlier in the same build) are not read again."""
+    known = known or {}
+    targets = [(host, page) for host, page in page_paths(corpus) if f"https://{host}{page}" not in known]
+    body, missing = read_markdown(source, targets, progress)
+    body.update(known)
+    body.update({f"https://{host}/llms.txt": data for host, data in llms.items()})
     sidecar = {
         "fetched_at": header["fetched_at"],
         "origins": header.get("origins", {}),

@@ -40,7 +40,7 @@ from .pages import Pages, decode_pages, encode_pages
 from .sites import site_path_problem
 
 FIX = "rebuild it with `imq-build-index` (or `imq-build-index --from DIR` offline)"
-FORMAT_VERSION = 7  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
+FORMAT_VERSION = 8  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
 # 7: with --pages, the body's `markdown` leaves out the pages the pages part carries (6 kept both)
 
 
@@ -97,7 +97,9 @@ def page_markdown(markdown: dict[str, str], pages: Pages | None) -> dict[str, st
 def generation_of(header: dict[str, Any]) -> str:
     """A content hash naming what a snapshot serves (16 hex digits): its body's checksum, or for a
     corpus built in memory the feeds' checksums. The same content always gets the same name."""
-    basis = header.get("body_sha256") or json.dumps(header.get("feeds", {}), sort_keys=True)
+    basis = header.get("body_sha256") or json.dumps(
+        [header.get("feeds", {}), header.get("api_pages", {})], sort_keys=True
+    )
     pages = header.get("pages_sha256") or ""
     return hashlib.sha256(f"{basis}:{pages}".encode()).hexdigest()[:16]
 

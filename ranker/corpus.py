@@ -7,6 +7,10 @@ A `Document` is one searchable record of either site. Its `tier` says where it c
     answer   a tier-1 question-shaped answer (g=2) /api/faq/#how-do-i-...
     section  a tier-2 prose section of a page      /blog/x/#why-http-struggles-under-load
 
+A symbol's `doc` is the prose of its reference page beyond the one-line summary (remarks,
+returns, exceptions, defaults: what the symbol does, in the words a question uses), which the
+builder reads from the page itself; no feed carries it.
+
 `parent` groups records for the per-parent cap (a class for its members, a page for its
 answers and sections); `member` is the bare member name for the per-name cap.
 """
@@ -41,6 +45,7 @@ class Document:
     topics: tuple[str, ...] = ()
     date: str = ""
     deprecated: bool = False
+    doc: str = ""  # a symbol's doc comment: its reference page's prose (remarks, returns, ...)
 
     @property
     def url(self) -> str:

@@ -43,6 +43,7 @@ def document_fields(doc: Document) -> dict[str, str]:
         "label": doc.section if doc.tier != "symbol" else "",
         "emphasis": doc.emphasis,
         "text": doc.text,
+        "doc": doc.doc,
     }
     return {name: text for name, text in fields.items() if text}
 
@@ -50,6 +51,8 @@ def document_fields(doc: Document) -> dict[str, str]:
 def field_weight(doc: Document, field: str) -> float:
     if field == "summary" and doc.tier == "symbol":
         return rules.SYMBOL_SUMMARY_WEIGHT
+    if field == "doc":
+        return rules.SYMBOL_DOC_WEIGHT
     return rules.FIELD_WEIGHTS[field]
 
 
@@ -281,8 +284,10 @@ def weighted_postings(documents: Sequence[Document]) -> dict[str, dict[int, floa
     b = rules.LENGTH_NORMALISATION
     for doc_id, per_field in enumerate(field_terms):
         for name, counts in per_field.items():
-            norm = 1 - b + b * sum(counts.values()) / average[name]
-            weight = field_weight(documents[doc_id], name) / norm
+            weight = field_weight(documents[doc_id], name)
+            if not weight:  # a field weighed at 0 is not indexed: it would count for coverage
+                continue
+            weight /= 1 - b + b * sum(counts.values()) / average[name]
             for word, count in counts.items():
                 row = postings[word]
                 row[doc_id] = row.get(doc_id, 0.0) + weight * count

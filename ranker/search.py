@@ -181,6 +181,36 @@ def is_code_token(raw: str) -> bool:
     return shouting or "_" in raw or any(char.isdigit() for char in raw)
 
 
+IDENTIFIER_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def identifier_names(query: str) -> set[str]:
+    """The words of the query written as code names (an inner capital with lower case beside it:
+    RedisQueue, safeDeliveryTtl, IMQClient; or an underscore), lowercased as the symbol-name
+    table keys them: a plain word that happens to be a name (logger, lock, cache) names nothing."""
+    return {
+        phrase_key(word).replace(" ", "")
+        for word in IDENTIFIER_WORD.findall(query)
+        if "_" in word.strip("_") or (any(c.isupper() for c in word[1:]) and any(c.islower() for c in word))
+    }
+
+
+def named_symbols(index: InvertedIndex, query: str, tokens: list[str]) -> set[str]:
+    """The symbol names a short query (under LONG_COVERAGE_TERMS content words: a lookup) names:
+    those it writes as code, and plain words the corpus uses only in symbol records (promisify),
+    never a plain word its prose uses too (logger, lock, cache)."""
+    if content_words(query) >= rules.LONG_COVERAGE_TERMS:
+        return set()
+    documents = index.documents
+    names = identifier_names(query)
+    for token in set(tokens) - names:
+        if token in index.symbol_names and all(
+            documents[doc_id].tier == "symbol" for doc_id in index.row(token)[0]
+        ):
+            names.add(token)
+    return names
+
+
 def content_words(query: str) -> int:
     """How many words the query has as written, template words aside: an identifier
     (RedisQueue.send, @imqueue/pg-prisma) is one word, however many segments it splits into."""
@@ -638,7 +668,7 @@ def phrase_boosts(index: InvertedIndex, query: str) -> dict[int, Boost]:
             if boosts.get(doc_id, (0.0, ""))[0] < boost:
                 boosts[doc_id] = (boost, rule)
 
-    for token in set(tokens):
+    for token in named_symbols(index, query, tokens):
         if len(token) >= rules.MIN_SYMBOL_NAME:
             offer(index.symbol_names.get(token, []), rules.SYMBOL_NAME_BOOST, "SYMBOL_NAME_BOOST")
     whole = " ".join(tokens)

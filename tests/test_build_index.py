@@ -39,13 +39,25 @@ from imqueue_mcp.docsource import (
     save_pages,
     save_snapshot,
 )
-from imqueue_mcp.docsource.pages import PAGES_FORMAT
+from imqueue_mcp.docsource.pages import PAGES_FORMAT, api_page_paths
 from imqueue_mcp.docsource.snapshot import FORMAT_VERSION
 
 from conftest import tiny_site
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = tiny_site()
+
+
+def expected_requests(snapshot: Path, host: str | None = None) -> list[str]:
+    """What a build reads (sorted): every feed, then each API symbol's reference page (its doc
+    comment), of one host, or of both under /<host> (a base URL serving host folders)."""
+    feeds = [(h, p) for h, p in FEEDS]
+    pages = [(h, p + "index.md") for h, p in api_page_paths(load_snapshot(snapshot).corpus)]
+    if host is not None:
+        return sorted(p for h, p in feeds + pages if h == host)
+    return sorted(f"/{h}{p}" for h, p in feeds + pages)
+
+
 HOSTS = ("imqueue.org", "imqueue.com")
 VERSIONED_FEEDS = [
     (h, p) for h, p in FEEDS if p.endswith(".json") and not p.startswith(("/blog/", "/status"))
@@ -284,7 +296,7 @@ def test_build_from_a_base_url_serving_host_folders(
     assert (code, err) == (0, "")
     header, body = split(out)
     assert header["origins"] == {h: f"{base.url}/{h}" for h in HOSTS}
-    assert sorted(path for path, _ in base.requests) == sorted(f"/{h}{p}" for h, p in FEEDS)
+    assert sorted(path for path, _ in base.requests) == expected_requests(out)
     assert body == split(mirror_snapshot)[1]
 
 
@@ -540,7 +552,7 @@ def test_the_user_agent_names_imqueue_mcp_and_its_version(
     assert (code, err) == (0, "")
     expected = f"imqueue-mcp/{metadata.version('imqueue-mcp')}"
     for host, server in servers.items():
-        assert sorted(path for path, _ in server.requests) == sorted(p for h, p in FEEDS if h == host)
+        assert sorted(path for path, _ in server.requests) == expected_requests(tmp_path / "s.msgpack", host)
         assert {headers.get("User-Agent") for _, headers in server.requests} == {expected}
 
 

@@ -102,3 +102,13 @@ def test_find_examples_hits_carry_the_prose_of_their_section_without_the_code(li
         assert passage["url"].split("#")[0] == hit["url"].split("#")[0] and passage["tokens"] <= 120
         assert hit["code"] not in passage["text"]
     assert "Passage (" in text
+
+
+def test_an_api_hit_without_saved_pages_shows_its_remarks(offline: McpConnection) -> None:
+    """The build reads each symbol's reference page for its doc comment (Document.doc): the
+    snapshot without --pages still answers with the option's remarks."""
+    data, _text = call(offline, "search_docs", {"query": "pending call keeps the process alive timer"})
+    top = data["results"][0]
+    assert top["url"] == "https://imqueue.org/api/rpc/latest/rpc.imqclientoptions.calltimeout/"
+    assert top["passage"]["basis"] == "prose"
+    assert "unref'd" in top["passage"]["text"] and top["passage"]["text"] != top["description"]

@@ -575,18 +575,29 @@ def test_question_whose_subject_words_are_a_curated_phrase_is_lifted(monkeypatch
 
 def symbol_name_corpus() -> Index:
     return index_of(
-        symbol("Logger", "@imqueue/async-logger", kind="class", summary="Writes log lines to transports"),
-        page("/guide/logging/", "Transports", summary="where the logger writes"),
+        symbol("FileLogger", "@imqueue/async-logger", kind="class", summary="Writes log lines to transports"),
+        page("/guide/logging/", "Transports", summary="where the filelogger writes"),
         page("/other/", "Broker"),
     )
 
 
-def test_symbol_named_by_a_query_word_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
-    logger = "/api/async-logger/latest/async-logger.logger/"
-    assert ranked(symbol_name_corpus(), "logger transports")[0] == logger
+def test_symbol_named_as_code_by_a_short_query_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    logger = "/api/async-logger/latest/async-logger.filelogger/"
+    assert ranked(symbol_name_corpus(), "FileLogger transports")[0] == logger  # written as code
+
+    def lifted(query: str) -> bool:
+        hits = symbol_name_corpus().search(query, explain=True).results
+        return any(line.startswith("SYMBOL_NAME_BOOST") for h in hits for line in h.explanation)
+
+    assert lifted("FileLogger transports") and lifted("file_logger")
+    assert not lifted("filelogger transports")  # a plain word the prose uses too...
+    only_a_name = index_of(symbol("promisify", "@imqueue/core", kind="function"), page("/p/", "Promises"))
+    hits = only_a_name.search("promisify an object", explain=True).results
+    assert any(line.startswith("SYMBOL_NAME_BOOST") for h in hits for line in h.explanation)  # ...or not
+    assert not lifted("how do I point FileLogger transports at a rotating file on disk")  # a question
 
     monkeypatch.setattr(rules, "SYMBOL_NAME_BOOST", 0)
-    assert ranked(symbol_name_corpus(), "logger transports")[0] == "/guide/logging/"
+    assert not lifted("FileLogger transports")
 
 
 # --- typo correction -----------------------------------------------------------------------
@@ -1045,13 +1056,14 @@ def test_a_question_needs_enough_words(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_symbol_name_under_the_minimum_is_not_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
     def explained() -> list[str]:
-        index = index_of(symbol("Queue.ack", "@imqueue/core"), page("/ack/", "Acknowledge", text="ack"))
-        hit = next(h for h in index.search("ack", explain=True).results if h.symbol)
+        index = index_of(symbol("Queue.onAck", "@imqueue/core"), page("/ack/", "Acknowledge", text="ack"))
+        hit = next(h for h in index.search("onAck", explain=True).results if h.symbol)
         return hit.explanation
 
+    monkeypatch.setattr(rules, "MIN_SYMBOL_NAME", 6)
     assert not any(line.startswith("SYMBOL_NAME_BOOST") for line in explained())
 
-    monkeypatch.setattr(rules, "MIN_SYMBOL_NAME", 3)
+    monkeypatch.setattr(rules, "MIN_SYMBOL_NAME", 5)
     assert any(line.startswith("SYMBOL_NAME_BOOST") for line in explained())
 
 

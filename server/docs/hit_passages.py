@@ -13,9 +13,10 @@
                                               kept in the snapshot), each checked to start at a
                                               heading as get_doc checks them
                                     prose     else the corpus's prose of the page (search-text.json:
-                                              words without markup, code flattened into the text)
-                                    summary   else the hit's own description (an API symbol whose
-                                              page the build did not read)
+                                              words without markup, code flattened into the text;
+                                              an API symbol's summary and doc comment, Document.doc)
+                                    summary   else the hit's own description (an API symbol
+                                              whose page had no prose beyond it)
     add_search_passages(...)      each hit's passage in rank order until maxTokens is spent, and
                                   `passageBudget` on the reply (what was used, what was left out)
     add_example_passages(...)     find_examples: the prose of each block's section, the sentences
@@ -48,7 +49,7 @@ from imqueue_mcp.server.docs.passage_text import (
     prepare,
 )
 from imqueue_mcp.server.docs.read import heading_of
-from imqueue_mcp.server.docs.sizes import prose_sections
+from imqueue_mcp.server.docs.sizes import prose_sections, symbol_doc_texts
 
 logger = logging.getLogger(__name__)
 
@@ -178,6 +179,8 @@ class PassageSource:
                 sections = pages.setdefault(url.split("#", 1)[0], [])
                 section = SectionText(url, heading, text)
                 sections.insert(0, section) if "#" not in url else sections.append(section)
+            for url, text in symbol_doc_texts(self.corpus.index.corpus.documents):
+                pages.setdefault(url, [SectionText(url, "", text)])
             self._prose = pages
         return self._prose
 

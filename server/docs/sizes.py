@@ -92,3 +92,21 @@ def prose_sections(documents: Iterable[Any]) -> Iterator[tuple[str, str, str]]:
     for row_tier, row_site, row_path, row_heading, row_text in fields:
         if row_tier == "section":
             yield SITES[row_site] + row_path, row_heading, row_text
+
+
+def symbol_doc_texts(documents: Iterable[Any]) -> Iterator[tuple[str, str]]:
+    """(canonical URL, summary and doc comment) of every API symbol whose doc comment the build
+    read (Document.doc), in corpus order: a symbol hit's passage when its page is not saved."""
+    rows = documents.wire_rows() if hasattr(documents, "wire_rows") else None
+    if rows is not None:
+        tier, site, path, summary, doc = (
+            WIRE_FIELDS.index(name) for name in ("tier", "site", "path", "summary", "doc")
+        )
+        fields: Iterable[tuple[str, str, str, str, str]] = (
+            (row[tier], row[site], row[path], row[summary], row[doc]) for row in rows
+        )
+    else:
+        fields = ((d.tier, d.site, d.path, d.summary, d.doc) for d in documents)
+    for row_tier, row_site, row_path, row_summary, row_doc in fields:
+        if row_tier == "symbol" and row_doc:
+            yield SITES[row_site] + row_path, f"{row_summary}\n\n{row_doc}".strip()
