@@ -29,6 +29,7 @@ from imqueue_mcp.docsource.assemble import build
 from imqueue_mcp.docsource.snapshot import default_snapshot_path, load_snapshot
 from imqueue_mcp.docsource.sources import BuildError
 from imqueue_mcp.ranker import Index, SearchResponse, response_dict, rules
+from imqueue_mcp.ranker.confidence import coverage_needed
 from imqueue_mcp.ranker.search import EXPLAIN_LEGEND
 
 EXIT_RESULTS, EXIT_MISS, EXIT_ERROR = 0, 1, 2
@@ -194,10 +195,11 @@ def print_table(response: SearchResponse, out: TextIO, explain: bool) -> None:
             for line in hit.explanation:
                 out.write(wrapped(f"      {line}", "        ", width))
     if response.weak:
+        needed = coverage_needed(bool(response.named_unknown))
         out.write(
             wrapped(
                 f"(weak: the best hit scores under {rules.CONFIDENCE_LOW_SCORE:g} or matches under "
-                f"{rules.CONFIDENCE_MIN_COVERAGE:.0%} of the query; the docs may not cover this)",
+                f"{needed:.0%} of the query; the docs may not cover this)",
                 " ",
                 width,
             )

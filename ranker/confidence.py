@@ -13,7 +13,9 @@ queries by `python -m benchmarks.confidence`:
 and whatever its score, a hit is low when it matches under CONFIDENCE_MIN_COVERAGE of the
 query's idf mass, subject words that no record holds counted as unmatched: a question about
 something the docs never name ("deploy to AWS Lambda") can still score well on its other words,
-and a confident answer to half the question is the wrong answer.
+and a confident answer to half the question is the wrong answer. When the query names that thing
+as a proper name ("Dapr", "Grafana": capitalised mid-sentence, not an error code), the hit needs
+CONFIDENCE_NAMED_COVERAGE instead.
 
 A response whose best hit is low is weak: nothing in the corpus matches the query well, and
 the answer says so (SearchResponse.weak).
@@ -28,11 +30,17 @@ from . import rules
 Confidence = Literal["high", "medium", "low"]
 
 
-def confidence_of(score: float, coverage: float = 1.0) -> Confidence:
-    if coverage < rules.CONFIDENCE_MIN_COVERAGE:
+def confidence_of(score: float, coverage: float = 1.0, named_unknown: bool = False) -> Confidence:
+    """`named_unknown`: the query names something no record holds (QueryPlan.named_unknown), which
+    raises the coverage a hit needs to CONFIDENCE_NAMED_COVERAGE."""
+    if coverage < coverage_needed(named_unknown):
         return "low"
     if score >= rules.CONFIDENCE_HIGH_SCORE:
         return "high"
     if score < rules.CONFIDENCE_LOW_SCORE:
         return "low"
     return "medium"
+
+
+def coverage_needed(named_unknown: bool) -> float:
+    return rules.CONFIDENCE_NAMED_COVERAGE if named_unknown else rules.CONFIDENCE_MIN_COVERAGE

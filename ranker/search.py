@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from . import dense, rules
-from .confidence import Confidence, confidence_of
+from .confidence import Confidence, confidence_of, coverage_needed
 from .corpus import Document
 from .index import Form, InvertedIndex, document_fields, field_weight, phrase_key, record_multiplier
 from .text import RAW_TOKEN, STOPWORDS, query_terms, token_compounds, token_terms, words
@@ -47,6 +47,8 @@ class QueryPlan:
     # subject words the corpus has no form of at all (kafka on a site that never says it), each
     # with the idf of a word in no record: the part of the question the docs cannot answer
     unknown: dict[str, float] = field(default_factory=dict)
+    # those of them the query writes as a proper name (Dapr, Grafana): what the question is about
+    named_unknown: tuple[str, ...] = ()
 
     @property
     def total_weight(self) -> float:
@@ -89,6 +91,7 @@ class SearchResponse:
     miss: Guidance | None = None
     corrected: str | None = None
     notes: list[str] = field(default_factory=list)  # query-level explain lines
+    named_unknown: tuple[str, ...] = ()  # QueryPlan.named_unknown: the hits needed more coverage
 
     @property
     def weak(self) -> bool:
@@ -149,7 +152,23 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
         normalize_package(package) if package else None,
         corrected,
         unknown,
+        tuple(term for term in unknown if written_as_name(query, term)),
     )
+
+
+SENTENCE_START = frozenset(".?!:;—–-(\"'`")
+
+
+def written_as_name(query: str, term: str) -> bool:
+    """The query writes `term` as a proper name somewhere: capitalised with lower case after
+    (Dapr, Grafana, ESLint), not where a sentence starts, and not a code token (ECONNRESET,
+    ERR_X, TS1241: an error, which the docs may answer without naming it)."""
+    for match in re.finditer(rf"(?<![\w-]){re.escape(term)}(?![\w-])", query, re.IGNORECASE):
+        word = match.group()
+        before = query[: match.start()].rstrip()
+        if word[0].isupper() and before and before[-1] not in SENTENCE_START and not is_code_token(word):
+            return True
+    return False
 
 
 def mark_coverage(index: InvertedIndex, plans: list[TermPlan]) -> list[TermPlan]:
@@ -379,7 +398,9 @@ def search(
     hits = [hit_of(index, ranking, row, explain) for row in ordered[:limit]]
     notes = [*query_notes(ranking), *cap_notes, *unknown_notes(ranking)] if explain else cap_notes
     if hits:
-        return SearchResponse(query, hits, corrected=plan.corrected, notes=notes)
+        return SearchResponse(
+            query, hits, corrected=plan.corrected, notes=notes, named_unknown=plan.named_unknown
+        )
     guidance = Guidance(sections=list(sections or []), nearest_terms=nearest_terms(index, query))
     return SearchResponse(query, [], miss=guidance, corrected=plan.corrected, notes=notes)
 
@@ -522,7 +543,8 @@ def order(
 def hit_of(index: InvertedIndex, ranking: Ranking, row: Row, explain: bool) -> Hit:
     score, doc_id, coverage, capped = row
     doc = index.documents[doc_id]
-    hit = to_hit(doc, score, description_of(index, doc_id), coverage * ranking.known)
+    named = bool(ranking.plan.named_unknown)
+    hit = to_hit(doc, score, description_of(index, doc_id), coverage * ranking.known, named)
     if explain:
         hit.explanation = explain_hit(
             doc,
@@ -538,6 +560,7 @@ def hit_of(index: InvertedIndex, ranking: Ranking, row: Row, explain: bool) -> H
             coverage_share=hit.coverage,
             power=coverage_power(content_words(ranking.plan.query)),
             query=ranking.plan.query,
+            named_unknown=named,
         )
     return hit
 
@@ -583,11 +606,15 @@ def unknown_notes(ranking: Ranking) -> list[str]:
     """--explain: the query's words the docs never use, and what that does to coverage."""
     if not ranking.plan.unknown:
         return []
-    floor = rules.CONFIDENCE_MIN_COVERAGE
-    return [
+    named = ranking.plan.named_unknown
+    rule = "CONFIDENCE_NAMED_COVERAGE" if named else "CONFIDENCE_MIN_COVERAGE"
+    notes = [
         f"not in the docs: {', '.join(ranking.plan.unknown)}; coverage counts them unmatched "
-        f"(x{ranking.known:.2f}; confidence low under CONFIDENCE_MIN_COVERAGE {floor:g})"
+        f"(x{ranking.known:.2f}; confidence low under {rule} {coverage_needed(bool(named)):g})"
     ]
+    if named:
+        notes.append(f"named as a proper name, so the question is about it: {', '.join(named)}")
+    return notes
 
 
 def cap(
@@ -706,7 +733,9 @@ def description_of(index: InvertedIndex, doc_id: int) -> str:
     return description
 
 
-def to_hit(doc: Document, score: float, description: str, coverage: float) -> Hit:
+def to_hit(
+    doc: Document, score: float, description: str, coverage: float, named_unknown: bool = False
+) -> Hit:
     return Hit(
         url=doc.url,
         path=doc.path,
@@ -721,7 +750,7 @@ def to_hit(doc: Document, score: float, description: str, coverage: float) -> Hi
         package=doc.package or None,
         deprecated=doc.deprecated,
         coverage=coverage,
-        confidence=confidence_of(score, coverage),
+        confidence=confidence_of(score, coverage, named_unknown),
     )
 
 
@@ -776,6 +805,7 @@ def explain_hit(
     coverage_share: float = 1.0,
     power: float = rules.COVERAGE_POWER,
     query: str = "",
+    named_unknown: bool = False,
 ) -> list[str]:
     """One line per matched term (form, fields, idf, evidence), then the score's factors, each
     multiplier named by its rules.py constant. See EXPLAIN_LEGEND for the terms."""
@@ -809,18 +839,23 @@ def explain_hit(
         )
     if capped:
         lines.append(f"moved below uncapped results: {capped}")
-    lines.append(confidence_line(score, coverage_share))
+    lines.append(confidence_line(score, coverage_share, named_unknown))
     if doc.external:
         lines.append("imqueue.com record: competes on score with imqueue.org records")
     return lines
 
 
-def confidence_line(score: float, coverage: float) -> str:
+def confidence_line(score: float, coverage: float, named_unknown: bool = False) -> str:
     """Why the hit's confidence is what it is (ranker.confidence), naming the thresholds."""
-    level = confidence_of(score, coverage)
-    if coverage < rules.CONFIDENCE_MIN_COVERAGE:
-        floor = rules.CONFIDENCE_MIN_COVERAGE
-        why = f"matches {coverage:.2f} of the query, under CONFIDENCE_MIN_COVERAGE {floor:g}"
+    level = confidence_of(score, coverage, named_unknown)
+    floor = coverage_needed(named_unknown)
+    if coverage < floor:
+        rule = (
+            "CONFIDENCE_NAMED_COVERAGE: the query names a thing the docs lack"
+            if named_unknown
+            else "CONFIDENCE_MIN_COVERAGE"
+        )
+        why = f"matches {coverage:.2f} of the query, under {rule} {floor:g}"
     elif level == "low":
         why = f"score under CONFIDENCE_LOW_SCORE {rules.CONFIDENCE_LOW_SCORE:g}"
     elif level == "high":

@@ -6,6 +6,8 @@ hand-written corpus: the behaviour holds with the rule on, and is gone with it n
     PAGE_FIELD_WEIGHTS       a word in a page's title says more than the same word in its body
     CONFIDENCE_MIN_COVERAGE  a hit matching little of the query (words no record has count
                              unmatched) is low whatever its score
+    CONFIDENCE_NAMED_COVERAGE ...and more of it when the query names, as a proper name, a thing
+                             no record holds
 """
 
 from __future__ import annotations
@@ -137,3 +139,25 @@ def test_a_hit_matching_little_of_the_query_is_low_whatever_its_score(
     assert coverage_corpus().search("deploy a service").weak is False  # the whole question matched
     monkeypatch.setattr(rules, "CONFIDENCE_MIN_COVERAGE", 0.0)
     assert coverage_corpus().search("deploy to lambda kinesis").weak is False
+
+
+def test_a_query_naming_a_thing_no_record_holds_needs_the_named_coverage(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 0.0)
+    monkeypatch.setattr(rules, "CONFIDENCE_MIN_COVERAGE", 0.3)
+    monkeypatch.setattr(rules, "CONFIDENCE_NAMED_COVERAGE", 0.6)
+    named = coverage_corpus().search("deploy a docker service with Zorbl")
+    top = named.results[0]
+    assert top.path == "/deploy/" and 0.3 <= top.coverage < 0.6
+    assert named.named_unknown == ("zorbl",) and named.weak  # the question is about Zorbl
+    for plain in (
+        "deploy a docker service with zorbl",  # not written as a name: a word the docs lack
+        "Zorbl: deploy a docker service",  # capitalised where a sentence starts
+        "deploy a docker service, ZORBL",  # shouted: an error code, not a name
+    ):
+        response = coverage_corpus().search(plain)
+        assert response.named_unknown == () and not response.weak, plain
+    explained = coverage_corpus().search("deploy a docker service with Zorbl", explain=True)
+    assert "named as a proper name, so the question is about it: zorbl" in explained.notes
+    assert any("CONFIDENCE_NAMED_COVERAGE" in line for line in explained.results[0].explanation)
