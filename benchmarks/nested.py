@@ -55,6 +55,9 @@ SWITCHES: dict[str, tuple[float, ...]] = {
     "LONG_COVERAGE_POWER": (0.375, 0.75),
     # Off: a symbol's doc comment is not indexed at all (a build-time switch: one build per value).
     "SYMBOL_DOC_WEIGHT": (0.0, 0.2, 0.45),
+    # Not a rule but the IDF's flattening (idf ** IDF_POWER): 0.6 as calibrated on the site
+    # labels, 0.8 trusting rare words more, which long questions lean on.
+    "IDF_POWER": (0.6, 0.8),
 }
 # Feedback re-weighs the page scores, which only PAGE_FUSION brings into the ranking.
 REQUIRES = {"FEEDBACK_WEIGHT": "PAGE_FUSION"}
