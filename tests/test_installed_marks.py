@@ -183,7 +183,8 @@ def test_find_examples_marks_an_api_pages_example_from_the_saved_pages(
         assert (mark["symbol"], mark["status"]) == ("classType", "not-installed")
         assert "classType" not in declarations(RPC1) and "classType" in declarations(RPC3)
         assert "## Against the version your project has installed" in result.content[-1].text
-        changed = connection.call("find_examples", {"query": "expose decorator example"}).structured_content
+        changed = connection.call("find_examples", {"query": "expose decorator example", "limit": 6})
+        changed = changed.structured_content
         mark = hit_at(changed, RPC_API + "rpc.expose/")["installed"]  # its signature from the saved page
         assert (
             mark["status"] == "signature-changed"
