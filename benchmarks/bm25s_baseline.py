@@ -58,6 +58,19 @@ class Bm25sBaseline:
         ids, _scores = self.retriever.retrieve([tokens], k=min(6, len(self.paths)), show_progress=False)
         return [int(i) for i in ids[0]]
 
+    def retrieve_records(self, query: str, k: int = DEPTH) -> list[dict[str, Any]]:
+        """The batch benchmark's unit of work: tokenise the query, retrieve() its best k, and
+        turn the ids into result records in the ../shared/kpi line's shape (zero scores dropped)."""
+        tokens = [t for t in tokenize(query) if t in self.vocabulary]
+        if not tokens:
+            return []
+        ids, scores = self.retriever.retrieve([tokens], k=min(k, len(self.paths)), show_progress=False)
+        return [
+            {"u": self.paths[i], "external": self.external[i], "score": round(s, 6)}
+            for i, s in zip(ids[0].tolist(), scores[0].tolist(), strict=True)
+            if s > 0
+        ]
+
     def top(self, query: str, limit: int = DEPTH) -> list[tuple[str, bool, float]]:
         """(path, external, score) best first, zero scores dropped (stable: ties in corpus order)."""
         scores = self.scores(query)

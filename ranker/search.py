@@ -13,6 +13,7 @@ cap             relative floor, per-parent / per-member / per-package caps over 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -438,9 +439,10 @@ class Ranking:
     def total(self) -> float:
         return self.plan.total_weight or 1.0
 
-    @property
+    @functools.cached_property
     def known(self) -> float:
-        """The share of the query's weight on words the docs hold at all."""
+        """The share of the query's weight on words the docs hold at all. Computed once per
+        query (the plan is fixed by now), not once per hit: a batch line has 60."""
         return self.total / (self.total + sum(self.plan.unknown.values()))
 
 

@@ -287,6 +287,9 @@ def test_bm25s_baseline_ranks_the_same_documents_and_survives_save_and_load(tmp_
     assert ranked.retrieve_top6_ids("redis connection")[0] == 1  # the same through retrieve()
     assert ranked.retrieve_top6_ids("zzz") == []
     assert ranked.batch_line("nothing matches zzz")["results"] == []
+    # the batch benchmark's records, through retrieve(): the same as batch_line's, via get_scores
+    assert ranked.retrieve_records("pricing plans") == line["results"]
+    assert ranked.retrieve_records("zzz") == []
 
     ranked.save(tmp_path / "bm25s")
     loaded = Bm25sBaseline.load(tmp_path / "bm25s", docs)
@@ -322,6 +325,52 @@ def test_speed_table_has_a_bm25s_column_and_the_ratios_to_it() -> None:
     assert "2.4x" in p50 and "<=3x" in p50 and p50.endswith(" met")
     assert "7.5x" in p99 and "<=6x" in p99 and p99.endswith("NOT met")
     assert any("0.250/0.400" in line for line in lines)
+
+
+def test_speed_batch_runs_both_sides_and_ours_writes_what_imq_search_batch_writes(tmp_path: Path) -> None:
+    """A tiny run of the batch column (issue 29): ours through search_cli.run_batch into a file,
+    bm25s through retrieve() at k=60; ours' lines are batch_line's, one per query, in order."""
+    pytest.importorskip("bm25s")
+    from imqueue_mcp.build_index.search_cli import batch_line
+    from imqueue_mcp.docsource import build, load_snapshot, save_snapshot
+
+    from benchmarks import speed
+    from benchmarks.bm25s_baseline import Bm25sBaseline
+    from conftest import tiny_site
+
+    snapshot = build(mirror=tiny_site())
+    save_snapshot(snapshot, tmp_path / "s.msgpack")
+    queries = ["redis queue", "expose a method", "nothing matches zzz", "Redis queue?"]
+    ours = speed.batch_ours(tmp_path / "s.msgpack", queries, tmp_path)
+    assert (ours["n"], ours["depth"]) == (4, 60) and ours["wall_s"] > 0 and ours["cpu_s"] >= 0
+    index = load_snapshot(tmp_path / "s.msgpack").index()
+    expected = "".join(json.dumps(batch_line(index, q), ensure_ascii=False) + "\n" for q in queries)
+    assert (tmp_path / "batch-ours.jsonl").read_text(encoding="utf-8") == expected
+
+    docs = baseline_documents(snapshot.corpus.documents)
+    Bm25sBaseline(docs).save(tmp_path / "bm25s")
+    limit = speed.batch_bm25s(tmp_path / "bm25s", docs, queries)
+    assert (limit["n"], limit["depth"]) == (4, 60) and limit["wall_s"] > 0
+
+
+def test_speed_table_shows_the_batch_seconds_and_the_ratio_against_4x() -> None:
+    from benchmarks import speed
+
+    results = {"ours": side(0.6, 3.0), "bm25": side(1.0, 4.0), "bm25s": side(0.2, 1.0)}
+    before = speed.table(results)
+    assert "batch" not in before and speed.batch_ratios(results) == {}
+    results["ours"]["batch"] = speed.batch_figures(10, 5.0, 4.0)
+    results["bm25s"]["batch"] = speed.batch_figures(10, 1.0, 2.0)
+    assert speed.batch_ratios(results) == pytest.approx({"wall_s": 5.0, "cpu_s": 2.0})
+    lines = speed.table(results).splitlines()
+    assert lines[: len(before.splitlines())] == before.splitlines()  # the existing rows unchanged
+    seconds = next(line for line in lines if line.startswith("batch 10 x 60 (s)"))
+    assert "5.00" in seconds and "1.00" in seconds and "CPU 4.00 / 2.00" in seconds
+    verdict = next(line for line in lines if line.startswith("ours / bm25s batch"))
+    assert "5.0x" in verdict and "<=4x" in verdict and "NOT met" in verdict and "CPU 2.0x" in verdict
+    results["ours"]["batch"] = speed.batch_figures(10, 3.0, 3.0)
+    verdict = speed.table(results).splitlines()[-1]
+    assert "3.0x" in verdict and "<=4x met (wall" in verdict and "NOT" not in verdict
 
 
 # --- restraint (benchmarks/restraint.py) --------------------------------------------------------

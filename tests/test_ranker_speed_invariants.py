@@ -17,11 +17,13 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from imqueue_mcp.docsource import build
 from imqueue_mcp.ranker import Index, rules
+from imqueue_mcp.ranker.confidence import confidence_of
 from imqueue_mcp.ranker.index import InvertedIndex
 from imqueue_mcp.ranker.search import (
     NO_BOOST,
@@ -32,8 +34,10 @@ from imqueue_mcp.ranker.search import (
     in_package,
     is_question,
     on_subject,
+    order,
     phrase_boosts,
     plan_query,
+    rank,
     saturate,
     shape_boosts,
     term_evidence,
@@ -225,6 +229,41 @@ def test_explain_ranks_exactly_as_the_plain_search_and_names_every_hit(site_inde
         explained = site_index.search(query, limit=DEPTH, explain=True)
         assert [(h.path, h.score) for h in explained.results] == [(h.path, h.score) for h in plain.results]
         assert all(hit.explanation for hit in explained.results), query
+
+
+def straightforward_batch_line(index: Index, query: str) -> dict[str, Any]:
+    """imq-search --batch's line for `query`, each hit's confidence computed from its own
+    coverage and the query's known share worked out afresh per hit, as before the share was
+    computed once per query (Ranking.known)."""
+    inverted = index.inverted
+    plan = plan_query(inverted, query, None)
+    ranking = rank(inverted, plan)
+    named = bool(plan.named_unknown)
+    results = []
+    for score, doc_id, coverage, _capped in order(inverted, ranking, DEPTH, [], None)[:DEPTH]:
+        total = plan.total_weight or 1.0
+        known = total / (total + sum(plan.unknown.values()))
+        doc = inverted.documents[doc_id]
+        confidence = confidence_of(score, coverage * known, named)
+        results.append(
+            {"u": doc.path, "external": doc.external, "score": round(score, 6), "confidence": confidence}
+        )
+    line: dict[str, Any] = {"query": query, "results": results}
+    if plan.corrected:
+        line["corrected"] = plan.corrected
+    return line
+
+
+@needs_kpi
+def test_batch_lines_are_the_straightforward_per_hit_computation(site_index: Index) -> None:
+    from imqueue_mcp.build_index.search_cli import batch_line
+
+    unknown = ["deploy imqueue services with Dapr on Kubernetes", "kafka consumer groups", "zzyzx quux"]
+    queries = kpi_queries()[:150] + unknown
+    for query in queries:
+        assert batch_line(site_index, query) == straightforward_batch_line(site_index, query), query
+    lines = [batch_line(site_index, q) for q in unknown[:2]]
+    assert any(hit["confidence"] == "low" for line in lines for hit in line["results"])  # known < 1 read
 
 
 @pytest.mark.parametrize("seed", range(20))
