@@ -18,6 +18,7 @@ import http.server
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -25,9 +26,12 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    import httpx
 
 # The tool lists, pinned here independently of the server's own tables (SPEC §1, §3a, §4).
 SHARED_TOOLS = frozenset(
@@ -150,6 +154,19 @@ def origin_args(origins: dict[str, str]) -> list[str]:
     return [arg for host, url in origins.items() for arg in ("--origin", f"{host}={url}")]
 
 
+# httpx builds a new SSL context for every top-level call, loading the CA bundle (~22 ms of CPU),
+# even for an http:// URL; a readiness poll makes dozens of calls per server. Handed this one,
+# built once, a call costs ~0.5 ms (issue 25: the suite's CPU time).
+LOOPBACK_TLS = ssl.create_default_context()
+
+
+def loopback_get(url: str, **options: Any) -> httpx.Response:
+    """httpx.get(url, **options) with the context above: for the polls of loopback servers."""
+    import httpx
+
+    return httpx.get(url, verify=LOOPBACK_TLS, **options)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -162,6 +179,16 @@ CI = os.environ.get("IMQUEUE_MCP_CI") == "1"  # set by .ci/run, which installs e
 # The long end-to-end tests (marked `slow`) run in CI, or when asked for; the README's test
 # command alone stays quick enough to run after every change.
 RUN_SLOW = CI or os.environ.get("IMQUEUE_MCP_SLOW") == "1"
+
+
+# `-n auto` (pyproject's addopts) starts this many xdist workers per CPU: the suite mostly waits
+# on the server processes it starts, so two workers per CPU keep both CPUs busy (issue 25).
+# `-n N` still overrides it; IMQUEUE_MCP_WORKERS_PER_CPU sets the factor.
+WORKERS_PER_CPU = int(os.environ.get("IMQUEUE_MCP_WORKERS_PER_CPU", "2"))
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    return max(1, (os.cpu_count() or 1) * WORKERS_PER_CPU)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -344,7 +371,7 @@ class HttpServer:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the HTTP server exited: {self.stderr()}")
             try:
-                if httpx.get(self.url + "/", timeout=1.0).status_code == 200:
+                if loopback_get(self.url + "/", timeout=1.0).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
