@@ -18,6 +18,7 @@ import http.server
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -25,9 +26,12 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    import httpx
 
 # The tool lists, pinned here independently of the server's own tables (SPEC §1, §3a, §4).
 SHARED_TOOLS = frozenset(
@@ -150,6 +154,19 @@ def origin_args(origins: dict[str, str]) -> list[str]:
     return [arg for host, url in origins.items() for arg in ("--origin", f"{host}={url}")]
 
 
+# httpx builds a new SSL context for every top-level call, loading the CA bundle (~22 ms of CPU),
+# even for an http:// URL; a readiness poll makes dozens of calls per server. Handed this one,
+# built once, a call costs ~0.5 ms (issue 25: the suite's CPU time).
+LOOPBACK_TLS = ssl.create_default_context()
+
+
+def loopback_get(url: str, **options: Any) -> httpx.Response:
+    """httpx.get(url, **options) with the context above: for the polls of loopback servers."""
+    import httpx
+
+    return httpx.get(url, verify=LOOPBACK_TLS, **options)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -163,6 +180,17 @@ CI = os.environ.get("IMQUEUE_MCP_CI") == "1"  # set by .ci/run, which installs e
 # command alone stays quick enough to run after every change.
 RUN_SLOW = CI or os.environ.get("IMQUEUE_MCP_SLOW") == "1"
 
+# `-n auto` (pyproject's addopts) starts this many xdist workers per CPU: the fast run mostly waits
+# on the server processes it starts, so two workers per CPU keep both CPUs busy (issue 25). With
+# the slow tier (CI) it stays one: there, four workers on a shared machine (load average 8) took
+# three load-heavy end-to-end tests past their 120 s timeout (docs/testing.md).
+# `-n N` still overrides it; IMQUEUE_MCP_WORKERS_PER_CPU sets the factor.
+WORKERS_PER_CPU = int(os.environ.get("IMQUEUE_MCP_WORKERS_PER_CPU", "1" if RUN_SLOW else "2"))
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    return max(1, (os.cpu_count() or 1) * WORKERS_PER_CPU)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
@@ -170,15 +198,59 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if RUN_SLOW:
-        return
-    skip = pytest.mark.skip(
-        reason="slow end-to-end test: set IMQUEUE_MCP_SLOW=1 (or IMQUEUE_MCP_CI=1) to run it"
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
+    if not RUN_SLOW:
+        skip = pytest.mark.skip(
+            reason="slow end-to-end test: set IMQUEUE_MCP_SLOW=1 (or IMQUEUE_MCP_CI=1) to run it"
+        )
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(skip)
+    for item in items:  # before xdist's own hook, which reads these marks
+        if _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    yield  # pytest's own ordering (by fixture parameters), xdist's
+    items[:] = scheduled(items)
+
+
+def scheduled(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The tests in the order xdist hands them out (pyproject: `--dist loadgroup`), in units.
+
+    A module's tests that share a module-scoped fixture (a server, a built project) are one unit,
+    run by one worker, so the fixture is set up once, not once per worker (spread over 4 workers,
+    the protocol modules took 40 % more CPU). Every other test is a unit of its own. The units
+    go out longest first: those holding a slow test (when the slow tier runs), then the shared
+    ones by size, then the single tests, which fill the workers evenly at the end."""
+    unit_of = {
+        item.nodeid: item.nodeid.split("::")[0] if item.get_closest_marker("xdist_group") else item.nodeid
+        for item in items
+    }
+    first: dict[str, int] = {}
+    size: dict[str, int] = {}
+    slow: set[str] = set()
+    for index, item in enumerate(items):
+        unit = unit_of[item.nodeid]
+        first.setdefault(unit, index)
+        size[unit] = size.get(unit, 0) + 1
+        if RUN_SLOW and "slow" in item.keywords:
+            slow.add(unit)
+    order = {item.nodeid: index for index, item in enumerate(items)}
+
+    def key(item: pytest.Item) -> tuple[bool, int, int, int]:
+        unit = unit_of[item.nodeid]
+        return (unit not in slow, -size[unit], first[unit], order[item.nodeid])
+
+    return sorted(items, key=key)
+
+
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    if not isinstance(item, pytest.Function):
+        return False
+    return any(
+        definitions[-1].scope in ("module", "class", "package")
+        for definitions in item._fixtureinfo.name2fixturedefs.values()
     )
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
 
 
 def require_external(present: bool, what: str, install: str) -> None:
@@ -344,7 +416,7 @@ class HttpServer:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the HTTP server exited: {self.stderr()}")
             try:
-                if httpx.get(self.url + "/", timeout=1.0).status_code == 200:
+                if loopback_get(self.url + "/", timeout=1.0).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass

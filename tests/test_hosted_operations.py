@@ -27,7 +27,15 @@ from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.hosting.lifecycle import IN_FLIGHT_GRACE_SECONDS
 from imqueue_mcp.server.mcp.tools import TOOLS
 
-from conftest import HttpServer, McpConnection, built_snapshot, free_port, origin_args, server_environment
+from conftest import (
+    HttpServer,
+    McpConnection,
+    built_snapshot,
+    free_port,
+    loopback_get,
+    origin_args,
+    server_environment,
+)
 
 TOOL_NAMES = [record.name for record in TOOLS]
 
@@ -67,7 +75,7 @@ def wait_ready(server: HttpServer, seconds: float = 30.0) -> dict[str, object]:
     """/readyz's body once it answers 200 (the snapshot loads after the port opens)."""
     deadline = time.monotonic() + seconds
     while True:
-        ready = httpx.get(server.url + "/readyz", timeout=5)
+        ready = loopback_get(server.url + "/readyz", timeout=5)
         if ready.status_code == 200:
             body: dict[str, object] = ready.json()
             return body
@@ -375,7 +383,7 @@ def test_sighup_during_start_up_neither_kills_the_server_nor_stops_it_becoming_r
         while True:
             assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                if loopback_get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
@@ -420,7 +428,7 @@ def test_health_answers_within_a_second_while_a_generation_with_a_10_mb_page_is_
             ]
             while not all(call.done() for call in calls):
                 asked = time.monotonic()
-                assert httpx.get(server.url + "/healthz", timeout=5).status_code == 200
+                assert loopback_get(server.url + "/healthz", timeout=5).status_code == 200
                 slowest = max(slowest, time.monotonic() - asked)
                 time.sleep(0.05)
             assert all(call.result() for call in calls)

@@ -30,7 +30,15 @@ from test_snapshot_shape import rewritten, with_document_field
 
 from imqueue_mcp.docsource import load_snapshot, save_snapshot
 
-from conftest import SITE, HttpServer, McpConnection, built_snapshot, server_environment, stdio_connection
+from conftest import (
+    SITE,
+    HttpServer,
+    McpConnection,
+    built_snapshot,
+    loopback_get,
+    server_environment,
+    stdio_connection,
+)
 
 PAGE = "https://imqueue.org/tutorial/user-service/"
 OTHER_PAGE = "https://imqueue.org/intro/"
@@ -71,7 +79,7 @@ def page_text(connection: McpConnection, url: str = PAGE, **arguments: Any) -> d
 
 def generation_of(server: HttpServer) -> str:
     """The generation the worker answering this probe serves ("loading": none loaded yet)."""
-    corpus = httpx.get(server.url + "/readyz", timeout=5).json().get("corpus")
+    corpus = loopback_get(server.url + "/readyz", timeout=5).json().get("corpus")
     return str(corpus["generation"]) if isinstance(corpus, dict) else "loading"
 
 
