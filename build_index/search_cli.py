@@ -97,7 +97,14 @@ def run_batch(index: Index, path: Path, out: TextIO) -> int:
                 raise TypeError
         except (json.JSONDecodeError, KeyError, TypeError):
             raise UsageError(f'{path}:{number}: expected a JSON line like {{"query": "..."}}') from None
-        out.write(json.dumps(batch_line(index, query, item.get("package")), ensure_ascii=False) + "\n")
+        package = item.get("package")
+        if package is not None and not isinstance(package, str):
+            raise UsageError(f'{path}:{number}: "package" must be a string like "rpc" or "@imqueue/rpc"')
+        try:
+            result = batch_line(index, query, package)
+        except ValueError as error:  # an unknown package filter, or an empty query: say which line
+            raise UsageError(f"{path}:{number}: {error}") from None
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
     return EXIT_RESULTS
 
 

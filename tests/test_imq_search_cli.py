@@ -182,6 +182,12 @@ def batch_files(tmp_path: Path) -> dict[str, Path]:
     not_a_string.write_text('{"query": 42}\n', encoding="utf-8")
     not_json = tmp_path / "not-json.jsonl"
     not_json.write_text("redis queue\n", encoding="utf-8")
+    unknown_package = tmp_path / "unknown-package.jsonl"
+    unknown_package.write_text(
+        '{"query": "redis"}\n{"query": "redis", "package": "nosuch"}\n', encoding="utf-8"
+    )
+    package_not_a_string = tmp_path / "package-not-a-string.jsonl"
+    package_not_a_string.write_text('{"query": "redis", "package": ["rpc"]}\n', encoding="utf-8")
     not_utf8 = tmp_path / "latin1.jsonl"
     not_utf8.write_bytes('{"query": "caf\u00e9"}\n'.encode("latin-1"))
     return {
@@ -189,6 +195,8 @@ def batch_files(tmp_path: Path) -> dict[str, Path]:
         "not-a-string": not_a_string,
         "not-json": not_json,
         "not-utf8": not_utf8,
+        "unknown-package": unknown_package,
+        "package-not-a-string": package_not_a_string,
         "missing": tmp_path / "absent.jsonl",
         "directory": tmp_path,
     }
@@ -230,6 +238,14 @@ USAGE_ERRORS: dict[str, tuple[list[str], list[str]]] = {
     "batch-line-not-json": (
         ["--snapshot", "{snapshot}", "--batch", "{batch:not-json}"],
         ["{batch:not-json}:1:"],
+    ),
+    "batch-unknown-package": (
+        ["--snapshot", "{snapshot}", "--batch", "{batch:unknown-package}"],
+        ["{batch:unknown-package}:2:", "unknown package '@imqueue/nosuch'", "core, rpc"],
+    ),
+    "batch-package-not-a-string": (
+        ["--snapshot", "{snapshot}", "--batch", "{batch:package-not-a-string}"],
+        ["{batch:package-not-a-string}:1:", '"package" must be a string'],
     ),
     "missing-batch-file": (
         ["--snapshot", "{snapshot}", "--batch", "{batch:missing}"],
@@ -276,7 +292,8 @@ def test_usage_errors_exit_2_with_one_clear_line(
     assert err.startswith("imq-search: ") and err.count("\n") == 1, err
     for fragment in fragments:
         assert fill(fragment, values) in err, (fragment, err)
-    if case != "bad-batch-line":  # a batch stops at its bad line: the lines before it were answered
+    if case not in ("bad-batch-line", "batch-unknown-package"):  # a batch stops at its bad line:
+        # the lines before it were answered
         assert out == ""
 
 
