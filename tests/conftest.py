@@ -276,6 +276,12 @@ def built_snapshot(folder: Path, *, pages: bool = True) -> Path:
     return path
 
 
+def offline_args(folder: Path, *, pages: bool = True) -> list[str]:
+    """A server's flags to serve built_snapshot(folder) offline: for tests whose subject is not
+    the live read, which costs every start the ~2,300 API reference pages (docs/testing.md)."""
+    return ["--offline", "--snapshot", str(built_snapshot(folder, pages=pages))]
+
+
 @functools.cache
 def _mirror_snapshot(pages: bool) -> Path:
     """The mirror's snapshot, built by the real `imq-build-index` into a temporary folder removed

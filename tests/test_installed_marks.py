@@ -20,7 +20,7 @@ from conftest import (
     HttpServer,
     McpConnection,
     built_snapshot,
-    origin_args,
+    offline_args,
     require_external,
     server_environment,
     stdio_connection,
@@ -35,12 +35,11 @@ def installs() -> None:
 
 
 @pytest.fixture(scope="module")
-def in_1x(
-    installs: None, site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[McpConnection]:
+def in_1x(installs: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     """A server whose working directory is the 1.x project (its client offers no roots)."""
     home = tmp_path_factory.mktemp("home")
-    connection = stdio_connection(origin_args(site_origins), server_environment(home), FRAMEWORK1, "legacy")
+    args = offline_args(home / "snapshot")
+    connection = stdio_connection(args, server_environment(home), FRAMEWORK1, "legacy")
     yield connection
     connection.close()
 
@@ -108,11 +107,9 @@ def test_installed_only_symbols_matching_the_query_are_hits_of_their_own(in_1x: 
     assert "installedOnly" not in in_1x.call("search_docs", {"query": "remote decorator"}).structured_content
 
 
-def test_the_clients_roots_bring_the_project_into_reach(
-    installs: None, site_origins: dict[str, str], tmp_path: Path
-) -> None:
+def test_the_clients_roots_bring_the_project_into_reach(installs: None, tmp_path: Path) -> None:
     connection = stdio_connection(
-        origin_args(site_origins),
+        offline_args(tmp_path / "snapshot"),
         server_environment(tmp_path),
         tmp_path,  # the server runs in an empty folder: only the roots lead to the project
         "legacy",
@@ -125,11 +122,11 @@ def test_the_clients_roots_bring_the_project_into_reach(
         connection.close()
 
 
-def test_the_docs_release_installed_marks_nothing(
-    installs: None, site_origins: dict[str, str], tmp_path: Path
-) -> None:
+def test_the_docs_release_installed_marks_nothing(installs: None, tmp_path: Path) -> None:
     project = SERVICE_RUNTIME.parent
-    connection = stdio_connection(origin_args(site_origins), server_environment(tmp_path), project, "legacy")
+    connection = stdio_connection(
+        offline_args(tmp_path / "snapshot"), server_environment(tmp_path), project, "legacy"
+    )
     try:
         data = connection.call("search_docs", {"query": "remote decorator", "limit": 4}).structured_content
         assert "installed" not in hit_at(data, RPC_API + "rpc.remote/")
@@ -138,10 +135,10 @@ def test_the_docs_release_installed_marks_nothing(
         connection.close()
 
 
-def test_without_a_project_nothing_changes(
-    installs: None, site_origins: dict[str, str], tmp_path: Path
-) -> None:
-    connection = stdio_connection(origin_args(site_origins), server_environment(tmp_path), tmp_path, "legacy")
+def test_without_a_project_nothing_changes(installs: None, tmp_path: Path) -> None:
+    connection = stdio_connection(
+        offline_args(tmp_path / "snapshot"), server_environment(tmp_path), tmp_path, "legacy"
+    )
     try:
         data = connection.call(
             "search_docs", {"query": "promisify an object remote decorator"}
@@ -151,10 +148,8 @@ def test_without_a_project_nothing_changes(
         connection.close()
 
 
-def test_the_hosted_server_marks_nothing_even_from_a_project_folder(
-    installs: None, site_origins: dict[str, str], tmp_path: Path
-) -> None:
-    server = HttpServer(origin_args(site_origins), server_environment(tmp_path), FRAMEWORK1)
+def test_the_hosted_server_marks_nothing_even_from_a_project_folder(installs: None, tmp_path: Path) -> None:
+    server = HttpServer(offline_args(tmp_path / "snapshot"), server_environment(tmp_path), FRAMEWORK1)
     try:
         connection = McpConnection(server.url + "/mcp", "auto")
         try:
@@ -197,14 +192,14 @@ def test_find_examples_marks_an_api_pages_example_from_the_saved_pages(
         connection.close()
 
 
-def test_a_package_without_declarations_marks_nothing_and_diffs_nothing(
-    site_origins: dict[str, str], tmp_path: Path
-) -> None:
+def test_a_package_without_declarations_marks_nothing_and_diffs_nothing(tmp_path: Path) -> None:
     """fixtures' rpc_one installs @imqueue/rpc 1.10.3 as a package.json alone: no .d.ts to read,
     so nothing can be said to be missing from it."""
     project = write_project("rpc_one", tmp_path / "project")
     assert not list((project / "node_modules" / "@imqueue" / "rpc").rglob("*.d.ts"))
-    connection = stdio_connection(origin_args(site_origins), server_environment(tmp_path), project, "legacy")
+    connection = stdio_connection(
+        offline_args(tmp_path / "snapshot"), server_environment(tmp_path), project, "legacy"
+    )
     try:
         data = connection.call("search_docs", {"query": "per-call timeout of a client"}).structured_content
         assert "versionNote" in data  # the project is in reach
