@@ -182,12 +182,12 @@ CI = os.environ.get("IMQUEUE_MCP_CI") == "1"  # set by .ci/run, which installs e
 # command alone stays quick enough to run after every change.
 RUN_SLOW = CI or os.environ.get("IMQUEUE_MCP_SLOW") == "1"
 
-# `-n auto` (pyproject's addopts) starts this many xdist workers per CPU: the fast run mostly waits
-# on the server processes it starts, so two workers per CPU keep both CPUs busy (issue 25). With
-# the slow tier (CI) it stays one: there, four workers on a shared machine (load average 8) took
-# three load-heavy end-to-end tests past their 120 s timeout (docs/testing.md).
-# `-n N` still overrides it; IMQUEUE_MCP_WORKERS_PER_CPU sets the factor.
-WORKERS_PER_CPU = int(os.environ.get("IMQUEUE_MCP_WORKERS_PER_CPU", "1" if RUN_SLOW else "2"))
+# `-n auto` (pyproject's addopts) starts this many xdist workers per CPU: one. The suite is CPU-bound
+# (every server start imports the SDK and builds or loads an index): on 2 CPUs the fast run took
+# 549 s with two workers each and 423 s with one (11.5 user CPU-minutes, not 16.3), and under the slow
+# tier four workers took three load-heavy end-to-end tests past their 120 s timeout
+# (docs/testing.md). `-n N` still overrides it; IMQUEUE_MCP_WORKERS_PER_CPU sets the factor.
+WORKERS_PER_CPU = int(os.environ.get("IMQUEUE_MCP_WORKERS_PER_CPU", "1"))
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
