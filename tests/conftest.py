@@ -447,10 +447,20 @@ class HttpServer:
 
 
 @pytest.fixture(scope="module")
-def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    """`imqueue-mcp --http` over the site mirror, one per test module (a module may override it)."""
+def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """`imqueue-mcp --http` over the site mirror's built snapshot, offline, one per test module (a
+    module may override it; the live read has tests of its own, and costs a start ~2 s of CPU)."""
     home = tmp_path_factory.mktemp("http")
-    server = HttpServer(origin_args(site_origins), server_environment(home), home)
+    server = HttpServer(offline_args(home), server_environment(home), home)
+    yield server
+    server.close()
+
+
+def live_hosted(origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """`imqueue-mcp --http` reading the live sites at `origins`: for a module whose subject needs
+    them (a page the snapshot lacks, a refresh), as its own `hosted` fixture."""
+    home = tmp_path_factory.mktemp("http-live")
+    server = HttpServer(origin_args(origins), server_environment(home), home)
     yield server
     server.close()
 

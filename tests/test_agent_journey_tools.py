@@ -22,7 +22,7 @@ from imq_real import TEMPLATE, real_imq_environment, require_real_imq
 
 from imqueue_mcp.server.tool_results import error_of
 
-from conftest import McpConnection, origin_args, server_environment, stdio_connection
+from conftest import McpConnection, offline_args, server_environment, stdio_connection
 
 # git (which imq runs to clone its templates) honours these: a proxy on a closed loopback port
 # makes "no network" immediate and certain, whatever this machine can reach.
@@ -128,11 +128,9 @@ def test_scaffold_client_refuses_a_bad_call_timeout_with_a_clear_error(
 
 
 @pytest.fixture(scope="module")
-def docs_server(
-    site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[McpConnection]:
+def docs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("errata")
-    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    connection = stdio_connection(offline_args(home), server_environment(home), home, "legacy")
     yield connection
     connection.close()
 

@@ -16,7 +16,7 @@ from imq_real import CORE1, FRAMEWORK1, INSTALL, RPC1, RPC3, RPC_API, SERVICE_RU
 from conftest import (
     McpConnection,
     built_snapshot,
-    origin_args,
+    offline_args,
     require_external,
     server_environment,
     stdio_connection,
@@ -24,9 +24,9 @@ from conftest import (
 
 
 @pytest.fixture(scope="module")
-def server(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("home")
-    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    connection = stdio_connection(offline_args(home), server_environment(home), home, "legacy")
     yield connection
     connection.close()
 

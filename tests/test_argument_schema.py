@@ -25,6 +25,7 @@ from conftest import (
     LOCAL_TOOLS,
     HttpServer,
     McpConnection,
+    offline_args,
     origin_args,
     server_environment,
     stdio_connection,
@@ -32,9 +33,9 @@ from conftest import (
 
 
 @pytest.fixture(scope="module")
-def local(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("home")
-    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    connection = stdio_connection(offline_args(home), server_environment(home), home, "legacy")
     yield connection
     connection.close()
 

@@ -12,7 +12,7 @@ import pytest
 
 from imqueue_mcp.server.docs.diagnose import diagnose
 
-from conftest import McpConnection, origin_args, server_environment, stdio_connection
+from conftest import McpConnection, offline_args, server_environment, stdio_connection
 
 SECTIONS = Path(__file__).resolve().parents[2] / "shared" / "site" / "imqueue.org" / "search-sections.json"
 
@@ -63,9 +63,9 @@ def test_every_page_a_diagnosis_points_to_is_a_section_of_the_site() -> None:
 
 
 @pytest.fixture(scope="module")
-def local(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("home")
-    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    connection = stdio_connection(offline_args(home), server_environment(home), home, "legacy")
     yield connection
     connection.close()
 

@@ -54,6 +54,7 @@ from conftest import (
     LOCAL_TOOLS,
     HttpServer,
     McpConnection,
+    offline_args,
     origin_args,
     server_environment,
     stdio_connection,
@@ -435,9 +436,9 @@ def local(
 
 
 @pytest.fixture(scope="module")
-def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("fuzz-http")
-    server = HttpServer(origin_args(site_origins), server_environment(home), home)
+    server = HttpServer(offline_args(home), server_environment(home), home)
     connection = McpConnection(server.url + "/mcp", "auto")
     yield connection
     connection.close()

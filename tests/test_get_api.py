@@ -10,16 +10,22 @@ from pathlib import Path
 import pytest
 from imq_real import INSTALL, SERVICE_RUNTIME
 
-from conftest import McpConnection, origin_args, require_external, server_environment, stdio_connection
+from conftest import (
+    McpConnection,
+    offline_args,
+    require_external,
+    server_environment,
+    stdio_connection,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 FRAMEWORK1 = REPO / "tests" / "framework1"
 
 
 @pytest.fixture(scope="module")
-def server(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("home")
-    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    connection = stdio_connection(offline_args(home), server_environment(home), home, "legacy")
     yield connection
     connection.close()
 

@@ -27,7 +27,14 @@ from imqueue_mcp.server.docs.budget import Cursor, CursorError
 from imqueue_mcp.server.docs.fetch import DocUrlError, parse_doc_url
 from imqueue_mcp.server.docs.site_paths import is_safe_to_send
 
-from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
+from conftest import (
+    HttpServer,
+    McpConnection,
+    offline_args,
+    origin_args,
+    server_environment,
+    stdio_connection,
+)
 
 PROFILE = os.environ.get("IMQUEUE_MCP_FUZZ", "short")
 EXAMPLES = {"short": 500, "long": 50_000}[PROFILE]
@@ -62,9 +69,9 @@ def assert_invalid_arguments(result: Any, what: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def local(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("malformed")
-    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    connection = stdio_connection(offline_args(home), server_environment(home), home, "legacy")
     yield connection
     connection.close()
 

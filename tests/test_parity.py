@@ -16,7 +16,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
+from conftest import (
+    HttpServer,
+    McpConnection,
+    offline_args,
+    server_environment,
+    stdio_connection,
+)
 
 DEPRECATED_PREFIX = "DEPRECATED — do not use in new code."
 TRACING_PAIR = ["@imqueue/opentelemetry", "@imqueue/datadog"]
@@ -26,11 +32,11 @@ DEPRECATED_SYMBOL = "https://imqueue.org/api/core/latest/core.imqoptions.verbose
 
 @pytest.fixture(scope="module", params=["stdio", "http"])
 def server(
-    request: pytest.FixtureRequest, site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[McpConnection]:
     if request.param == "stdio":
         home = tmp_path_factory.mktemp("parity-stdio")
-        connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+        connection = stdio_connection(offline_args(home), server_environment(home), home, "legacy")
     else:
         hosted: HttpServer = request.getfixturevalue("hosted")
         connection = McpConnection(hosted.url + "/mcp", "auto")  # the other protocol revision

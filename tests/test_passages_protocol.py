@@ -9,15 +9,21 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import McpConnection, built_snapshot, origin_args, server_environment, stdio_connection
+from conftest import (
+    McpConnection,
+    built_snapshot,
+    offline_args,
+    server_environment,
+    stdio_connection,
+)
 
 QUESTION = "how long does a leased message stay in a worker key before it is swept back"
 
 
 @pytest.fixture(scope="module")
-def live(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("passages-home")
-    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    connection = stdio_connection(offline_args(home), server_environment(home), home, "legacy")
     yield connection
     connection.close()
 

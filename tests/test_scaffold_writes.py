@@ -18,7 +18,14 @@ import pytest
 from mcp_types import ListRootsResult, Root
 from pydantic import FileUrl
 
-from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
+from conftest import (
+    HttpServer,
+    McpConnection,
+    offline_args,
+    origin_args,
+    server_environment,
+    stdio_connection,
+)
 
 METHODS = [{"name": "reserve", "params": [{"name": "sku", "type": "string"}], "returns": "boolean"}]
 
@@ -37,12 +44,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def local(
-    site_origins: dict[str, str], workspace: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[McpConnection]:
+def local(workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     """A client offering no roots: the server's working directory (`workspace`) is the allowed folder."""
     home = tmp_path_factory.mktemp("home")
-    connection = stdio_connection(origin_args(site_origins), server_environment(home), workspace, "auto")
+    connection = stdio_connection(offline_args(home), server_environment(home), workspace, "auto")
     yield connection
     connection.close()
 

@@ -16,10 +16,25 @@ import test_server_http
 from imq_real import IMQ, NODE_BIN, require_real_imq
 from test_server_cli import isolated_environment
 
-from conftest import McpConnection, free_port, origin_args, server_environment, stdio_connection
+from conftest import (
+    HttpServer,
+    McpConnection,
+    free_port,
+    live_hosted,
+    origin_args,
+    server_environment,
+    stdio_connection,
+)
 
 # The hosted server and a client of each protocol revision, as test_server_http sets them up.
 hosted_client = test_server_http.hosted_client
+
+
+@pytest.fixture(scope="module")
+def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """Live, not the offline snapshot: get_doc's page_not_found needs the sites to say 404."""
+    yield from live_hosted(site_origins, tmp_path_factory)
+
 
 # (tool, arguments, code, a word the suggested action must contain); every hosted tool appears.
 Case = tuple[str, dict[str, Any], str, str]

@@ -31,6 +31,7 @@ from conftest import (
     McpConnection,
     SiteServer,
     built_snapshot,
+    live_hosted,
     origin_args,
     server_environment,
     stdio_connection,
@@ -45,6 +46,12 @@ ORG_PAGES = "https://imqueue.org/{+path}"
 COM_PAGES = "https://imqueue.com/{+path}"
 API_PAGES = "https://imqueue.org/api/{package}/latest/"
 ISO_SECOND = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
+
+@pytest.fixture(scope="module")
+def hosted(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """Live, as the stdio side is: resources read pages the snapshot lacks and say they came live."""
+    yield from live_hosted(site_origins, tmp_path_factory)
 
 
 @pytest.fixture(

@@ -15,13 +15,19 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import HttpServer, McpConnection, origin_args, server_environment, stdio_connection
+from conftest import (
+    HttpServer,
+    McpConnection,
+    offline_args,
+    server_environment,
+    stdio_connection,
+)
 
 
 @pytest.fixture(scope="module")
-def local(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
     home = tmp_path_factory.mktemp("metadata-local")
-    connection = stdio_connection(origin_args(site_origins), server_environment(home), home, "legacy")
+    connection = stdio_connection(offline_args(home), server_environment(home), home, "legacy")
     yield connection
     connection.close()
 
