@@ -209,50 +209,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if "slow" in item.keywords:
                 item.add_marker(skip)
-    for item in items:  # before xdist's own hook, which reads these marks
-        if _shares_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     yield  # pytest's own ordering (by fixture parameters), xdist's
     items[:] = scheduled(items)
 
 
 def scheduled(items: list[pytest.Item]) -> list[pytest.Item]:
-    """The tests in the order xdist hands them out (pyproject: `--dist loadgroup`), in units.
-
-    A module's tests that share a module-scoped fixture (a server, a built project) are one unit,
-    run by one worker, so the fixture is set up once, not once per worker (spread over 4 workers,
-    the protocol modules took 40 % more CPU). Every other test is a unit of its own. The units
-    go out longest first: those holding a slow test (when the slow tier runs), then the shared
-    ones by size, then the single tests, which fill the workers evenly at the end."""
-    unit_of = {
-        item.nodeid: item.nodeid.split("::")[0] if item.get_closest_marker("xdist_group") else item.nodeid
-        for item in items
-    }
+    """The tests in the order xdist hands them out: a module at a time (pyproject: `--dist
+    loadscope`), its tests in pytest's order, so a module-scoped fixture (a server, a built
+    project) is set up once, by one worker. Spread test by test over 2 workers, every module's
+    shared server started twice. (`--dist loadgroup` with a group per module was meant to do this,
+    but pytest 9.2 computes `nodeid` afresh, so xdist 3.8's group suffix never lands and each
+    module was split.) The modules go out longest first: those holding a slow test (when the slow
+    tier runs), then by the number of tests that run, so the small ones fill the workers evenly at the end."""
     first: dict[str, int] = {}
     size: dict[str, int] = {}
     slow: set[str] = set()
     for index, item in enumerate(items):
-        unit = unit_of[item.nodeid]
-        first.setdefault(unit, index)
-        size[unit] = size.get(unit, 0) + 1
-        if RUN_SLOW and "slow" in item.keywords:
-            slow.add(unit)
+        module = item.nodeid.split("::")[0]
+        first.setdefault(module, index)
+        if "slow" not in item.keywords:
+            size[module] = size.get(module, 0) + 1
+        elif RUN_SLOW:
+            slow.add(module)
+            size[module] = size.get(module, 0) + 1
     order = {item.nodeid: index for index, item in enumerate(items)}
 
     def key(item: pytest.Item) -> tuple[bool, int, int, int]:
-        unit = unit_of[item.nodeid]
-        return (unit not in slow, -size[unit], first[unit], order[item.nodeid])
+        module = item.nodeid.split("::")[0]
+        return (module not in slow, -size.get(module, 0), first[module], order[item.nodeid])
 
     return sorted(items, key=key)
-
-
-def _shares_a_module_fixture(item: pytest.Item) -> bool:
-    if not isinstance(item, pytest.Function):
-        return False
-    return any(
-        definitions[-1].scope in ("module", "class", "package")
-        for definitions in item._fixtureinfo.name2fixturedefs.values()
-    )
 
 
 def require_external(present: bool, what: str, install: str) -> None:
