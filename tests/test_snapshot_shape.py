@@ -9,7 +9,8 @@ and no traceback on its stderr (test_faults_snapshot.offline_server checks that)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from imqueue_mcp.docsource.files import wrap
 from imqueue_mcp.docsource.pages import PAGES_FORMAT
 from imqueue_mcp.docsource.snapshot import FORMAT_VERSION
 from imqueue_mcp.ranker.corpus import WIRE_FIELDS
+
+from conftest import McpConnection
 
 __all__ = ["good_snapshot"]  # the module-scoped fixture, shared with test_faults_snapshot
 
@@ -65,13 +68,39 @@ def with_document_field(body: dict[str, Any], name: str, value: str) -> dict[str
     return {**body, "corpus": {**body["corpus"], "documents": rows}}
 
 
+@dataclass
+class Reader:
+    """One offline server on one snapshot path, for the cases that each write their own file there:
+    a server with no usable snapshot reads the file again at each call (docs/hosted.md), so every
+    case meets the same load-and-check path a fresh server would, for one start, not thirteen."""
+
+    path: Path
+    connection: McpConnection
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reader]:
+    home = tmp_path_factory.mktemp("shape-reader")
+    path = home / "snapshot.msgpack"
+    path.write_bytes(b"not yet written")
+    with offline_server(["--snapshot", str(path)], home) as connection:
+        yield Reader(path, connection)
+
+
 @pytest.mark.parametrize("case", list(SHAPES))
 def test_a_snapshot_of_the_wrong_shape_with_a_valid_checksum_is_explained(
-    good_snapshot: Path, tmp_path: Path, case: str
+    good_snapshot: Path, reader: Reader, case: str
 ) -> None:
-    path = tmp_path / "snapshot.msgpack"
-    path.write_bytes(rewritten(good_snapshot.read_bytes(), SHAPES[case]))
-    assert_explained(path, tmp_path, "not the shape this version writes", "imq-build-index")
+    reader.path.write_bytes(rewritten(good_snapshot.read_bytes(), SHAPES[case]))
+    result = reader.connection.call("search_docs", {"query": "expose a method"})
+    assert_message(text_of(result), result.is_error, "not the shape this version writes", "imq-build-index")
+
+
+def test_the_shared_reader_reads_each_file_afresh(good_snapshot: Path, reader: Reader) -> None:
+    """What makes the shared server honest: after the bad files above, the good one answers."""
+    reader.path.write_bytes(good_snapshot.read_bytes())
+    result = reader.connection.call("search_docs", {"query": "expose a method"})
+    assert not result.is_error and result.structured_content["count"] > 0, text_of(result)
 
 
 def assert_explained(path: Path, home: Path, what: str, fix: str) -> None:
@@ -79,11 +108,14 @@ def assert_explained(path: Path, home: Path, what: str, fix: str) -> None:
     is wrong and the `fix`, in words a user reads (no Python message)."""
     with offline_server(["--snapshot", str(path)], home) as connection:
         result = connection.call("search_docs", {"query": "expose a method"})
-        message = text_of(result)
-        assert result.is_error, message
-        assert "the server's snapshot" in message and what in message, message  # hosted: named, no path
-        assert fix in message, message
-        assert not any(word in message for word in PYTHON_WORDS), message
+        assert_message(text_of(result), result.is_error, what, fix)
+
+
+def assert_message(message: str, is_error: bool, what: str, fix: str) -> None:
+    assert is_error, message
+    assert "the server's snapshot" in message and what in message, message  # hosted: named, no path
+    assert fix in message, message
+    assert not any(word in message for word in PYTHON_WORDS), message
 
 
 def test_an_envelope_whose_header_is_not_a_map_is_explained(tmp_path: Path) -> None:
