@@ -52,9 +52,10 @@ def serve(args: list[str], tmp_path: Path) -> McpConnection:
     return stdio_connection(args, server_environment(tmp_path), tmp_path, "legacy")
 
 
-@pytest.fixture
-def offline(snapshot: Path, tmp_path: Path) -> Iterator[McpConnection]:
-    connection = serve(["--offline", "--snapshot", str(snapshot)], tmp_path)
+@pytest.fixture(scope="module")
+def offline(snapshot: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+    """One offline server for the tests that only read from it (each was starting its own)."""
+    connection = serve(["--offline", "--snapshot", str(snapshot)], tmp_path_factory.mktemp("offline"))
     yield connection
     connection.close()
 
