@@ -10,13 +10,7 @@ from pathlib import Path
 import pytest
 from imq_real import INSTALL, SERVICE_RUNTIME
 
-from conftest import (
-    McpConnection,
-    offline_args,
-    require_external,
-    server_environment,
-    stdio_connection,
-)
+from conftest import McpConnection, offline_args, require_external, server_environment, stdio_connection
 
 REPO = Path(__file__).resolve().parent.parent
 FRAMEWORK1 = REPO / "tests" / "framework1"

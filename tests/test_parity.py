@@ -16,13 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import (
-    HttpServer,
-    McpConnection,
-    offline_args,
-    server_environment,
-    stdio_connection,
-)
+from conftest import HttpServer, McpConnection, offline_args, server_environment, stdio_connection
 
 DEPRECATED_PREFIX = "DEPRECATED — do not use in new code."
 TRACING_PAIR = ["@imqueue/opentelemetry", "@imqueue/datadog"]

@@ -9,13 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import (
-    McpConnection,
-    built_snapshot,
-    offline_args,
-    server_environment,
-    stdio_connection,
-)
+from conftest import McpConnection, built_snapshot, offline_args, server_environment, stdio_connection
 
 QUESTION = "how long does a leased message stay in a worker key before it is swept back"
 

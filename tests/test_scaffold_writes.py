@@ -18,14 +18,7 @@ import pytest
 from mcp_types import ListRootsResult, Root
 from pydantic import FileUrl
 
-from conftest import (
-    HttpServer,
-    McpConnection,
-    offline_args,
-    origin_args,
-    server_environment,
-    stdio_connection,
-)
+from conftest import HttpServer, McpConnection, offline_args, server_environment, stdio_connection
 
 METHODS = [{"name": "reserve", "params": [{"name": "sku", "type": "string"}], "returns": "boolean"}]
 
@@ -224,9 +217,7 @@ def test_calls_wire_the_client_in_and_name_the_generate_call_for_it(
     assert lone_timeout.is_error and "pass calls" in text_of(lone_timeout)
 
 
-def test_the_clients_roots_are_the_allowed_folders_when_it_offers_them(
-    site_origins: dict[str, str], tmp_path: Path
-) -> None:
+def test_the_clients_roots_are_the_allowed_folders_when_it_offers_them(tmp_path: Path) -> None:
     root, cwd = tmp_path / "root", tmp_path / "cwd"
     root.mkdir()
     cwd.mkdir()
@@ -235,7 +226,7 @@ def test_the_clients_roots_are_the_allowed_folders_when_it_offers_them(
         return ListRootsResult(roots=[Root(uri=FileUrl(root.as_uri()))])
 
     connection = stdio_connection(
-        origin_args(site_origins),
+        offline_args(tmp_path / "home"),
         server_environment(tmp_path / "home"),
         cwd,
         "legacy",

@@ -15,13 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import (
-    HttpServer,
-    McpConnection,
-    offline_args,
-    server_environment,
-    stdio_connection,
-)
+from conftest import HttpServer, McpConnection, offline_args, server_environment, stdio_connection
 
 
 @pytest.fixture(scope="module")
