@@ -220,18 +220,18 @@ def scheduled(items: list[pytest.Item]) -> list[pytest.Item]:
     shared server started twice. (`--dist loadgroup` with a group per module was meant to do this,
     but pytest 9.2 computes `nodeid` afresh, so xdist 3.8's group suffix never lands and each
     module was split.) The modules go out longest first: those holding a slow test (when the slow
-    tier runs), then by the number of tests that run, so the small ones fill the workers evenly at the end."""
+    tier runs), then by the number of tests that run, so the small ones fill the workers at the end."""
     first: dict[str, int] = {}
     size: dict[str, int] = {}
     slow: set[str] = set()
     for index, item in enumerate(items):
         module = item.nodeid.split("::")[0]
         first.setdefault(module, index)
-        if "slow" not in item.keywords:
+        is_slow = "slow" in item.keywords
+        if RUN_SLOW or not is_slow:  # a test that runs
             size[module] = size.get(module, 0) + 1
-        elif RUN_SLOW:
+        if RUN_SLOW and is_slow:
             slow.add(module)
-            size[module] = size.get(module, 0) + 1
     order = {item.nodeid: index for index, item in enumerate(items)}
 
     def key(item: pytest.Item) -> tuple[bool, int, int, int]:

@@ -71,7 +71,7 @@ def with_document_field(body: dict[str, Any], name: str, value: str) -> dict[str
 @dataclass
 class Reader:
     """One offline server on one snapshot path, for the cases that each write their own file there:
-    a server with no usable snapshot reads the file again at each call (docs/hosted.md), so every
+    a server with no usable snapshot reads the file again at each call (corpus_keeper), so every
     case meets the same load-and-check path a fresh server would, for one start, not thirteen."""
 
     path: Path
@@ -93,7 +93,7 @@ def test_a_snapshot_of_the_wrong_shape_with_a_valid_checksum_is_explained(
 ) -> None:
     reader.path.write_bytes(rewritten(good_snapshot.read_bytes(), SHAPES[case]))
     result = reader.connection.call("search_docs", {"query": "expose a method"})
-    assert_message(text_of(result), result.is_error, "not the shape this version writes", "imq-build-index")
+    assert_message(result, "not the shape this version writes", "imq-build-index")
 
 
 def test_the_shared_reader_reads_each_file_afresh(good_snapshot: Path, reader: Reader) -> None:
@@ -108,11 +108,12 @@ def assert_explained(path: Path, home: Path, what: str, fix: str) -> None:
     is wrong and the `fix`, in words a user reads (no Python message)."""
     with offline_server(["--snapshot", str(path)], home) as connection:
         result = connection.call("search_docs", {"query": "expose a method"})
-        assert_message(text_of(result), result.is_error, what, fix)
+        assert_message(result, what, fix)
 
 
-def assert_message(message: str, is_error: bool, what: str, fix: str) -> None:
-    assert is_error, message
+def assert_message(result: Any, what: str, fix: str) -> None:
+    message = text_of(result)
+    assert result.is_error, message
     assert "the server's snapshot" in message and what in message, message  # hosted: named, no path
     assert fix in message, message
     assert not any(word in message for word in PYTHON_WORDS), message
