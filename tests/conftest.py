@@ -15,6 +15,7 @@ import atexit
 import concurrent.futures
 import functools
 import http.server
+import math
 import os
 import shutil
 import socket
@@ -182,16 +183,19 @@ CI = os.environ.get("IMQUEUE_MCP_CI") == "1"  # set by .ci/run, which installs e
 # command alone stays quick enough to run after every change.
 RUN_SLOW = CI or os.environ.get("IMQUEUE_MCP_SLOW") == "1"
 
-# `-n auto` (pyproject's addopts) starts this many xdist workers per CPU: one. The suite is CPU-bound
-# (every server start imports the SDK and builds or loads an index): on 2 CPUs the fast run took
-# 549 s with two workers each and 423 s with one (11.5 user CPU-minutes, not 16.3), and under the slow
-# tier four workers took three load-heavy end-to-end tests past their 120 s timeout
-# (docs/testing.md). `-n N` still overrides it; IMQUEUE_MCP_WORKERS_PER_CPU sets the factor.
-WORKERS_PER_CPU = int(os.environ.get("IMQUEUE_MCP_WORKERS_PER_CPU", "1"))
+# `-n auto` (pyproject's addopts) starts this many xdist workers per CPU: one. The fast run is
+# CPU-bound (every server start imports the SDK and builds or loads an index): on 2 CPUs it took
+# 549 s with two workers each and 423 s with one (11.5 user CPU-minutes, not 16.3), and with
+# `--dist loadscope` 246 s on three against 248 s on two. The slow tier is not: its end-to-end tests
+# wait on processes, signals and deadlines, and with one worker per CPU a fifth of the CPUs sat idle
+# (vmstat; 646-685 s). Half a worker more per CPU fills it: 576 s on 3 workers, 4 % idle, every
+# test passing (docs/testing.md). `-n N` still overrides it; IMQUEUE_MCP_WORKERS_PER_CPU sets the
+# factor (1 for the fast run, 1.5 with the slow tier).
+WORKERS_PER_CPU = float(os.environ.get("IMQUEUE_MCP_WORKERS_PER_CPU", "1.5" if RUN_SLOW else "1"))
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    return max(1, (os.cpu_count() or 1) * WORKERS_PER_CPU)
+    return max(1, math.ceil((os.cpu_count() or 1) * WORKERS_PER_CPU))
 
 
 def pytest_configure(config: pytest.Config) -> None:
