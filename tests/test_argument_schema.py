@@ -26,7 +26,6 @@ from conftest import (
     HttpServer,
     McpConnection,
     offline_args,
-    origin_args,
     server_environment,
     stdio_connection,
 )
@@ -132,10 +131,8 @@ def surrogate_call(request_id: int, tool: str, arguments: str) -> str:
     )
 
 
-def test_a_lone_surrogate_in_an_argument_is_invalid_arguments_over_stdio(
-    site_origins: dict[str, str], tmp_path: Path
-) -> None:
-    raw = RawStdio(origin_args(site_origins), server_environment(tmp_path), tmp_path)
+def test_a_lone_surrogate_in_an_argument_is_invalid_arguments_over_stdio(tmp_path: Path) -> None:
+    raw = RawStdio(offline_args(tmp_path / "snapshot"), server_environment(tmp_path), tmp_path)
     try:
         initialize(raw)
         raw.send(surrogate_call(7, "search_docs", '{"query": "queue \\ud800 name"}'))
@@ -152,10 +149,8 @@ def test_a_lone_surrogate_in_an_argument_is_invalid_arguments_over_stdio(
     assert after["result"].get("isError") is not True  # and it serves on
 
 
-def test_a_lone_surrogate_in_an_argument_is_invalid_arguments_over_http(
-    site_origins: dict[str, str], tmp_path: Path
-) -> None:
-    server = HttpServer(origin_args(site_origins), server_environment(tmp_path), tmp_path)
+def test_a_lone_surrogate_in_an_argument_is_invalid_arguments_over_http(tmp_path: Path) -> None:
+    server = HttpServer(offline_args(tmp_path / "snapshot"), server_environment(tmp_path), tmp_path)
     try:
         body = surrogate_call(3, "find_examples", '{"query": "\\udc00"}').encode()
         response = httpx.post(

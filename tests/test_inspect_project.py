@@ -17,7 +17,7 @@ import pytest
 from mcp_types import ListRootsResult, Root
 from pydantic import FileUrl
 
-from conftest import McpConnection, origin_args, server_environment, stdio_connection
+from conftest import McpConnection, offline_args, server_environment, stdio_connection
 from fixtures.projects import FINDINGS, PROJECTS, write_project
 
 
@@ -44,10 +44,11 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {name: write_project(name, base / name) for name in PROJECTS}
 
 
-def serve(
-    origins: dict[str, str], home: Path, cwd: Path, mode: str = "legacy", **options: Any
-) -> McpConnection:
-    return stdio_connection(origin_args(origins), server_environment(home), cwd, mode, **options)
+def serve(home: Path, cwd: Path, mode: str = "legacy", **options: Any) -> McpConnection:
+    """A stdio server on the mirror's snapshot (its subject is the project, not the live read),
+    the snapshot in a folder beside `home`, so that `cwd` holds only what the test put there."""
+    snapshot = offline_args(home.with_name(home.name + "-snapshot"))
+    return stdio_connection(snapshot, server_environment(home), cwd, mode, **options)
 
 
 # --- finding the project ---------------------------------------------------------------
@@ -55,10 +56,10 @@ def serve(
 
 @pytest.mark.parametrize("name", sorted(PROJECTS))
 def test_inspect_project_through_the_clients_roots_reports_exactly_its_findings(
-    name: str, projects: dict[str, Path], site_origins: dict[str, str], tmp_path: Path
+    name: str, projects: dict[str, Path], tmp_path: Path
 ) -> None:
     # The server runs elsewhere (an empty folder): only the roots lead it to the project.
-    connection = serve(site_origins, tmp_path, tmp_path, list_roots_callback=roots_of(projects[name]))
+    connection = serve(tmp_path, tmp_path, list_roots_callback=roots_of(projects[name]))
     try:
         result = connection.call("inspect_project")
     finally:
@@ -74,7 +75,7 @@ def test_inspect_project_through_the_clients_roots_reports_exactly_its_findings(
 
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # roots: 2025-11-25
 def test_changed_roots_are_followed_once_the_client_announces_them(
-    projects: dict[str, Path], site_origins: dict[str, str], tmp_path: Path
+    projects: dict[str, Path], tmp_path: Path
 ) -> None:
     offered = [projects["current"]]
     asked: list[int] = []
@@ -83,7 +84,7 @@ def test_changed_roots_are_followed_once_the_client_announces_them(
         asked.append(1)
         return ListRootsResult(roots=[Root(uri=FileUrl(folder.as_uri())) for folder in offered])
 
-    connection = serve(site_origins, tmp_path, tmp_path, list_roots_callback=list_roots)
+    connection = serve(tmp_path, tmp_path, list_roots_callback=list_roots)
     try:
         first = connection.call("inspect_project").structured_content
         again = connection.call("inspect_project").structured_content
@@ -100,9 +101,9 @@ def test_changed_roots_are_followed_once_the_client_announces_them(
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_without_roots_the_working_directory_is_the_project(
-    mode: str, projects: dict[str, Path], site_origins: dict[str, str], tmp_path: Path
+    mode: str, projects: dict[str, Path], tmp_path: Path
 ) -> None:
-    connection = serve(site_origins, tmp_path, projects["rpc_one"], mode)
+    connection = serve(tmp_path, projects["rpc_one"], mode)
     try:
         result = connection.call("inspect_project")
     finally:
@@ -122,11 +123,11 @@ def test_without_roots_the_working_directory_is_the_project(
 
 @pytest.fixture(scope="module")
 def nowhere(
-    site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[McpConnection]:
     """A server in an empty folder, with a client that offers no roots: no project anywhere."""
     home = tmp_path_factory.mktemp("nowhere")
-    connection = serve(site_origins, home, home)
+    connection = serve(home, home)
     yield connection
     connection.close()
 
@@ -179,11 +180,11 @@ def test_inspect_project_schema_is_strict(nowhere: McpConnection) -> None:
 
 @pytest.fixture(scope="module")
 def legacy_project(
-    projects: dict[str, Path], site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+    projects: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[McpConnection]:
     """A server whose client's root is the @imqueue/rpc 1.x project."""
     home = tmp_path_factory.mktemp("legacy")
-    connection = serve(site_origins, home, home, list_roots_callback=roots_of(projects["rpc_one"]))
+    connection = serve(home, home, list_roots_callback=roots_of(projects["rpc_one"]))
     yield connection
     connection.close()
 
@@ -235,10 +236,8 @@ def test_results_about_other_packages_carry_no_note(
     assert "Version note" not in text_of(result)
 
 
-def test_a_project_at_the_documented_majors_gets_no_notes(
-    projects: dict[str, Path], site_origins: dict[str, str], tmp_path: Path
-) -> None:
-    connection = serve(site_origins, tmp_path, projects["current"])
+def test_a_project_at_the_documented_majors_gets_no_notes(projects: dict[str, Path], tmp_path: Path) -> None:
+    connection = serve(tmp_path, projects["current"])
     try:
         results = [
             connection.call("get_doc", {"url": "https://imqueue.org/api/rpc/latest/"}),

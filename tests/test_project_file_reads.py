@@ -21,7 +21,7 @@ from test_server_transport import RawStdio, initialize
 
 from imqueue_mcp.server.user_files import FileTooLarge, NotARegularFile, read_capped
 
-from conftest import origin_args, server_environment
+from conftest import offline_args, origin_args, server_environment
 
 ANSWER_SECONDS = 15.0  # an honest answer takes well under a second; a read of /dev/zero never ends
 PEAK_MEGABYTES = 600  # the server's whole peak; reading /dev/zero passed 1,200 MB in 3 s
@@ -95,12 +95,10 @@ def test_a_fifo_package_json_is_reported_not_waited_on(site_origins: dict[str, s
     assert any(f"{project / 'package.json'} is a FIFO" in problem for problem in report["problems"])
 
 
-def test_search_docs_in_such_a_project_answers_and_the_server_serves_on(
-    site_origins: dict[str, str], tmp_path: Path
-) -> None:
+def test_search_docs_in_such_a_project_answers_and_the_server_serves_on(tmp_path: Path) -> None:
     """The version note looks the project up from the working directory on every docs call."""
     project = hostile_project(tmp_path / "project")
-    raw = RawStdio(origin_args(site_origins), server_environment(tmp_path), project)
+    raw = RawStdio(offline_args(tmp_path / "snapshot"), server_environment(tmp_path), project)
     try:
         initialize(raw)
         first, seconds = call(raw, 2, "search_docs", {"query": "expose a method", "passages": False})
