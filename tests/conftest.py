@@ -183,6 +183,7 @@ CI = os.environ.get("IMQUEUE_MCP_CI") == "1"  # set by .ci/run, which installs e
 # command alone stays quick enough to run after every change.
 RUN_SLOW = CI or os.environ.get("IMQUEUE_MCP_SLOW") == "1"
 
+
 # `-n auto` (pyproject's addopts) starts this many xdist workers per CPU: one. The fast run is
 # CPU-bound (every server start imports the SDK and builds or loads an index): on 2 CPUs it took
 # 549 s with two workers each and 423 s with one (11.5 user CPU-minutes, not 16.3), and with
@@ -191,11 +192,21 @@ RUN_SLOW = CI or os.environ.get("IMQUEUE_MCP_SLOW") == "1"
 # (vmstat; 646-685 s). Half a worker more per CPU fills it: 576 s on 3 workers, 4 % idle, every
 # test passing (docs/testing.md). `-n N` still overrides it; IMQUEUE_MCP_WORKERS_PER_CPU sets the
 # factor (1 for the fast run, 1.5 with the slow tier).
-WORKERS_PER_CPU = float(os.environ.get("IMQUEUE_MCP_WORKERS_PER_CPU", "1.5" if RUN_SLOW else "1"))
+def workers_per_cpu() -> float:
+    said = os.environ.get("IMQUEUE_MCP_WORKERS_PER_CPU", "1.5" if RUN_SLOW else "1")
+    try:
+        factor = float(said)
+    except ValueError:
+        factor = 0.0
+    if not 0 < factor <= 16:
+        raise pytest.UsageError(
+            f"IMQUEUE_MCP_WORKERS_PER_CPU={said!r}: give a number of workers per CPU, e.g. 1"
+        )
+    return factor
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    return max(1, math.ceil((os.cpu_count() or 1) * WORKERS_PER_CPU))
+    return max(1, math.ceil((os.cpu_count() or 1) * workers_per_cpu()))
 
 
 def pytest_configure(config: pytest.Config) -> None:
