@@ -184,7 +184,7 @@ CI = os.environ.get("IMQUEUE_MCP_CI") == "1"  # set by .ci/run, which installs e
 RUN_SLOW = CI or os.environ.get("IMQUEUE_MCP_SLOW") == "1"
 
 
-# `-n auto` (pyproject's addopts) starts this many xdist workers per CPU: one. The fast run is
+# `-n auto` (pyproject's addopts) starts workers_per_cpu() xdist workers per CPU. The fast run is
 # CPU-bound (every server start imports the SDK and builds or loads an index): on 2 CPUs it took
 # 549 s with two workers each and 423 s with one (11.5 user CPU-minutes, not 16.3), and with
 # `--dist loadscope` 246 s on three against 248 s on two. The slow tier is not: its end-to-end tests

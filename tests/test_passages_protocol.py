@@ -1,5 +1,7 @@
-"""Passages through the SDK's client: the real server over stdio, live over the loopback mirror
-of ../shared/site, and offline over a snapshot built from it (no network at all)."""
+"""Passages through the SDK's client: the real server over stdio, offline on the two snapshots a
+build of ../shared/site writes: with `--pages` (every page's own markdown) and without (the
+llms-full.txt pages' markdown). A live server cuts its passages from the text its corpus was
+built with too (docs/passages.md), so where the corpus came from is not this module's subject."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ QUESTION = "how long does a leased message stay in a worker key before it is swe
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+def paged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpConnection]:
+    """On the `--pages` snapshot."""
     home = tmp_path_factory.mktemp("passages-home")
     connection = stdio_connection(offline_args(home), server_environment(home), home, "legacy")
     yield connection
@@ -44,8 +47,8 @@ def call(connection: McpConnection, tool: str, arguments: dict[str, Any]) -> tup
     return dict(result.structured_content), text
 
 
-def test_every_search_hit_carries_a_passage_with_its_anchor_url_and_tokens(live: McpConnection) -> None:
-    data, text = call(live, "search_docs", {"query": QUESTION})
+def test_every_search_hit_carries_a_passage_with_its_anchor_url_and_tokens(paged: McpConnection) -> None:
+    data, text = call(paged, "search_docs", {"query": QUESTION})
     passages = [hit["passage"] for hit in data["results"]]
     assert len(passages) == data["count"] > 0
     for passage in passages:
@@ -57,15 +60,15 @@ def test_every_search_hit_carries_a_passage_with_its_anchor_url_and_tokens(live:
     assert passages[0]["text"].split("\n")[0] in text
 
 
-def test_passages_false_leaves_them_out(live: McpConnection) -> None:
-    data, text = call(live, "search_docs", {"query": QUESTION, "passages": False})
+def test_passages_false_leaves_them_out(paged: McpConnection) -> None:
+    data, text = call(paged, "search_docs", {"query": QUESTION, "passages": False})
     assert data["count"] > 0 and all("passage" not in hit for hit in data["results"])
     assert "passageBudget" not in data and "Passage (" not in text
 
 
-def test_passage_tokens_and_max_tokens_bound_each_passage_and_the_reply(live: McpConnection) -> None:
+def test_passage_tokens_and_max_tokens_bound_each_passage_and_the_reply(paged: McpConnection) -> None:
     data, text = call(
-        live, "search_docs", {"query": QUESTION, "limit": 6, "passageTokens": 30, "maxTokens": 60}
+        paged, "search_docs", {"query": QUESTION, "limit": 6, "passageTokens": 30, "maxTokens": 60}
     )
     given = [hit["passage"] for hit in data["results"] if "passage" in hit]
     assert given and all(p["tokens"] <= 30 for p in given) and sum(p["tokens"] for p in given) <= 60
@@ -73,15 +76,15 @@ def test_passage_tokens_and_max_tokens_bound_each_passage_and_the_reply(live: Mc
     assert "carry no passage: maxTokens (60) was spent" in text
 
 
-def test_the_passage_arguments_are_published_strict_and_bounded(live: McpConnection) -> None:
+def test_the_passage_arguments_are_published_strict_and_bounded(paged: McpConnection) -> None:
     for name in ("search_docs", "find_examples"):
-        schema = next(t.input_schema for t in live.tools() if t.name == name)
+        schema = next(t.input_schema for t in paged.tools() if t.name == name)
         assert schema["additionalProperties"] is False
         properties = schema["properties"]
         assert properties["passages"]["type"] == "boolean" and properties["passages"]["default"] is True
         assert (properties["passageTokens"]["minimum"], properties["passageTokens"]["default"]) == (20, 120)
         assert properties["maxTokens"]["default"] == 1500
-    refused = live.call("search_docs", {"query": QUESTION, "passageTokens": 5})
+    refused = paged.call("search_docs", {"query": QUESTION, "passageTokens": 5})
     assert refused.is_error and "passageTokens" in refused.content[0].text
 
 
@@ -93,9 +96,9 @@ def test_offline_passages_come_from_the_snapshot_markdown(offline: McpConnection
     assert any(hit["passage"]["basis"] == "markdown" for hit in data["results"])
 
 
-def test_find_examples_hits_carry_the_prose_of_their_section_without_the_code(live: McpConnection) -> None:
+def test_find_examples_hits_carry_the_prose_of_their_section_without_the_code(paged: McpConnection) -> None:
     data, text = call(
-        live, "find_examples", {"query": "expose a service method so it can be called remotely"}
+        paged, "find_examples", {"query": "expose a service method so it can be called remotely"}
     )
     for hit in data["results"]:
         passage = hit["passage"]
