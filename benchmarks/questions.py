@@ -197,23 +197,12 @@ class SnowballBm25(Bm25Baseline):
 
     def __init__(self, documents: Sequence[BaselineDocument]) -> None:
         import snowballstemmer  # type: ignore[import-untyped]
-        from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
 
         self.stemmer = snowballstemmer.stemmer("english")
-        self.paths = [d.path for d in documents]
-        self.external = [d.external for d in documents]
-        self.bm25 = BM25Okapi([self.words(d.text) for d in documents])
+        super().__init__(documents)
 
     def words(self, text: str) -> list[str]:
         return list(self.stemmer.stemWords(WORD.findall(text.lower())))
-
-    def scores(self, query: str) -> Any:
-        import numpy as np
-
-        tokens = self.words(query)
-        if not tokens:
-            return np.zeros(len(self.paths))
-        return np.asarray(self.bm25.get_scores(tokens), dtype=float)
 
 
 def bm25_replies(snapshot: Any, queries: Sequence[str]) -> list[Reply]:

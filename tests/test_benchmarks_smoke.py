@@ -105,6 +105,20 @@ def test_baseline_indexes_tier_one_records_and_prose_sections_with_the_peer_mark
     assert all(hit["score"] > 0 for hit in line["results"])
 
 
+def test_baseline_scores_are_rank_bm25s_get_scores_bit_for_bit(gold: dict[str, Any]) -> None:
+    """The KPI's rank-bm25 figures come from the postings-table scorer: on the real corpus, every
+    label's query (repeated words, unknown words, none at all) scores as BM25Okapi.get_scores."""
+    if not (SHARED / "site").is_dir():
+        pytest.skip(f"shared folder not found at {SHARED}")
+    from imqueue_mcp.docsource import build
+
+    baseline = Bm25Baseline(baseline_documents(build(mirror=SHARED / "site").corpus.documents))
+    queries = [q["query"] for q in gold["queries"][:150]]
+    queries += ["queue queue queue", "zzqx unknownword", "?!", ""]
+    for query in queries:
+        assert baseline.scores(query).tobytes() == baseline.library_scores(query).tobytes(), query
+
+
 @pytest.mark.parametrize("side", ["ours", "bm25"])
 def test_results_lines_have_the_kpi_shape(sides: dict[str, Ranker], gold: dict[str, Any], side: str) -> None:
     for case in gold_subset(gold)["queries"]:
