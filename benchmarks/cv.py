@@ -200,9 +200,10 @@ def constants_read_during(action: Callable[[], object]) -> frozenset[str]:
 class Evaluator:
     """Ranks queries under any setting of the constants, over one corpus.
 
-    A fresh index object per setting (from the stored postings: no cache carries values computed
-    under other constants); the postings are rebuilt only when the setting changes a constant the
-    build reads, and the last few builds are kept."""
+    A fresh index per setting: the postings are rebuilt only when the setting changes a constant
+    the build reads (the last few builds are kept), and each setting ranks on a sibling of the
+    build's last index (Index.sibling), which shares the tables that depend on the postings alone
+    and starts every cache computed under the constants empty."""
 
     KEEP_BUILDS = FOLDS + 3  # every fold's current postings, and a trial or two beside them
 
@@ -211,7 +212,7 @@ class Evaluator:
 
         self.corpus = corpus
         self.build_names = constants_read_during(lambda: Index(corpus))
-        self._builds: dict[tuple[tuple[str, Value], ...], dict[str, Any]] = {}
+        self._builds: dict[tuple[tuple[str, Value], ...], Any] = {}  # build key -> its last index
         self.builds = 0  # how many times the postings were built (a figure for the log)
 
     def builds_postings(self, name: str) -> bool:
@@ -222,14 +223,16 @@ class Evaluator:
         from imqueue_mcp.ranker import Index
 
         key = tuple(sorted((n, v) for n, v in setting.items() if self.builds_postings(n)))
-        wire = self._builds.pop(key, None)  # popped and put back last: least recently used goes first
-        if wire is None:
-            wire = Index(self.corpus).to_wire()
+        last = self._builds.pop(key, None)  # popped and put back last: least recently used goes first
+        if last is None:
+            index = Index.from_wire(self.corpus, Index(self.corpus).to_wire())
             self.builds += 1
             if len(self._builds) >= self.KEEP_BUILDS:
                 self._builds.pop(next(iter(self._builds)))
-        self._builds[key] = wire
-        return Index.from_wire(self.corpus, wire)
+        else:
+            index = last.sibling()
+        self._builds[key] = index
+        return index
 
     def lines(self, setting: Mapping[str, Value], queries: Sequence[str]) -> list[Line]:
         from imqueue_mcp.build_index.search_cli import batch_line

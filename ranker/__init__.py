@@ -51,6 +51,12 @@ class Index:
     def to_wire(self) -> dict[str, Any]:
         return self.inverted.to_wire()
 
+    def sibling(self) -> Index:
+        """This index for ranking under other values of the rules' constants, with the tables
+        that depend only on the postings shared (InvertedIndex.sibling): a tuner's setting after
+        the first ranks without decoding them again."""
+        return Index(self.corpus, self.inverted.sibling())
+
     def search(
         self,
         query: str,

@@ -9,6 +9,7 @@ segment, and (only when nothing else matches) as a corrected typo.
 from __future__ import annotations
 
 import bisect
+import copy
 import math
 from array import array
 from collections import Counter, defaultdict
@@ -156,6 +157,16 @@ class InvertedIndex:
             wire["packages"],
             PageIndex.from_wire(wire["pages"]),
         )
+
+    def sibling(self) -> InvertedIndex:
+        """The same postings for ranking under other values of the rules' constants (tuning: one
+        build, many settings). Shared, filled or not, is what depends on the postings alone: the
+        decoded rows, the typo deletions, the per-record tables and descriptions, the page tables.
+        What a search works out under the constants (term forms, evidence, record masks) starts
+        empty."""
+        twin = copy.copy(self)
+        twin._term_cache, twin.evidence_cache, twin.record_masks = {}, {}, {}
+        return twin
 
     def row(self, word: str) -> tuple[array[int], array[float]]:
         decoded = self._decoded.get(word)

@@ -308,3 +308,27 @@ def test_coverage_from_term_codes_equals_coverage_from_the_matched_idf_bit_for_b
     by_codes = dense.coverage_of_codes(codes[found], idfs, total, rules.COVERAGE_POWER)
     by_sort = dense.coverage_factor(matched[found] / total, rules.COVERAGE_POWER)
     assert by_codes.tolist() == by_sort.tolist()
+
+
+@needs_kpi
+def test_a_sibling_ranks_under_changed_constants_exactly_as_a_fresh_index(
+    site_index: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Index.sibling (benchmarks/cv.py ranks each tuning setting on one): what depends on the
+    postings alone is shared, what a search worked out under the constants (term forms with their
+    typo weight, saturated evidence) is not, so a sibling under other constants ranks as a fresh
+    index under them would."""
+    queries = kpi_queries()
+    shipped = {query: fast_search(site_index, query, DEPTH) for query in queries}  # caches filled
+    monkeypatch.setattr(rules, "SATURATION", rules.SATURATION * 3)
+    monkeypatch.setattr(rules, "TYPO_WEIGHT", rules.TYPO_WEIGHT / 2)
+    sibling = site_index.sibling()
+    fresh = Index.from_wire(site_index.corpus, site_index.to_wire())
+    assert sibling.inverted._decoded is site_index.inverted._decoded
+    assert sibling.inverted.pages is site_index.inverted.pages
+    changed = 0
+    for query in queries:
+        ranked = fast_search(sibling, query, DEPTH)
+        assert ranked == fast_search(fresh, query, DEPTH), query
+        changed += ranked != shipped[query]
+    assert changed > 0  # the constants moved some ranking: the comparison can tell stale from fresh
