@@ -11,12 +11,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
-
-import httpx
 
 from .sites import HOSTS, LIVE_ORIGINS, TIMEOUT_SECONDS, site_path_problem, user_agent
 from .sites import MAX_BODY_BYTES as MAX_FEED_BYTES
+
+if TYPE_CHECKING:  # imported where a source is made: a server on its snapshot alone never loads httpx
+    import httpx
 
 
 class BuildError(Exception):
@@ -59,6 +61,8 @@ class HttpSource:
         unknown = set(self.origins) - set(HOSTS)
         if unknown:
             raise BuildError(f"unknown host {sorted(unknown)[0]!r} in origins: only {', '.join(HOSTS)} exist")
+        import httpx
+
         self.origins = {**LIVE_ORIGINS, **{h: u.rstrip("/") for h, u in self.origins.items()}}
         self._client = httpx.Client(
             timeout=self.timeout,
@@ -71,6 +75,8 @@ class HttpSource:
         return dict(self.origins)
 
     def read(self, host: str, path: str) -> bytes:
+        import httpx
+
         url = held_to_origin(self.origins[host], host, path)
         try:
             with self._client.stream("GET", url) as response:

@@ -17,9 +17,6 @@ from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
 from imqueue_mcp.server.config import Config, config_from_environment, parse_log_level
-from imqueue_mcp.server.hosting.http import hosted_app, warn_on_default_hosts
-from imqueue_mcp.server.hosting.operations import serve as serve_workers
-from imqueue_mcp.server.hosting.redact import Redactor
 from imqueue_mcp.server.hosting.stdio import serve_stdio
 from imqueue_mcp.server.mcp.app import create_server
 from imqueue_mcp.server.mcp.tools import hosted_records
@@ -29,6 +26,8 @@ from imqueue_mcp.server.services import Services
 
 def hosted_server(config: Config) -> tuple[MCPServer[Any], Services]:
     """The adapter's read-only server, every result and log message rewritten by the Redactor."""
+    from imqueue_mcp.server.hosting.redact import Redactor  # hosting's modules: not on the stdio path
+
     return create_server(
         config,
         hosted=True,
@@ -38,6 +37,8 @@ def hosted_server(config: Config) -> tuple[MCPServer[Any], Services]:
 
 def create_app(config: Config | None = None) -> ASGIApp:
     """The hosted ASGI app. Without a config, read it from the environment (worker processes)."""
+    from imqueue_mcp.server.hosting.http import hosted_app
+
     config = config or config_from_environment()
     configure_logging(parse_log_level(None))  # a worker's own; __main__ checked the same variable
     server, services = hosted_server(config)
@@ -46,6 +47,9 @@ def create_app(config: Config | None = None) -> ASGIApp:
 
 
 def run_http(config: Config, *, host: str, port: int, workers: int) -> None:
+    from imqueue_mcp.server.hosting.http import warn_on_default_hosts
+    from imqueue_mcp.server.hosting.operations import serve as serve_workers
+
     warn_on_default_hosts(config, host)
     serve_workers(config, host=host, port=port, workers=workers)
 

@@ -62,8 +62,10 @@ SERVER_BASE = {"config", "errors", "progress", "user_files"}  # what every room 
 HOSTING_SUBPACKAGE = "hosting"
 COMPOSITION_ROOT = f"{PACKAGE}.server.serve"
 # An entry point may defer its transport so that --help and a configuration error answer before
-# the MCP SDK (half a second) is imported; that is about start-up, not about hiding a cycle.
-DEFERRED_FOR_START_UP = {"server/__main__.py"}
+# the MCP SDK (half a second) is imported; the composition root imports hosting's modules in the
+# transport that uses them, so a stdio server never loads the HTTP stack (its metrics, limits and
+# workers: ~50 ms of every start). That is about start-up, not about hiding a cycle.
+DEFERRED_FOR_START_UP = {"server/__main__.py", "server/serve.py"}
 ADAPTER_SUBPACKAGE = "mcp"
 
 
