@@ -518,7 +518,7 @@ def test_builders_killed_mid_write_never_take_offline_get_doc_down(
     calls = 0
     stop = threading.Event()
 
-    def keep_reading() -> None:  # a client of the long-running server, all along
+    def keep_reading() -> None:  # a client of the long-running server, all along: a read every ~50 ms
         nonlocal calls
         client = connect(running, mcp)
         while not stop.is_set():
@@ -526,6 +526,7 @@ def test_builders_killed_mid_write_never_take_offline_get_doc_down(
             calls += 1
             if result.is_error:
                 failures.append(result.content[0].text)
+            stop.wait(0.04)  # back to back, the reads took a CPU from the builders and servers under test
 
     reader = threading.Thread(target=keep_reading, daemon=True)
     started: list[HttpServer] = []
@@ -557,7 +558,7 @@ def test_builders_killed_mid_write_never_take_offline_get_doc_down(
         running.close()
         for server in started:
             server.close()
-    assert calls > KILLS and failures == []
+    assert calls > KILLS * 10 and failures == []  # reads all along, none failed
     leftovers = [p.name for p in path.parent.iterdir() if p.name != "snapshot.msgpack"]
     assert all(name.startswith(".snapshot-") for name in leftovers)  # a dead writer's temp file at most
 
