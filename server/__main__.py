@@ -16,9 +16,11 @@ line on stderr, with exit status 2. Nothing but protocol is ever written to stdo
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import NoReturn
 
@@ -194,6 +196,24 @@ def serve_stdio(config: Config) -> None:
     from imqueue_mcp.server.serve import run_stdio
 
     run_stdio(config)
+    end_without_teardown()
+
+
+def end_without_teardown() -> None:
+    """The client has closed the session: end as Python would, less the teardown. The exit
+    handlers run (logging's flush among them), stdout and stderr are flushed, and the process
+    exits 0 without clearing every module and freeing the snapshot's and the passages' objects one
+    by one, which took 0.2-0.4 s of CPU after every session for nothing. While a thread of ours
+    still runs (none should by now), the ordinary exit waits for it instead."""
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        return
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed by the transport already, or its reader is gone
+            pass
+    os._exit(0)
 
 
 if __name__ == "__main__":
