@@ -184,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
 
         port = 8000 if args.port is None else args.port
         run_http(config, host=args.host or "127.0.0.1", port=port, workers=args.workers or 1)
+        end_without_teardown()
     else:
         serve_stdio(config)
 
@@ -200,11 +201,11 @@ def serve_stdio(config: Config) -> None:
 
 
 def end_without_teardown() -> None:
-    """The client has closed the session: end as Python would, less the teardown. The exit
-    handlers run (logging's flush among them), stdout and stderr are flushed, and the process
-    exits 0 without clearing every module and freeing the snapshot's and the passages' objects one
-    by one, which took 0.2-0.4 s of CPU after every session for nothing. While a thread of ours
-    still runs (none should by now), the ordinary exit waits for it instead."""
+    """Serving has ended (the client closed stdio; HTTP stopped or drained): end as Python would,
+    less the teardown. The exit handlers run (logging's flush among them), stdout and stderr are
+    flushed, and the process exits 0 without clearing every module and freeing the snapshot's and
+    the passages' objects one by one, which took 0.2-0.4 s of CPU at every exit for nothing. While
+    a thread of ours still runs (none should by now), the ordinary exit waits for it instead."""
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         return
     atexit._run_exitfuncs()
