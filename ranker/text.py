@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import snowballstemmer  # type: ignore[import-untyped]  # pure code, no data files
+import Stemmer  # type: ignore[import-not-found]  # PyStemmer: the Snowball stemmers compiled, no data files
 
 from . import rules
 
@@ -23,8 +23,8 @@ from . import rules
 def snowball_stem(word: str) -> str:
     """The Snowball (Porter2) stem of a lowercase word; safe to call from any thread. A stemmer
     keeps its cursor in itself while it stems, so one shared between threads (the server ranks
-    in worker threads) corrupts its words: each call makes its own (under a microsecond)."""
-    return str(snowballstemmer.stemmer("english").stemWord(word))
+    in worker threads) corrupts its words: each call makes its own (about a microsecond)."""
+    return str(Stemmer.Stemmer("english").stemWord(word))
 
 
 # An identifier may carry dots, underscores and hyphens inside it: RedisQueue.send, pg-prisma, IMQ_CLI_HOME.
