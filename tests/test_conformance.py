@@ -30,7 +30,7 @@ from conftest import (
     REPO,
     HttpServer,
     McpConnection,
-    origin_args,
+    offline_args,
     require_external,
 )
 
@@ -198,13 +198,15 @@ def test_every_excuse_has_a_reason_and_no_required_scenario_is_excused_whole() -
 
 
 @pytest.fixture(scope="module")
-def stdio_server(site_origins: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """How to start `python -m server` over stdio: command, args, env, cwd."""
+def stdio_server(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """How to start `python -m server` over stdio: command, args, env, cwd. Offline on the mirror's
+    snapshot: the subject is what the clients see of the protocol, not where the docs came from,
+    and every Inspector call starts a server of its own."""
     require_real_imq()  # cli_status and cli_help run it
     home = tmp_path_factory.mktemp("stdio")
     return {
         "command": sys.executable,
-        "args": ["-m", "imqueue_mcp.server", *origin_args(site_origins)],
+        "args": ["-m", "imqueue_mcp.server", *offline_args(home / "snapshot")],
         "env": real_imq_environment(home),
         "cwd": str(home),
     }
