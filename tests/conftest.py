@@ -235,7 +235,9 @@ def scheduled(items: list[pytest.Item]) -> list[pytest.Item]:
     shared server started twice. (`--dist loadgroup` with a group per module was meant to do this,
     but pytest 9.2 computes `nodeid` afresh, so xdist 3.8's group suffix never lands and each
     module was split.) The modules go out longest first: those holding a slow test (when the slow
-    tier runs), then by the number of tests that run, so the small ones fill the workers at the end."""
+    tier runs), then by the number of tests that run, so the small ones fill the workers at the end.
+    xdist keeps this order only under `--no-loadscope-reorder` (pyproject): by default it sorts the
+    modules by size alone, and the single-test slow ones (a fleet, a benchmark run) came last."""
     first: dict[str, int] = {}
     size: dict[str, int] = {}
     slow: set[str] = set()
