@@ -84,14 +84,21 @@ class Bm25Baseline:
         self.paths = [d.path for d in documents]
         self.external = [d.external for d in documents]
         self.bm25 = BM25Okapi([self.words(d.text) for d in documents])
-        postings: dict[str, tuple[list[int], list[int]]] = {}
-        for number, frequencies in enumerate(self.bm25.doc_freqs):
-            for word, count in frequencies.items():
-                ids, counts = postings.setdefault(word, ([], []))
-                ids.append(number)
-                counts.append(count)
-        self.postings = {w: (np.array(i), np.array(c)) for w, (i, c) in postings.items()}
-        self.doc_len = np.array(self.bm25.doc_len)
+        # word -> (document ids, counts), and the documents' lengths: made on the first scores()
+        # call, so the model the latency benchmark builds, saves and loads is the library's alone
+        self._postings: tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray] | None = None
+
+    def postings(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
+        if self._postings is None:
+            table: dict[str, tuple[list[int], list[int]]] = {}
+            for number, frequencies in enumerate(self.bm25.doc_freqs):
+                for word, count in frequencies.items():
+                    ids, counts = table.setdefault(word, ([], []))
+                    ids.append(number)
+                    counts.append(count)
+            arrays = {w: (np.array(i), np.array(c)) for w, (i, c) in table.items()}
+            self._postings = arrays, np.array(self.bm25.doc_len)
+        return self._postings
 
     def words(self, text: str) -> list[str]:
         return tokenize(text)
@@ -104,11 +111,12 @@ class Bm25Baseline:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25Okapi.get_scores(words), the same arithmetic in the same order."""
-        model, score = self.bm25, np.zeros(len(self.paths))
-        length_norm = model.k1 * (1 - model.b + model.b * self.doc_len / model.avgdl)  # per document
+        (postings, doc_len), model = self.postings(), self.bm25
+        score = np.zeros(len(self.paths))
+        length_norm = model.k1 * (1 - model.b + model.b * doc_len / model.avgdl)  # per document
         for word in self.words(query):
             frequency = np.zeros(len(self.paths), dtype=int)
-            ids, counts = self.postings.get(word, (None, None))
+            ids, counts = postings.get(word, (None, None))
             if ids is not None:
                 frequency[ids] = counts
             score += (model.idf.get(word) or 0) * (frequency * (model.k1 + 1) / (frequency + length_norm))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -113,10 +114,12 @@ def test_baseline_scores_are_rank_bm25s_get_scores_bit_for_bit(gold: dict[str, A
     from imqueue_mcp.docsource import build
 
     baseline = Bm25Baseline(baseline_documents(build(mirror=SHARED / "site").corpus.documents))
+    saved = len(pickle.dumps(baseline))  # what benchmarks.speed saves and loads for rank-bm25
     queries = [q["query"] for q in gold["queries"][:150]]
     queries += ["queue queue queue", "zzqx unknownword", "?!", ""]
     for query in queries:
         assert baseline.scores(query).tobytes() == baseline.library_scores(query).tobytes(), query
+    assert len(pickle.dumps(baseline)) > 2 * saved  # the table came with the first scores(), not before
 
 
 @pytest.mark.parametrize("side", ["ours", "bm25"])
