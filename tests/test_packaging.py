@@ -4,9 +4,13 @@ into a clean venv, the way local_install_guide tells a user to, it serves MCP ov
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
+import re
 import subprocess
 import sys
 import tarfile
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -180,10 +184,6 @@ def test_every_declared_dependency_is_imported_by_the_package() -> None:
     modules loaded by name (find_spec, import_module: uvloop is picked by name for uvicorn), and
     mapped to their distributions by the installed metadata, since a distribution's import name
     need not be its own (PyStemmer is imported as Stemmer, tree-sitter as tree_sitter)."""
-    import ast
-    import importlib.metadata
-    import re
-    import tomllib
 
     def canonical(name: str) -> str:
         return re.sub(r"[-_.]+", "-", name).lower()
