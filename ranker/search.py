@@ -23,7 +23,7 @@ from . import dense, rules
 from .confidence import Confidence, confidence_of, coverage_needed
 from .corpus import Document
 from .index import Form, InvertedIndex, document_fields, field_weight, phrase_key, record_multiplier
-from .text import RAW_TOKEN, STOPWORDS, query_terms, token_compounds, token_terms, words
+from .text import RAW_TOKEN, STOPWORDS, query_terms, segment_identifier, token_compounds, token_terms, words
 
 PACKAGE_PREFIX = re.compile(r"(?:^|\s)pkg:(\S+)")
 
@@ -130,13 +130,16 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
     unknown: dict[str, float] = {}
     terms = query_terms(query)
     compounds = compound_terms(query)
+    spelled: set[str] | None = None  # made only when a term reaches nothing
     has_content = any(t not in STOPWORDS for t in terms)
     for term in terms:
         forms, df = index.term_forms(term, allow_typo=term not in compounds)
         if forms and forms[0].kind == "typo":
             corrections[term] = forms[0].word
         if not forms:
-            if term not in STOPWORDS:
+            if spelled is None:
+                spelled = spelled_compounds(index, query)
+            if term not in STOPWORDS and term not in spelled:
                 unknown[term] = index.idf(0)
             continue
         idf = index.idf(df)
@@ -193,6 +196,29 @@ def compound_terms(query: str) -> set[str]:
         raw = match.group()
         out.update(token_terms(raw) if is_code_token(raw) else token_compounds(raw))
     return out
+
+
+SEPARATOR = re.compile(r"[._\-/]")
+
+
+def spelled_compounds(index: InvertedIndex, query: str) -> set[str]:
+    """The query's compound terms written with separators (report-rebuild, client.getUser,
+    10.0.0.300) whose every segment the corpus holds: a way of writing words the docs have, so a
+    compound no record holds is not a subject the docs lack (QueryPlan.unknown), which would count
+    its idf mass against every hit's coverage once per way of writing it. A name in one piece
+    (ESLint, not es + lint) stays a name."""
+    out: set[str] = set()
+    for match in RAW_TOKEN.finditer(query):
+        raw = match.group()
+        compounds = token_compounds(raw)
+        parts = segment_identifier(raw)
+        if compounds and SEPARATOR.search(raw) and all(known_word(index, part) for part in parts):
+            out.update(compounds)
+    return out
+
+
+def known_word(index: InvertedIndex, word: str) -> bool:
+    return word in STOPWORDS or bool(index.term_forms(word, allow_typo=False)[0])
 
 
 def is_code_token(raw: str) -> bool:

@@ -161,3 +161,22 @@ def test_a_query_naming_a_thing_no_record_holds_needs_the_named_coverage(
     explained = coverage_corpus().search("deploy a docker service with Zorbl", explain=True)
     assert "named as a proper name, so the question is about it: zorbl" in explained.notes
     assert any("CONFIDENCE_NAMED_COVERAGE" in line for line in explained.results[0].explanation)
+
+
+def test_a_compound_of_words_the_docs_hold_is_not_a_subject_they_lack(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docker-service and deploy.docker: no record holds the compound as one word, but each of its
+    parts is a word the docs have; the query is not about something they lack, so the hit keeps
+    its coverage. A separator-free name (Zorbl, DeployZorbl) is no such compound."""
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 0.0)
+    monkeypatch.setattr(rules, "CONFIDENCE_MIN_COVERAGE", 0.3)
+    for query in ("deploy a docker-service", "deploy.docker for a service"):
+        response = coverage_corpus().search(query, explain=True)
+        assert response.results[0].path == "/deploy/", query
+        assert not any(note.startswith("not in the docs") for note in response.notes), query
+        assert response.results[0].coverage == 1.0 and not response.weak, query
+    lacking = coverage_corpus().search("deploy a zorbl-service", explain=True)  # zorbl is no word of theirs
+    assert any(note.startswith("not in the docs: zorbl") for note in lacking.notes)
+    assert lacking.results[0].coverage < 1.0
+    assert coverage_corpus().search("deploy with DeployZorbl").results[0].coverage < 1.0
