@@ -58,6 +58,9 @@ SWITCHES: dict[str, tuple[float, ...]] = {
     # Not a rule but the IDF's flattening (idf ** IDF_POWER): 0.6 as calibrated on the site
     # labels, 0.8 trusting rare words more, which long questions lean on.
     "IDF_POWER": (0.6, 0.8),
+    # Off: every term of an identifier weighs a whole word; on, a written token's n terms weigh
+    # (1/n)^p each (rules.py).
+    "TOKEN_TERMS_POWER": (0.0, 0.5, 0.75),
 }
 # Feedback re-weighs the page scores, which only PAGE_FUSION brings into the ranking.
 REQUIRES = {"FEEDBACK_WEIGHT": "PAGE_FUSION"}

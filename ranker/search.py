@@ -37,6 +37,14 @@ class TermPlan:
     template: bool = False  # a stopword among other words: weighed down, not counted in coverage
     reach: int = 0  # how many records any form reaches
     covers: bool = True  # counts toward coverage: a discriminating term (see mark_coverage)
+    # the term's part of the written token it comes from: 1 for a word, (1/n)^TOKEN_TERMS_POWER
+    # for each of the n terms of an identifier (whole, joined, pieces, segments); in the weight
+    share: float = 1.0
+
+    @property
+    def mass(self) -> float:
+        """What the term counts for in coverage: its idf, times its share of its token."""
+        return self.idf * self.share
 
 
 @dataclass
@@ -50,10 +58,12 @@ class QueryPlan:
     unknown: dict[str, float] = field(default_factory=dict)
     # those of them the query writes as a proper name (Dapr, Grafana): what the question is about
     named_unknown: tuple[str, ...] = ()
+    # the unknown words' idf before their token shares (`unknown` holds it after): confidence reads it
+    unknown_idf: dict[str, float] = field(default_factory=dict)
 
     @property
     def total_weight(self) -> float:
-        return sum(t.idf for t in self.terms if t.covers)
+        return sum(t.mass for t in self.terms if t.covers)
 
 
 @dataclass
@@ -128,9 +138,11 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
     plans: list[TermPlan] = []
     corrections: dict[str, str] = {}
     unknown: dict[str, float] = {}
+    unknown_idf: dict[str, float] = {}
     terms = query_terms(query)
     compounds = compound_terms(query)
     spelled: set[str] | None = None  # made only when a term reaches nothing
+    shares = token_shares(query)
     has_content = any(t not in STOPWORDS for t in terms)
     for term in terms:
         forms, df = index.term_forms(term, allow_typo=term not in compounds)
@@ -140,12 +152,14 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
             if spelled is None:
                 spelled = spelled_compounds(index, query)
             if term not in STOPWORDS and term not in spelled:
-                unknown[term] = index.idf(0)
+                unknown_idf[term] = index.idf(0)
+                unknown[term] = unknown_idf[term] * shares.get(term, 1.0)
             continue
         idf = index.idf(df)
         template = has_content and term in STOPWORDS
-        weight = idf**rules.IDF_POWER * (rules.STOPWORD_WEIGHT if template else 1.0)
-        plans.append(TermPlan(term, idf, weight, tuple(forms), template, df))
+        share = shares.get(term, 1.0)
+        weight = idf**rules.IDF_POWER * (rules.STOPWORD_WEIGHT if template else 1.0) * share
+        plans.append(TermPlan(term, idf, weight, tuple(forms), template, df, share=share))
     corrected = None
     if corrections:
         rewritten = " ".join(corrections.get(w, w) for w in query.lower().split())
@@ -157,6 +171,7 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
         corrected,
         unknown,
         tuple(term for term in unknown if written_as_name(query, term)),
+        unknown_idf,
     )
 
 
@@ -196,6 +211,30 @@ def compound_terms(query: str) -> set[str]:
         raw = match.group()
         out.update(token_terms(raw) if is_code_token(raw) else token_compounds(raw))
     return out
+
+
+def token_shares(query: str) -> dict[str, float]:
+    """Each term's share of the written token it comes from, for the terms of a token that
+    yields several (RedisQueue.send: redisqueue.send, redisqueuesend, redisqueue, send, redis,
+    queue): (1/n)^TOKEN_TERMS_POWER each, so an identifier weighs about as one word of the
+    question, not six. A term the query also writes as a word of its own keeps its whole weight;
+    one in two tokens takes the larger share. Terms of one-term tokens are not listed (share 1), and
+    a query of identifiers alone (RedisQueue safeDeliveryTtl) is all names: no share applies."""
+    if not rules.TOKEN_TERMS_POWER:
+        return {}
+    alone: set[str] = set()
+    shares: dict[str, float] = {}
+    for match in RAW_TOKEN.finditer(query):
+        terms = set(token_terms(match.group()))
+        if len(terms) == 1:
+            alone.update(terms)
+            continue
+        share = (1 / len(terms)) ** rules.TOKEN_TERMS_POWER
+        for term in terms:
+            shares[term] = max(shares.get(term, 0.0), share)
+    if not alone - STOPWORDS:
+        return {}
+    return {term: share for term, share in shares.items() if term not in alone}
 
 
 SEPARATOR = re.compile(r"[._\-/]")
@@ -365,7 +404,7 @@ def score_records(index: InvertedIndex, plan: QueryPlan) -> Scored:
     for term in plan.terms:
         if not term.covers:
             add_term(index, term, scores, matched_idf, found, only_found=True)
-    return Scored(scores, matched_idf, found, codes, [t.idf for t in finders])
+    return Scored(scores, matched_idf, found, codes, [t.mass for t in finders])
 
 
 def add_term(
@@ -377,7 +416,7 @@ def add_term(
     only_found: bool = False,
     which: tuple[dense.Codes, int] | None = None,
 ) -> None:
-    idf = term.idf if term.covers else None
+    idf = term.mass if term.covers else None
     row = saturated_row(index, term)
     dense.add_weighted(scores, matched_idf, found, row, term.weight, idf, only_found, which)
 
@@ -464,6 +503,29 @@ class Ranking:
     @property
     def total(self) -> float:
         return self.plan.total_weight or 1.0
+
+    @functools.cached_property
+    def kept(self) -> float:
+        """The share of the query's term weight the token shares leave (TOKEN_TERMS_POWER; 1 when
+        no term is part of a longer token). Confidence reads a hit's score over it: the shares
+        order the hits, but a question naming a symbol is not less answered for it."""
+        full = sum(t.weight / t.share for t in self.plan.terms)
+        return sum(t.weight for t in self.plan.terms) / full if full else 1.0
+
+    def word_coverage(self, index: InvertedIndex, doc_id: int, coverage: float) -> float:
+        """The hit's coverage as confidence reads it: of the query's idf mass at full weight, the
+        token shares aside (as Ranking.kept for the score), words no record holds counted in."""
+        if self.kept == 1.0:
+            return coverage * self.known
+        finders = [t for t in self.plan.terms if t.covers]
+        codes = self.scored.codes
+        if codes is not None:
+            code = int(codes[doc_id])
+            matched = sum(t.idf for bit, t in enumerate(finders) if code >> bit & 1)
+        else:  # more covering terms than codes hold: look the record up in each term's row
+            matched = sum(t.idf for t in finders if doc_id in saturated_row(index, t)[0])
+        full = sum(t.idf for t in finders) + sum(self.plan.unknown_idf.values())
+        return matched / full if full else 1.0
 
     @functools.cached_property
     def known(self) -> float:
@@ -568,11 +630,19 @@ def order(
     return ordered
 
 
+def share_note(term: TermPlan) -> str:
+    if term.share == 1.0:
+        return ""
+    return f" (x{term.share:.2f}: one of the terms of a written token, TOKEN_TERMS_POWER)"
+
+
 def hit_of(index: InvertedIndex, ranking: Ranking, row: Row, explain: bool) -> Hit:
     score, doc_id, coverage, capped = row
     doc = index.documents[doc_id]
     named = bool(ranking.plan.named_unknown)
-    hit = to_hit(doc, score, description_of(index, doc_id), coverage * ranking.known, named)
+    weighed = score / ranking.kept  # the score confidence reads (Ranking.kept)
+    covered = ranking.word_coverage(index, doc_id, coverage)
+    hit = to_hit(doc, score, description_of(index, doc_id), covered, named, weighed)
     if explain:
         hit.explanation = explain_hit(
             doc,
@@ -584,12 +654,19 @@ def hit_of(index: InvertedIndex, ranking: Ranking, row: Row, explain: bool) -> H
             answer=ranking.question and doc_id in index.answers,
             shaped=[(r, b) for subject, r, b in ranking.shaped if on_subject(doc, subject)],
             page_share=None if ranking.page_share is None else float(ranking.page_share[doc_id]),
-            score=score,
+            score=weighed,
             coverage_share=hit.coverage,
             power=coverage_power(content_words(ranking.plan.query)),
             query=ranking.plan.query,
             named_unknown=named,
         )
+        if ranking.kept < 1:
+            at = next(i for i, line in enumerate(hit.explanation) if line.startswith("confidence "))
+            hit.explanation.insert(
+                at,
+                f"confidence reads score {score:.3f} / {ranking.kept:.2f}, the weight the token shares "
+                f"keep (TOKEN_TERMS_POWER) = {weighed:.3f}",
+            )
     return hit
 
 
@@ -597,7 +674,7 @@ def query_notes(ranking: Ranking) -> list[str]:
     """--explain's query-level account of the planning and scoring, in the order they apply."""
     plan = ranking.plan
     notes = [
-        f"term {t.term!r}: idf {t.idf:.2f}, weight {t.weight:.2f}, forms "
+        f"term {t.term!r}: idf {t.idf:.2f}, weight {t.weight:.2f}{share_note(t)}, forms "
         + ", ".join(f"{f.word} ({f.kind} x{f.weight:.2f})" for f in t.forms[:6])
         for t in plan.terms
     ]
@@ -762,8 +839,14 @@ def description_of(index: InvertedIndex, doc_id: int) -> str:
 
 
 def to_hit(
-    doc: Document, score: float, description: str, coverage: float, named_unknown: bool = False
+    doc: Document,
+    score: float,
+    description: str,
+    coverage: float,
+    named_unknown: bool = False,
+    weighed: float | None = None,
 ) -> Hit:
+    """`weighed`: the score confidence reads, when it is not `score` (Ranking.kept)."""
     return Hit(
         url=doc.url,
         path=doc.path,
@@ -778,7 +861,7 @@ def to_hit(
         package=doc.package or None,
         deprecated=doc.deprecated,
         coverage=coverage,
-        confidence=confidence_of(score, coverage, named_unknown),
+        confidence=confidence_of(score if weighed is None else weighed, coverage, named_unknown),
     )
 
 
@@ -829,7 +912,7 @@ def explain_hit(
     answer: bool,
     shaped: list[tuple[str, float]],
     page_share: float | None = None,
-    score: float = 0.0,
+    score: float = 0.0,  # the score confidence reads
     coverage_share: float = 1.0,
     power: float = rules.COVERAGE_POWER,
     query: str = "",
@@ -841,10 +924,12 @@ def explain_hit(
     fields = {name: set(words(text)) for name, text in document_fields(doc).items()}
     for term, evidence, form in matches:
         where = [f"{name} x{field_weight(doc, name):g}" for name, ws in fields.items() if form.word in ws]
+        weighed = f"{'STOPWORD_WEIGHT x ' if term.template else ''}idf^IDF_POWER"
+        weighed += " x its token share" if term.share < 1 else ""
         lines.append(
             f"{term.term!r} -> {form.word!r} ({FORM_RULES[form.kind]} x{form.weight:.2f}) in "
             f"{', '.join(where) or '?'} (FIELD_WEIGHTS); idf {term.idf:.2f}, weight {term.weight:.2f} "
-            f"({'STOPWORD_WEIGHT x ' if term.template else ''}idf^IDF_POWER), evidence {evidence:.2f} "
+            f"({weighed}), evidence {evidence:.2f} "
             f"-> {term.weight * saturate(evidence):.2f} (SATURATION)"
         )
     long = bool(query) and content_words(query) >= rules.LONG_COVERAGE_TERMS

@@ -1204,3 +1204,43 @@ def test_a_caller_may_hold_two_records_of_one_page_together() -> None:
     two = index.search("retry call", limit=3, parent_cap=rules.EXAMPLE_PARENT_CAP, explain=True)
     assert [p.split("#")[0] for p in paths(two)] == ["/guide/a/", "/guide/a/", "/guide/b/"]
     assert not any("per-parent cap" in line for hit in two.results for line in hit.explanation or [])
+
+
+# --- a written token's terms share its weight ------------------------------------------------
+
+
+def token_share_corpus() -> Index:
+    return index_of(
+        symbol("RedisQueue.send", "@imqueue/core", kind="method", summary="Sends a message to the queue"),
+        symbol("RedisQueue", "@imqueue/core", kind="class", summary="A queue over Redis"),
+        page(
+            "/guide/lost/",
+            "Lost messages",
+            summary="Why a message is lost when the worker dies mid-way, and how safe delivery keeps it",
+        ),
+        page("/guide/start/", "Getting started", summary="install redis and run a queue"),
+    )
+
+
+def test_an_identifier_in_a_question_weighs_about_one_word_not_six(monkeypatch: pytest.MonkeyPatch) -> None:
+    """RedisQueue.send yields six terms (whole, joined, pieces, segments): a question that names it
+    while asking about behaviour is answered by the record about the behaviour. Alone, the
+    identifier keeps its whole weight: the same score as without the rule."""
+    question = "RedisQueue.send message lost when the worker dies"
+    assert ranked(token_share_corpus(), question)[0] == "/guide/lost/"
+    plan = token_share_corpus().search(question, explain=True)
+    assert any("TOKEN_TERMS_POWER" in note for note in plan.notes)
+    alone = token_share_corpus().search("RedisQueue.send").results[0]
+    assert alone.path == "/api/core/latest/core.redisqueue.send/"
+    # confidence reads the question at full weight: the shares order the hits, they do not make
+    # the words matched count for less (Ranking.kept, Ranking.word_coverage)
+    shared = {hit.path: hit for hit in token_share_corpus().search(question, explain=True).results}
+    send = shared["/api/core/latest/core.redisqueue.send/"]
+    assert any("TOKEN_TERMS_POWER" in line for line in send.explanation)
+
+    monkeypatch.setattr(rules, "TOKEN_TERMS_POWER", 0.0)
+    assert ranked(token_share_corpus(), question)[0] == "/api/core/latest/core.redisqueue.send/"
+    assert token_share_corpus().search("RedisQueue.send").results[0].score == alone.score
+    whole = {hit.path: hit for hit in token_share_corpus().search(question).results}
+    for path, hit in shared.items():
+        assert hit.coverage == pytest.approx(whole[path].coverage), path

@@ -65,7 +65,7 @@ def reference_scores(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, f
                     continue
                 scores[doc_id] = scores.get(doc_id, 0.0) + term.weight * saturate(evidence)
                 if term.covers:
-                    matched[doc_id] = matched.get(doc_id, 0.0) + term.idf
+                    matched[doc_id] = matched.get(doc_id, 0.0) + term.mass
     return scores, matched
 
 
@@ -234,7 +234,8 @@ def test_explain_ranks_exactly_as_the_plain_search_and_names_every_hit(site_inde
 def straightforward_batch_line(index: Index, query: str) -> dict[str, Any]:
     """imq-search --batch's line for `query`, each hit's confidence computed from its own
     coverage and the query's known share worked out afresh per hit, as before the share was
-    computed once per query (Ranking.known)."""
+    computed once per query (Ranking.known); with token shares, the full-weight score and coverage
+    (Ranking.kept, Ranking.word_coverage) worked out term by term."""
     inverted = index.inverted
     plan = plan_query(inverted, query, None)
     ranking = rank(inverted, plan)
@@ -243,8 +244,17 @@ def straightforward_batch_line(index: Index, query: str) -> dict[str, Any]:
     for score, doc_id, coverage, _capped in order(inverted, ranking, DEPTH, [], None)[:DEPTH]:
         total = plan.total_weight or 1.0
         known = total / (total + sum(plan.unknown.values()))
+        full_weight = sum(t.weight / t.share for t in plan.terms)
+        kept = sum(t.weight for t in plan.terms) / full_weight if full_weight else 1.0
+        if kept < 1:  # a token's terms share its weight: confidence reads the query at full weight
+            finders = [t for t in plan.terms if t.covers]
+            matched = sum(t.idf for t in finders if doc_id in term_evidence(inverted, t))
+            coverage = matched / (sum(t.idf for t in finders) + sum(plan.unknown_idf.values()))
+            score_read = score / kept
+        else:
+            coverage, score_read = coverage * known, score
         doc = inverted.documents[doc_id]
-        confidence = confidence_of(score, coverage * known, named)
+        confidence = confidence_of(score_read, coverage, named)
         results.append(
             {"u": doc.path, "external": doc.external, "score": round(score, 6), "confidence": confidence}
         )
