@@ -60,7 +60,7 @@ SWITCHES: dict[str, tuple[float, ...]] = {
     "IDF_POWER": (0.6, 0.8),
     # Off: every term of an identifier weighs a whole word; on, a written token's n terms weigh
     # (1/n)^p each (rules.py).
-    "TOKEN_TERMS_POWER": (0.0, 0.5, 0.75),
+    "TOKEN_TERMS_POWER": (0.0, 0.75),
 }
 # Feedback re-weighs the page scores, which only PAGE_FUSION brings into the ranking.
 REQUIRES = {"FEEDBACK_WEIGHT": "PAGE_FUSION"}
