@@ -14,6 +14,11 @@ stdin itself:
     the session goes on until each has its answer, for at most DRAIN_SECONDS; the SDK then
     cancels what is left, and any request still without an answer gets a -32000
     "Connection closed" error from here, so none is left unanswered
+    an answer is queued for the SDK's writer, never handed over by a send that a cancel can
+    interrupt (WatchedWrites): one so interrupted was withdrawn unsent while the SDK counted it
+    sent, which lost answers on a loaded machine; the queue is written out while the writer
+    keeps taking it, and given up only after WRITE_SECONDS with no progress (a client that
+    stopped reading), so the exit never hangs
 
 Like the SDK, it claims fd 0: the wire is read from a private duplicate and fd 0 points at
 the null device, so child processes read EOF. stdout carries only protocol frames: the SDK
@@ -25,6 +30,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from types import TracebackType
@@ -43,6 +49,7 @@ from imqueue_mcp.server.hosting.wire import judge, parse_error
 MAX_LINE_BYTES = 4 * 2**20  # the SDK's own HTTP body limit; the hosted endpoint takes 1 MB
 READ_BYTES = 2**16  # one read of the wire
 DRAIN_SECONDS = 10.0  # after stdin closes, how long requests already read may take to finish
+WRITE_SECONDS = 5.0  # at the end, how long the writer may take no message before the rest is dropped
 LINE_TOO_LONG = (
     f"Parse error: the line is over {MAX_LINE_BYTES // 2**20} MiB, more than this server reads as one "
     "message, so it was dropped unread; send a smaller message"
@@ -99,9 +106,8 @@ def read_line(line: bytes | TooLong) -> SessionMessage | JSONRPCError | JSONRPCR
 class Unanswered:
     """The requests read from stdin that have no answer yet, kept by watching the writes.
 
-    A request counts as answered once the writer has taken its response or error, or once such
-    a write was cancelled midway: it may have gone out, and a second answer for one id would
-    break JSON-RPC (the SDK's own rule when it shuts down).
+    A request counts as answered once its response or error is queued for the writer
+    (WatchedWrites), which writes out everything queued before the server exits.
     """
 
     def __init__(self) -> None:
@@ -123,19 +129,56 @@ class Unanswered:
 
 
 class WatchedWrites:
-    """The session's write stream: every answer marks its request answered; the session's
-    close is held back so that the leftovers can still be answered after it ends."""
+    """The session's write stream, as a queue in front of the SDK's writer: a send queues the
+    message at once (nothing to cancel halfway) and marks its request answered; `pump` hands the
+    queue to the writer in order. The session's close is held back, so that the leftovers can
+    still be answered after it ends; `finish` writes out the rest."""
 
     def __init__(self, inner: WriteStream[SessionMessage], unanswered: Unanswered):
         self.inner = inner
         self.unanswered = unanswered
+        self.queue: deque[SessionMessage] = deque()
+        self.wake = anyio.Event()
+        self.written = 0  # messages the writer has taken
+        self.closing = False
+        self.done = anyio.Event()  # the pump ended: the queue went out, or the writer is gone
 
     async def send(self, item: SessionMessage, /) -> None:
+        self.put(item)
+
+    def put(self, item: SessionMessage) -> None:
+        self.queue.append(item)
+        if isinstance(item.message, JSONRPCResponse | JSONRPCError) and item.message.id is not None:
+            self.unanswered.answered(item.message.id)
+        self.wake.set()
+
+    async def pump(self) -> None:
         try:
-            await self.inner.send(item)
-        finally:  # delivered, or cancelled mid-send (when it may still have been delivered)
-            if isinstance(item.message, JSONRPCResponse | JSONRPCError) and item.message.id is not None:
-                self.unanswered.answered(item.message.id)
+            while True:
+                while self.queue:
+                    await self.inner.send(self.queue[0])
+                    self.queue.popleft()
+                    self.written += 1
+                if self.closing:
+                    return
+                self.wake = anyio.Event()
+                await self.wake.wait()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return  # the writer is gone: nothing more can go out
+        finally:
+            self.done.set()
+
+    async def finish(self) -> None:
+        """Write out what is queued while the writer keeps taking it; stop waiting once it has
+        taken nothing for WRITE_SECONDS (the client stopped reading)."""
+        self.closing = True
+        self.wake.set()
+        while not self.done.is_set():
+            before = self.written
+            with anyio.move_on_after(WRITE_SECONDS):
+                await self.done.wait()
+            if self.written == before:
+                return
 
     async def aclose(self) -> None:
         pass  # serve_stdio closes the real stream, after the leftovers
@@ -200,19 +243,21 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
                     with anyio.move_on_after(DRAIN_SECONDS):  # end of input: let what was read finish
                         await unanswered.settled()
 
-            async with anyio.create_task_group() as group:
-                group.start_soon(sift)
-                # app.py announces a changed docs resource list on this connection, so say it will.
-                options = lowlevel.create_initialization_options(NotificationOptions(resources_changed=True))
-                await lowlevel.run(usable_receive, writes, options)
-                group.cancel_scope.cancel()
             try:
-                for request_id in list(unanswered.ids):
-                    error = ErrorData(code=CONNECTION_CLOSED, message=STDIN_CLOSED)
-                    await write_stream.send(
-                        SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
-                    )
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                pass
+                async with anyio.create_task_group() as pumping:
+                    pumping.start_soon(writes.pump)
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(sift)
+                        # app.py announces a changed docs resource list on this connection, so say it will.
+                        options = lowlevel.create_initialization_options(
+                            NotificationOptions(resources_changed=True)
+                        )
+                        await lowlevel.run(usable_receive, writes, options)
+                        group.cancel_scope.cancel()
+                    for request_id in list(unanswered.ids):
+                        error = ErrorData(code=CONNECTION_CLOSED, message=STDIN_CLOSED)
+                        writes.put(SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))
+                    await writes.finish()
+                    pumping.cancel_scope.cancel()
             finally:
                 await write_stream.aclose()
