@@ -227,6 +227,14 @@ def query_vectors(size: int) -> tuple[Floats, Floats, Mask]:
     return np.zeros(size, dtype=np.float64), np.zeros(size, dtype=np.float64), np.zeros(size, dtype=np.bool_)
 
 
+def zeros(size: int) -> Floats:
+    """One zeroed float per record."""
+    import numpy as np
+
+    result: Floats = np.zeros(size, dtype=np.float64)
+    return result
+
+
 def code_vector(size: int) -> Codes:
     """A query's zeroed per-record codes of matched covering terms (see coverage_of_codes)."""
     import numpy as np

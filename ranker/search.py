@@ -499,6 +499,7 @@ class Ranking:
     page_share: dense.Floats | None
     feedback: list[str]
     shaped: list[tuple[str, str, float]]
+    _whole: tuple[dense.Floats, float] | None = field(default=None, repr=False)  # whole_idf's, once made
 
     @property
     def total(self) -> float:
@@ -517,15 +518,19 @@ class Ranking:
         token shares aside (as Ranking.kept for the score), words no record holds counted in."""
         if self.kept == 1.0:
             return coverage * self.known
-        finders = [t for t in self.plan.terms if t.covers]
-        codes = self.scored.codes
-        if codes is not None:
-            code = int(codes[doc_id])
-            matched = sum(t.idf for bit, t in enumerate(finders) if code >> bit & 1)
-        else:  # more covering terms than codes hold: look the record up in each term's row
-            matched = sum(t.idf for t in finders if doc_id in saturated_row(index, t)[0])
-        full = sum(t.idf for t in finders) + sum(self.plan.unknown_idf.values())
-        return matched / full if full else 1.0
+        matched, full = self.whole_idf(index)
+        return float(matched[doc_id]) / full if full else 1.0
+
+    def whole_idf(self, index: InvertedIndex) -> tuple[dense.Floats, float]:
+        """Per record, the covering terms' whole idf it matches, and the query's whole mass (words
+        no record holds counted in): made once per query, on its first hit."""
+        if self._whole is None:
+            finders = [t for t in self.plan.terms if t.covers]
+            matched = dense.zeros(index.size)
+            for term in finders:
+                matched[saturated_row(index, term)[0]] += term.idf
+            self._whole = (matched, sum(t.idf for t in finders) + sum(self.plan.unknown_idf.values()))
+        return self._whole
 
     @functools.cached_property
     def known(self) -> float:
