@@ -317,6 +317,7 @@ def test_an_answer_whose_handler_is_cancelled_while_the_writer_is_busy_still_goe
             async with inner_receive:
                 async for message in inner_receive:
                     await anyio.sleep(0.05)  # a loaded machine's writer
+                    assert isinstance(message.message, JSONRPCResponse)
                     taken.append(message.message.id)
 
         async def handler(request_id: int, scope: anyio.CancelScope) -> None:
