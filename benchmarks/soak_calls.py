@@ -141,8 +141,12 @@ def tracked(call: Call) -> Call:
 
 
 def cold_calls(surface: Surface) -> list[Call]:
-    """Every path that fills a cache on first use, each once: a client sends them all at once."""
+    """Every path that fills a cache on first use, each once: a client sends them all at once.
+    With them a cursor walk and an invalid call, so that every client exercises each kind of
+    call once however few calls a loaded machine lets the run make after this burst."""
     calls = [
+        Call("walk", "get_doc cursor walk", {"url": "https://imqueue.org/get-started", "maxTokens": 600}),
+        tool("search_docs", "guided", query=""),
         tracked(tool("search_docs", query="how do I expose a method")),
         tool("search_docs", query="delayed job retry", passages=False),
         tracked(tool("find_examples", query="generate a typed client", limit=3)),
