@@ -183,7 +183,7 @@ def test_every_declared_dependency_is_imported_by_the_package() -> None:
     """A runtime dependency nothing loads is a defect. Imports are read from the source (ast), plus
     modules loaded by name (find_spec, import_module: uvloop is picked by name for uvicorn), and
     mapped to their distributions by the installed metadata, since a distribution's import name
-    need not be its own (PyStemmer is imported as Stemmer, tree-sitter as tree_sitter)."""
+    need not be its own (tree-sitter is imported as tree_sitter)."""
 
     def canonical(name: str) -> str:
         return re.sub(r"[-_.]+", "-", name).lower()
@@ -210,4 +210,4 @@ def test_every_declared_dependency_is_imported_by_the_package() -> None:
     distributions = importlib.metadata.packages_distributions()
     imported = {canonical(dist) for module in modules for dist in distributions.get(module, [])}
     assert declared - imported == set(), "declared in pyproject.toml, loaded by nothing in the package"
-    assert "pystemmer" in imported  # the import name differs from the distribution's: mapped, not guessed
+    assert "tree-sitter" in imported  # the import name differs from the distribution's: mapped, not guessed
