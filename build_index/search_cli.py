@@ -109,16 +109,16 @@ def run_batch(index: Index, path: Path, out: TextIO) -> int:
 
 
 def batch_line(index: Index, query: str, package: str | None = None) -> dict[str, Any]:
-    response = index.search(query, limit=rules.BATCH_DEPTH, package=package)
+    results, corrected = index.brief(query, rules.BATCH_DEPTH, package)
     line: dict[str, Any] = {
         "query": query,
         "results": [
-            {"u": h.path, "external": h.external, "score": round(h.score, 6), "confidence": h.confidence}
-            for h in response.results
+            {"u": r.path, "external": r.external, "score": round(r.score, 6), "confidence": r.confidence}
+            for r in results
         ],
     }
-    if response.corrected:
-        line["corrected"] = response.corrected
+    if corrected:
+        line["corrected"] = corrected
     return line
 
 

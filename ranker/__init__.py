@@ -22,9 +22,10 @@ from . import search as ranking
 from .corpus import Corpus, Document
 from .index import InvertedIndex
 from .results import hit_dict, response_dict
-from .search import Guidance, Hit, SearchResponse, normalize_package
+from .search import Brief, Guidance, Hit, SearchResponse, normalize_package
 
 __all__ = [
+    "Brief",
     "Corpus",
     "Document",
     "Guidance",
@@ -78,3 +79,12 @@ class Index:
             sections=self.corpus.section_names,
             parent_cap=parent_cap,
         )
+
+    def brief(self, query: str, limit: int, package: str | None = None) -> tuple[list[Brief], str | None]:
+        """search()'s ranking, each result only its path, site, score and confidence (what
+        `imq-search --batch` writes), and the typo-corrected query if one was made."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        if not query.strip():
+            return [], None
+        return ranking.brief(self.inverted, query, limit, package)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import rules
-from .corpus import Document
 from .index import Form, InvertedIndex
 
 # numpy is imported by the functions that use it, on the first search: a process that builds an
@@ -38,39 +37,60 @@ class Tables:
     factor: Floats  # tier x blog x deprecation (float32 in the index, widened as Python does)
     url_order: Ids  # the tie-break
     answer: Mask  # records written as answers
-    caps: list[CapKeys | None]  # per record, what ranker.search.cap compares; filled on first use
+    external: Mask  # imqueue.com records (each site has its own relative floor)
 
 
-@dataclass(frozen=True, slots=True)
-class CapKeys:
-    """A record's keys for the relative floor and the caps, read once instead of per query."""
+@dataclass(frozen=True)
+class RecordTable:
+    """Per record, as Python lists (read one record at a time): what ranker.search.cap compares,
+    a number per distinct value, and the path a batch line writes. Made once per index, on first
+    search."""
 
-    url: tuple[str, str]  # (site, path): an answer and its prose section share one URL
-    external: bool
-    parent: str  # site:parent (or site:path)
-    member: str  # lower-cased member name, "" for none
-    # the package of an API symbol (whose parent is a class or itself: PER_CLASS_CAP), None for
-    # any other record
-    symbol_package: str | None
-
-
-def cap_keys_of(index: InvertedIndex, doc_id: int) -> CapKeys:
-    """The record's cap keys, made on its first use and kept."""
-    keys = tables(index).caps
-    found = keys[doc_id]
-    if found is None:
-        found = keys[doc_id] = cap_keys(index.documents[doc_id])
-    return found
+    url: list[int]  # (site, path): an answer and its prose section share one URL
+    parent: list[int]  # site:parent (or site:path)
+    member: list[int]  # lower-cased member name; -1 for none
+    package: list[int]  # an API symbol's package (its parent is a class or itself: PER_CLASS_CAP); -1 else
+    parents: list[str]  # number -> site:parent, for the reason a record was capped
+    members: list[str]
+    packages: list[str]
+    path: list[str]
+    external: list[bool]
 
 
-def cap_keys(doc: Document) -> CapKeys:
-    return CapKeys(
-        url=(doc.site, doc.path),
-        external=doc.external,
-        parent=f"{doc.site}:{doc.parent or doc.path}",
-        member=doc.member.lower(),
-        symbol_package=doc.package if doc.tier == "symbol" else None,
+def record_table(index: InvertedIndex) -> RecordTable:
+    cached: RecordTable | None = index.record_table
+    if cached is not None:
+        return cached
+    urls: dict[tuple[str, str], int] = {}
+    parents: dict[str, int] = {}
+    members: dict[str, int] = {}
+    packages: dict[str, int] = {}
+    url: list[int] = []
+    parent: list[int] = []
+    member: list[int] = []
+    package: list[int] = []
+    paths: list[str] = []
+    for doc_id in range(index.size):
+        doc = index.documents[doc_id]
+        paths.append(doc.path)
+        named, symbol_package = doc.member.lower(), doc.package if doc.tier == "symbol" else None
+        url.append(urls.setdefault((doc.site, doc.path), len(urls)))
+        parent.append(parents.setdefault(f"{doc.site}:{doc.parent or doc.path}", len(parents)))
+        member.append(members.setdefault(named, len(members)) if named else -1)
+        package.append(-1 if symbol_package is None else packages.setdefault(symbol_package, len(packages)))
+    cached = RecordTable(
+        url=url,
+        parent=parent,
+        member=member,
+        package=package,
+        parents=list(parents),
+        members=list(members),
+        packages=list(packages),
+        path=paths,
+        external=[bool(flag) for flag in index.external],
     )
+    index.record_table = cached
+    return cached
 
 
 def tables(index: InvertedIndex) -> Tables:
@@ -84,7 +104,7 @@ def tables(index: InvertedIndex) -> Tables:
             factor=np.frombuffer(index.factor.tobytes(), dtype=np.float32).astype(np.float64),
             url_order=np.frombuffer(index.url_order.tobytes(), dtype=np.uint32).astype(np.intp),
             answer=answer,
-            caps=[None] * index.size,  # decoding every record here would slow the first query
+            external=np.frombuffer(index.external.tobytes(), dtype=np.int8).astype(np.bool_),
         )
         index.dense_tables = cached
     return cached
@@ -185,6 +205,20 @@ def boost_vector(size: int, boosts: dict[int, tuple[float, str]]) -> Floats:
         ids = np.fromiter(boosts, dtype=np.intp, count=len(boosts))
         vector[ids] = 1 + np.array([b[0] for b in boosts.values()], dtype=np.float64)
     return vector
+
+
+def over_relative_floor(index: InvertedIndex, scores: Floats, ids: Ids) -> Mask:
+    """Which of `ids` score at least RELATIVE_FLOOR x the best score of their own site
+    (imqueue.org or imqueue.com): the records any list may hold."""
+    import numpy as np
+
+    external = tables(index).external[ids]
+    floor = np.zeros(len(ids), dtype=np.float64)
+    for site in (external, ~external):
+        if site.any():
+            floor[site] = float(scores[site].max()) * rules.RELATIVE_FLOOR
+    result: Mask = scores >= floor
+    return result
 
 
 def ranked(scores: Floats, ids: Ids, order: Ids) -> Ids:

@@ -89,6 +89,7 @@ class InvertedIndex:
         # forms -> (record ids, saturated evidence) as numpy vectors; filled by ranker.search
         self.evidence_cache: dict[tuple[Form, ...], tuple[Any, Any]] = {}
         self.dense_tables: Any = None  # ranker.dense.Tables, made on first search
+        self.record_table: Any = None  # ranker.dense.RecordTable, made on first search
         # (kind, name) -> per-record membership: a package's, a subject's (ranker.search)
         self.record_masks: dict[tuple[str, str], Any] = {}
         self.descriptions: dict[int, str] = {}  # record id -> its hit description (ranker.search)

@@ -16,7 +16,7 @@ import dataclasses
 import functools
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from . import dense, rules
@@ -457,11 +457,9 @@ def search(
     make the hits; --explain's account is built beside the score from what the steps computed."""
     if not query or not query.strip():
         return SearchResponse(query=query, results=[], miss=Guidance(list(sections or []), []))
-    plan = checked_plan(index, query, package)
-    ranking = rank(index, plan)
     cap_notes: list[str] = []
-    ordered = order(index, ranking, limit, cap_notes, parent_cap)
-    hits = [hit_of(index, ranking, row, explain) for row in ordered[:limit]]
+    plan, ranking, ordered = ranked(index, query, package, limit, cap_notes, parent_cap)
+    hits = [hit_of(index, ranking, row, explain) for row in ordered]
     notes = [*query_notes(ranking), *cap_notes, *unknown_notes(ranking)] if explain else cap_notes
     if hits:
         return SearchResponse(
@@ -469,6 +467,52 @@ def search(
         )
     guidance = Guidance(sections=list(sections or []), nearest_terms=nearest_terms(index, query))
     return SearchResponse(query, [], miss=guidance, corrected=plan.corrected, notes=notes)
+
+
+def ranked(
+    index: InvertedIndex,
+    query: str,
+    package: str | None,
+    limit: int,
+    notes: list[str],
+    parent_cap: int | None = None,
+) -> tuple[QueryPlan, Ranking, list[Row]]:
+    """The first `limit` rows of a (non-blank) query's ranked and capped list, with the plan and
+    the ranking that scored them: what search() and brief() make their results of."""
+    plan = checked_plan(index, query, package)
+    ranking = rank(index, plan)
+    return plan, ranking, order(index, ranking, limit, notes, parent_cap)[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class Brief:
+    """A result as a batch line holds it: search()'s hit without what only a reader needs
+    (title, description, passage), so 60 a line cost what they are worth."""
+
+    path: str
+    external: bool
+    score: float
+    confidence: Confidence
+
+
+def brief(
+    index: InvertedIndex, query: str, limit: int, package: str | None = None
+) -> tuple[list[Brief], str | None]:
+    """search()'s results for a non-blank query, each with only its path, site, score and
+    confidence (the values hit_of gives, worked out for the whole list at once), and the
+    typo-corrected query if one was made."""
+    plan, ranking, ordered = ranked(index, query, package, limit, [])
+    if not ordered:
+        return [], plan.corrected
+    scores, ids, coverage, _capped = zip(*ordered, strict=True)
+    table = dense.record_table(index)
+    named = bool(plan.named_unknown)
+    kept = ranking.kept
+    covered = ranking.word_coverages(index, ids, coverage)
+    return [
+        Brief(table.path[doc_id], table.external[doc_id], score, confidence_of(score / kept, share, named))
+        for score, doc_id, share in zip(scores, ids, covered, strict=True)
+    ], plan.corrected
 
 
 def checked_plan(index: InvertedIndex, query: str, package: str | None) -> QueryPlan:
@@ -520,6 +564,18 @@ class Ranking:
             return coverage * self.known
         matched, full = self.whole_idf(index)
         return float(matched[doc_id]) / full if full else 1.0
+
+    def word_coverages(
+        self, index: InvertedIndex, ids: Sequence[int], coverage: Sequence[float]
+    ) -> list[float]:
+        """word_coverage of each of a list of hits, at once."""
+        if self.kept == 1.0:
+            known = self.known
+            return [c * known for c in coverage]
+        matched, full = self.whole_idf(index)
+        if not full:
+            return [1.0] * len(ids)
+        return (matched[list(ids)] / full).tolist()  # type: ignore[no-any-return]
 
     def whole_idf(self, index: InvertedIndex) -> tuple[dense.Floats, float]:
         """Per record, the covering terms' whole idf it matches, and the query's whole mass (words
@@ -618,10 +674,18 @@ def order(
     the list short, records under the floor, which never outrank one above it."""
     tables = dense.tables(index)
     final, ids, covered, above = ranking.final, ranking.ids, ranking.covered, ranking.above
+    # The relative floor over the whole list at once: a record under RELATIVE_FLOOR x its site's
+    # best score is never listed, at any limit, so the caps walk only the rest.
+    over = dense.over_relative_floor(index, final[above], ids[above])
+    dropped = len(over) - int(over.sum())
+    if dropped:
+        notes.append(f"relative floor: {dropped} record(s) under {rules.RELATIVE_FLOOR:g} x the top dropped")
+    kept = above.copy()
+    kept[above] = over
     # Ties break on the URL, so the same query always gives the same order.
-    candidates = dense.ranked_rows(final[above], ids[above], covered[above], tables.url_order)
+    candidates = dense.ranked_rows(final[kept], ids[kept], covered[kept], tables.url_order)
     one_package = ranking.plan.package is not None
-    ordered = cap(index, candidates, limit, notes, one_package=one_package, parent_cap=parent_cap)
+    ordered = cap(index, candidates, limit, one_package=one_package, parent_cap=parent_cap)
     below = ~above
     if len(ordered) < limit and below.any():
         seen = {(index.documents[c[1]].site, index.documents[c[1]].path) for c in ordered}
@@ -731,63 +795,61 @@ def cap(
     index: InvertedIndex,
     candidates: Iterable[tuple[float, int, float]],
     limit: int,
-    notes: list[str],
     one_package: bool = False,
     parent_cap: int | None = None,
 ) -> list[Row]:
-    """Relative floor, then the caps, over one list: imqueue.org and imqueue.com records compete
-    on score (nothing here weighs or reorders them by site). A capped record is
-    not dropped: it moves below every uncapped one. The first k results are the same for every
-    limit >= k: the loop stops only once `limit` uncapped records are kept. What applied is
-    added to `notes` (for --explain)."""
+    """The caps over one ranked list (already over the relative floor): imqueue.org and
+    imqueue.com records compete on score (nothing here weighs or reorders them by site). A
+    capped record is not dropped: it moves below every uncapped one. The first k results are
+    the same for every limit >= k: the loop stops only once `limit` uncapped records are kept.
+    Of records sharing a URL (an answer and its prose section) the first stands for them."""
+    table = dense.record_table(index)
+    urls, parents, members, packages = table.url, table.parent, table.member, table.package
     kept: list[Row] = []
-    capped: list[Row] = []
-    tops: dict[bool, float] = {}
-    per_parent: dict[str, int] = defaultdict(int)
-    per_member: dict[str, int] = defaultdict(int)
-    per_package: dict[str, int] = defaultdict(int)
-    seen: set[tuple[str, str]] = set()
-    dropped_by_floor = 0
-    keys = dense.tables(index).caps
-    class_cap = (rules.PER_CLASS_CAP, "per-class")
-    page_cap = (rules.PER_PARENT_CAP if parent_cap is None else parent_cap, "per-parent")
+    capped: list[tuple[float, int, float, tuple[str, int, int]]] = []  # the reason written out below
+    per_parent: dict[int, int] = defaultdict(int)
+    per_member: dict[int, int] = defaultdict(int)
+    per_package: dict[int, int] = defaultdict(int)
+    seen: set[int] = set()
+    page_held = rules.PER_PARENT_CAP if parent_cap is None else parent_cap
     for score, doc_id, coverage in candidates:
         if len(kept) >= limit:
             break  # the answer is full of uncapped hits, ranked before anything capped
-        key = keys[doc_id] or dense.cap_keys_of(index, doc_id)
-        if key.url in seen:  # an answer and its prose section share one URL
+        url = urls[doc_id]
+        if url in seen:
             continue
-        seen.add(key.url)
-        top = tops.setdefault(key.external, score)
-        if score < top * rules.RELATIVE_FLOOR:
-            dropped_by_floor += 1
-            continue
-        reason = ""
-        held, cap_name = class_cap if key.symbol_package is not None else page_cap
-        if per_parent[key.parent] >= held:
-            reason = f"{cap_name} cap ({held} from {key.parent.split(':', 1)[1]})"
-        elif key.member and per_member[key.member] >= rules.PER_MEMBER_CAP:
-            reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {key.member})"
-        elif (
-            not one_package
-            and key.symbol_package is not None
-            and per_package[key.symbol_package] >= rules.PER_PACKAGE_CAP
-        ):
-            reason = f"per-package cap ({rules.PER_PACKAGE_CAP} symbols of {key.symbol_package})"
-        if reason:
-            capped.append((score, doc_id, coverage, reason))
-            continue
-        per_parent[key.parent] += 1
-        if key.member:
-            per_member[key.member] += 1
-        if key.symbol_package is not None:
-            per_package[key.symbol_package] += 1
-        kept.append((score, doc_id, coverage, ""))
-    if dropped_by_floor:
-        notes.append(
-            f"relative floor: {dropped_by_floor} record(s) under {rules.RELATIVE_FLOOR:g} x the top dropped"
-        )
-    return kept + capped
+        seen.add(url)
+        parent, member, package = parents[doc_id], members[doc_id], packages[doc_id]
+        held = rules.PER_CLASS_CAP if package >= 0 else page_held
+        if per_parent[parent] >= held:
+            capped.append(
+                (score, doc_id, coverage, ("per-class" if package >= 0 else "per-parent", held, parent))
+            )
+        elif member >= 0 and per_member[member] >= rules.PER_MEMBER_CAP:
+            capped.append((score, doc_id, coverage, ("per-member", rules.PER_MEMBER_CAP, member)))
+        elif not one_package and package >= 0 and per_package[package] >= rules.PER_PACKAGE_CAP:
+            capped.append((score, doc_id, coverage, ("per-package", rules.PER_PACKAGE_CAP, package)))
+        else:
+            per_parent[parent] += 1
+            if member >= 0:
+                per_member[member] += 1
+            if package >= 0:
+                per_package[package] += 1
+            kept.append((score, doc_id, coverage, ""))
+    moved = capped[: max(0, limit - len(kept))]
+    return kept + [
+        (score, doc_id, coverage, cap_reason(table, why)) for score, doc_id, coverage, why in moved
+    ]
+
+
+def cap_reason(table: dense.RecordTable, reason: tuple[str, int, int]) -> str:
+    """Why a record moved down, for --explain: the cap, its value, and what it counted."""
+    name, held, number = reason
+    if name == "per-member":
+        return f"per-member cap ({held} named {table.members[number]})"
+    if name == "per-package":
+        return f"per-package cap ({held} symbols of {table.packages[number]})"
+    return f"{name} cap ({held} from {table.parents[number].split(':', 1)[1]})"
 
 
 Boost = tuple[float, str]  # (the boost, the rules.py name of the rule that gave it)

@@ -28,7 +28,6 @@ from imqueue_mcp.ranker.index import InvertedIndex
 from imqueue_mcp.ranker.search import (
     NO_BOOST,
     QueryPlan,
-    cap,
     content_words,
     first_sentence,
     in_package,
@@ -69,9 +68,60 @@ def reference_scores(index: InvertedIndex, plan: QueryPlan) -> tuple[dict[int, f
     return scores, matched
 
 
+def reference_cap(
+    index: InvertedIndex, candidates: list[tuple[float, int, float]], limit: int, one_package: bool
+) -> list[tuple[float, int, float, str]]:
+    """The caps of docs/ranking.md step 6, one record at a time from its Document: of records
+    sharing a URL the first stands for them; a capped record moves below every uncapped one;
+    reading stops once `limit` are kept."""
+    kept: list[tuple[float, int, float, str]] = []
+    capped: list[tuple[float, int, float, str]] = []
+    per_parent: dict[str, int] = {}
+    per_member: dict[str, int] = {}
+    per_package: dict[str, int] = {}
+    seen: set[tuple[str, str]] = set()
+    for score, doc_id, coverage in candidates:
+        if len(kept) >= limit:
+            break
+        doc = index.documents[doc_id]
+        if (doc.site, doc.path) in seen:
+            continue
+        seen.add((doc.site, doc.path))
+        parent, member = f"{doc.site}:{doc.parent or doc.path}", doc.member.lower()
+        package = doc.package if doc.tier == "symbol" else None
+        held, name = (
+            (rules.PER_CLASS_CAP, "per-class")
+            if package is not None
+            else (rules.PER_PARENT_CAP, "per-parent")
+        )
+        reason = ""
+        if per_parent.get(parent, 0) >= held:
+            reason = f"{name} cap ({held} from {parent.split(':', 1)[1]})"
+        elif member and per_member.get(member, 0) >= rules.PER_MEMBER_CAP:
+            reason = f"per-member cap ({rules.PER_MEMBER_CAP} named {member})"
+        elif not one_package and package is not None and per_package.get(package, 0) >= rules.PER_PACKAGE_CAP:
+            reason = f"per-package cap ({rules.PER_PACKAGE_CAP} symbols of {package})"
+        if reason:
+            capped.append((score, doc_id, coverage, reason))
+            continue
+        per_parent[parent] = per_parent.get(parent, 0) + 1
+        if member:
+            per_member[member] = per_member.get(member, 0) + 1
+        if package is not None:
+            per_package[package] = per_package.get(package, 0) + 1
+        kept.append((score, doc_id, coverage, ""))
+    return kept + capped
+
+
 def reference_search(
     index: InvertedIndex, query: str, limit: int, package: str | None = None
 ) -> list[tuple[str, float]]:
+    return [(index.documents[c[1]].path, c[0]) for c in reference_rows(index, query, limit, package)]
+
+
+def reference_rows(
+    index: InvertedIndex, query: str, limit: int, package: str | None = None
+) -> list[tuple[float, int, float, str]]:
     plan = plan_query(index, query, package)
     total = plan.total_weight or 1.0
     floor = rules.COVERAGE_FLOOR if content_words(plan.query) >= rules.LONG_QUERY_TERMS else 0.0
@@ -98,13 +148,19 @@ def reference_search(
         row = (raw * coverage**power * factor, doc_id, coverage)
         (above if coverage >= floor else below).append(row)
     above.sort(key=lambda c: (-c[0], index.url_order[c[1]]))
-    ordered = cap(index, above, limit, [], one_package=plan.package is not None)
+    tops: dict[int, float] = {}  # each site's best score: the first of its records in order
+    for score, doc_id, _coverage in above:
+        tops.setdefault(index.external[doc_id], score)
+    above = [c for c in above if c[0] >= tops[index.external[c[1]]] * rules.RELATIVE_FLOOR]
+    ordered = reference_cap(index, above, limit, one_package=plan.package is not None)
     below.sort(key=lambda c: (-c[0], index.url_order[c[1]]))
     seen = {(index.documents[c[1]].site, index.documents[c[1]].path) for c in ordered}
     ordered += [
-        (*c, "") for c in below if (index.documents[c[1]].site, index.documents[c[1]].path) not in seen
+        (*c, "under the coverage floor")
+        for c in below
+        if (index.documents[c[1]].site, index.documents[c[1]].path) not in seen
     ]
-    return [(index.documents[c[1]].path, c[0]) for c in ordered[:limit]]
+    return ordered[:limit]
 
 
 def fast_search(index: Index, query: str, limit: int, package: str | None = None) -> list[tuple[str, float]]:
@@ -274,6 +330,21 @@ def test_batch_lines_are_the_straightforward_per_hit_computation(site_index: Ind
         assert batch_line(site_index, query) == straightforward_batch_line(site_index, query), query
     lines = [batch_line(site_index, q) for q in unknown[:2]]
     assert any(hit["confidence"] == "low" for line in lines for hit in line["results"])  # known < 1 read
+
+
+@needs_kpi
+def test_the_caps_move_the_records_and_say_why_as_the_reference_does(site_index: Index) -> None:
+    """order()'s rows (score, record, coverage, the cap that moved it) at batch depth are the
+    reference's, reasons included: the relative floor worked out over the whole list at once
+    and the caps' per-record numbers (dense.record_table) change nothing."""
+    inverted = site_index.inverted
+    moved = 0
+    for query in kpi_queries()[:150]:
+        rows = order(inverted, rank(inverted, plan_query(inverted, query, None)), DEPTH, [], None)[:DEPTH]
+        expected = reference_rows(inverted, query, DEPTH)
+        assert [(r[1], r[3]) for r in rows] == [(r[1], r[3]) for r in expected], query
+        moved += sum(1 for r in rows if r[3])
+    assert moved > 0  # some record was capped: the reasons were compared, not only blanks
 
 
 @pytest.mark.parametrize("seed", range(20))
