@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from . import rules
 from .corpus import Corpus, Document
 from .page_evidence import PageIndex
-from .text import PLAIN_WORD, STOPWORDS, fold_lemma, inflection_roots, words
+from .text import PLAIN_WORD, STOPWORDS, fold_lemma, inflection_roots, snowball_stem, stemmed, words
 
 
 class Form(NamedTuple):
@@ -74,6 +74,7 @@ class InvertedIndex:
         answers: list[int],
         packages: list[str],
         pages: PageIndex,
+        stems: dict[str, str],
     ) -> None:
         self.documents = corpus.documents
         self.size = len(self.documents)
@@ -81,6 +82,9 @@ class InvertedIndex:
         self.packed = packed
         self.vocabulary = sorted(packed)
         self.roots = roots  # root -> the other indexed words (space-separated) that reduce to it
+        # indexed word -> its Snowball stem, worked out at build: a query's words the docs hold are
+        # not stemmed again (the pure-Python stemmer is most of a new word's first cost)
+        self.stems = stems
         self.phrases = phrases  # curated phrase -> packed ids (see pack_phrase)
         self.symbol_names = symbol_names  # bare member/symbol name -> ids
         self._decoded: dict[str, tuple[array[int], array[float]]] = {}
@@ -107,8 +111,9 @@ class InvertedIndex:
         postings = weighted_postings(corpus.documents)
         packed = {word: pack_row(row) for word, row in postings.items()}
         roots: dict[str, set[str]] = defaultdict(set)
+        stems = {word: snowball_stem(word) for word in sorted(postings) if stemmed(word)}
         for word in postings:
-            for root in roots_of(word, corpus.lemmas):
+            for root in roots_of(word, corpus.lemmas, stems):
                 if root != word:  # a root that is itself a word is found in the postings directly
                     roots[root].add(word)
         names: dict[str, list[int]] = defaultdict(list)
@@ -127,6 +132,7 @@ class InvertedIndex:
             [i for i, doc in enumerate(corpus.documents) if doc.tier == "answer"],
             sorted({doc.package.lower() for doc in corpus.documents if doc.package}),
             PageIndex.build(corpus.documents),
+            stems,
         )
 
     def to_wire(self) -> dict[str, Any]:
@@ -141,6 +147,7 @@ class InvertedIndex:
             "answers": sorted(self.answers),
             "packages": self.packages,
             "pages": self.pages.to_wire(),
+            "stems": self.stems,
         }
 
     @classmethod
@@ -157,6 +164,7 @@ class InvertedIndex:
             wire["answers"],
             wire["packages"],
             PageIndex.from_wire(wire["pages"]),
+            wire["stems"],
         )
 
     def sibling(self) -> InvertedIndex:
@@ -218,7 +226,7 @@ class InvertedIndex:
 
         if term in self.packed:
             offer(Form(term, "as written", 1.0))
-        for root in roots_of(term, self.lemmas):
+        for root in roots_of(term, self.lemmas, self.stems):
             reached = self.roots.get(root, "").split()
             if root in self.packed:
                 reached.append(root)
@@ -381,8 +389,9 @@ def unpack_row(raw: bytes) -> tuple[array[int], array[float]]:
     return ids, weights
 
 
-def roots_of(word: str, lemmas: dict[str, str]) -> frozenset[str]:
-    roots = inflection_roots(word)
+def roots_of(word: str, lemmas: dict[str, str], stems: dict[str, str] | None = None) -> frozenset[str]:
+    """The word's inflection roots and its folded lemma; `stems`: Snowball stems already known."""
+    roots = inflection_roots(word, stems.get(word) if stems else None)
     lemma = fold_lemma(word, lemmas.get(word, ""))
     return roots | {lemma} if lemma else roots
 

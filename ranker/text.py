@@ -100,16 +100,27 @@ def query_terms(query: str) -> list[str]:
 SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh", "o")
 
 
-def inflection_roots(word: str) -> frozenset[str]:
+def inflection_roots(word: str, stem: str | None = None) -> frozenset[str]:
     """The word plus the roots its inflectional suffix can be stripped to (-s/-es/-ies, -ing,
-    -ed, -tion/-sion) and its Snowball (Porter2) stem. Two words are inflections of each other
-    when their roots meet. Cached per value of the rules it reads, so a changed rule (a test,
-    benchmarks.cv) never reads roots computed under another."""
-    return _roots(word, rules.MIN_INFLECTED, rules.MIN_ROOT, rules.MIN_DOUBLED_BASE, rules.SNOWBALL_STEM)
+    -ed, -tion/-sion) and its Snowball (Porter2) stem (`stem` when the caller has it already:
+    an index keeps its words'). Two words are inflections of each other when their roots meet.
+    Cached per value of the rules it reads, so a changed rule (a test, benchmarks.cv) never
+    reads roots computed under another."""
+    return _roots(
+        word, rules.MIN_INFLECTED, rules.MIN_ROOT, rules.MIN_DOUBLED_BASE, rules.SNOWBALL_STEM, stem
+    )
+
+
+def stemmed(word: str) -> bool:
+    """Whether inflection_roots reaches for the word's Snowball stem (under the rules as they are)."""
+    return len(word) >= rules.MIN_INFLECTED and word.isalpha()
 
 
 @lru_cache(maxsize=65536)
-def _roots(word: str, min_inflected: int, min_root: int, min_doubled: int, snowball: bool) -> frozenset[str]:
+def _roots(
+    word: str, min_inflected: int, min_root: int, min_doubled: int, snowball: bool, known: str | None
+) -> frozenset[str]:
+    """`known`: the word's Snowball stem, when the caller has it."""
     roots = {word}
     if len(word) < min_inflected or not word.isalpha():
         return frozenset(roots)
@@ -141,7 +152,7 @@ def _roots(word: str, min_inflected: int, min_root: int, min_doubled: int, snowb
     elif word.endswith("ed"):
         _add_verb_roots(word[:-2], add, min_doubled)
     if snowball:  # beside the suffix rules: configurable ~ configure, retries ~ retrying
-        add(snowball_stem(word))
+        add(snowball_stem(word) if known is None else known)
     return frozenset(roots)
 
 

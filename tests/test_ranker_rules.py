@@ -206,7 +206,7 @@ def test_inflections_match_form_to_form(monkeypatch: pytest.MonkeyPatch, query: 
         for line in response.results[0].explanation
     )
 
-    monkeypatch.setattr(index_module, "inflection_roots", lambda word: frozenset({word}))
+    monkeypatch.setattr(index_module, "inflection_roots", lambda word, stem=None: frozenset({word}))
     response = index_of(*corpus).search(query)
     assert response.results == [] or response.corrected == written  # at best a typo guess (queued)
 

@@ -245,3 +245,29 @@ def test_the_compiled_stemmer_stems_every_corpus_word_as_snowballs_pure_python_o
     snowball_stem.cache_clear()
     assert len(words) > 5000
     assert [w for w in sorted(words) if snowball_stem(w) != pure.stemWord(w)] == []
+
+
+def test_an_index_keeps_its_words_stems_and_ranks_the_same_without_them() -> None:
+    """InvertedIndex.stems: the Snowball stem of each indexed word the roots stem, worked out at
+    build and kept in the snapshot so a query's words the docs hold are not stemmed again. They
+    are the stemmer's own, and an index that has lost them (a stand-in for a cold cache) ranks
+    every query the same, scores included."""
+    from imqueue_mcp.ranker import Index
+    from imqueue_mcp.ranker.text import snowball_stem, stemmed
+
+    from fixtures.corpus_tiny import index_of, page, section
+
+    built = index_of(
+        page("/retry/", "Retrying deliveries", summary="a failed delivery is retried with backoff"),
+        page("/config/", "Configuration", summary="configurable connections and their configurations"),
+        section("/config/#timeouts", "Timeouts", text="connection timeouts are configured per queue"),
+    )
+    stems = built.inverted.stems
+    assert stems and all(stemmed(word) for word in stems)
+    assert {word: snowball_stem(word) for word in stems} == stems
+    assert stems["configurable"] == "configur"  # a stem no suffix rule reaches, and a root:
+    assert {"configurable", "configurations", "configured"} <= set(built.inverted.roots["configur"].split())
+    without = Index.from_wire(built.corpus, built.to_wire() | {"stems": {}})
+    for query in ("retries", "configure connection", "configured timeout", "backoffs retrying"):
+        ranked = [(h.path, h.score) for h in built.search(query).results]
+        assert ranked and ranked == [(h.path, h.score) for h in without.search(query).results], query

@@ -313,7 +313,7 @@ def add_search_passages(
 ) -> None:
     """Each hit's `passage`, best hit first, at most options.per_hit tokens each and options.total
     in all; `passageBudget` says what they used and how many hits the budget left without one."""
-    words = QueryWords.of(data.get("corrected") or query)
+    words = QueryWords.of(data.get("corrected") or query, source.corpus.index.inverted.stems)
     _spend(data, options, lambda hit, budget, shown: hit_passage(source, hit, words, budget, shown))
 
 
@@ -389,7 +389,7 @@ def add_example_passages(
     data: dict[str, Any], source: PassageSource, query: str, options: PassageOptions
 ) -> None:
     """find_examples' hits, each with the prose around its block; the budgets as search_docs'."""
-    words = QueryWords.of(query)
+    words = QueryWords.of(query, source.corpus.index.inverted.stems)
     _spend(data, options, lambda hit, budget, shown: example_passage(source, hit, words, budget, shown))
 
 

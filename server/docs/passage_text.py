@@ -26,7 +26,7 @@ import bisect
 import heapq
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from imqueue_mcp.ranker.text import STOPWORDS, inflection_roots, query_terms, words
@@ -161,10 +161,12 @@ class QueryWords:
     words: tuple[tuple[str, frozenset[str]], ...]  # (word, its roots), content words only
 
     @classmethod
-    def of(cls, query: str) -> QueryWords:
+    def of(cls, query: str, stems: Mapping[str, str] | None = None) -> QueryWords:
+        """`stems`: the Snowball stems the index already holds (InvertedIndex.stems)."""
         terms = query_terms(query)
         content = [t for t in terms if t not in STOPWORDS] or terms
-        return cls(tuple((t, inflection_roots(t)) for t in content))
+        known = stems or {}
+        return cls(tuple((t, inflection_roots(t, known.get(t))) for t in content))
 
 
 @dataclass(frozen=True)
