@@ -6,6 +6,7 @@ wire.py           one JSON-RPC message judged before the SDK (-32700 / -32600; a
                   in a tools/call argument: invalid_arguments), stdio and HTTP
 host_origin.py    the Host and Origin headers read strictly (HOST[:PORT], numeric port)
 operations.py     the hosted app in production: probes, metrics and signals wired in; uvicorn workers
+supervisor.py     N workers: uvicorn's supervisor, SIGHUP and SIGTERM passed on as they arrive
 lifecycle.py      /healthz, /readyz (and the /metrics route) before the Host lock; the SIGTERM drain
 metrics.py        /metrics through prometheus_client (multiprocess sums with --workers N)
 connections.py    uvicorn's h11 protocol with header/body timeouts, a connection cap, keep-alive limits
