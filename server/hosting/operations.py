@@ -32,6 +32,7 @@ from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.docs.corpus_keeper import CorpusUnavailable, LoadedCorpus
 from imqueue_mcp.server.hosting import connections, lifecycle
 from imqueue_mcp.server.hosting.metrics import MULTIPROCESS_DIR, Metrics, unix_time
+from imqueue_mcp.server.hosting.supervisor import Supervisor
 from imqueue_mcp.server.services import Services
 
 logger = logging.getLogger(__name__)
@@ -153,8 +154,6 @@ def serve(config: Config, *, host: str, port: int, workers: int) -> None:
     try:
         if workers > 1:
             try:
-                from imqueue_mcp.server.hosting.supervisor import Supervisor
-
                 Supervisor(settings, sockets=[settings.bind_socket()]).run()
             finally:
                 if metrics_dir is not None:

@@ -8,7 +8,7 @@ the listening socket first. The workers hold theirs through the drain, and the l
 the last of them stops accepting, so a connection after the drain is refused (a balancer tries
 another backend) rather than queued until the supervisor exits and then reset.
 
-Imported only to serve with workers > 1 (operations.serve), so that uvicorn loads only there.
+Loaded with the hosted app (operations.py), never on the stdio path.
 """
 
 from __future__ import annotations
