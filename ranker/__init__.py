@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import dense
 from . import search as ranking
 from .corpus import Corpus, Document
 from .index import InvertedIndex
@@ -57,6 +58,13 @@ class Index:
         that depend only on the postings shared (InvertedIndex.sibling): a tuner's setting after
         the first ranks without decoding them again."""
         return Index(self.corpus, self.inverted.sibling())
+
+    def warm(self) -> None:
+        """Make now what the first search would otherwise make: numpy's import and the per-record
+        tables every query reads (dense.tables, dense.record_table). A server calls it off its
+        event loop while it loads a corpus, so that its first answer does not pay for them."""
+        dense.tables(self.inverted)
+        dense.record_table(self.inverted)
 
     def search(
         self,

@@ -60,7 +60,7 @@ def run_stdio(config: Config) -> None:
     async def serve_with_the_snapshot_preloaded() -> None:
         # The snapshot loads (off the event loop) while the client initializes: the first search is instant.
         async with anyio.create_task_group() as group:
-            group.start_soon(services.corpus.preload)
+            group.start_soon(services.preload)
             await serve_stdio(server)
             group.cancel_scope.cancel()
 

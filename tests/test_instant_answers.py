@@ -24,6 +24,8 @@ from imqueue_mcp import docsource
 from imqueue_mcp.docsource.sites import TIMEOUT_SECONDS
 from imqueue_mcp.server.config import build_config
 from imqueue_mcp.server.docs.corpus_keeper import REFRESHING_NOTE, CorpusKeeper, read_snapshot_early
+from imqueue_mcp.server.docs.hit_passages import source_for
+from imqueue_mcp.server.services import WARM_PASSAGES_AFTER, Services
 
 from benchmarks.processes import stop
 from conftest import (
@@ -171,8 +173,30 @@ def test_the_early_read_finds_the_default_snapshot_where_the_builder_writes_it(
     default = Path(docsource.default_snapshot_path())
     default.parent.mkdir(parents=True)
     default.write_bytes(snapshot_file.read_bytes())
-    path, snapshot = read_snapshot_early(build_config(offline=True, env={})).result(WAIT_SECONDS)
+    path, snapshot, index = read_snapshot_early(build_config(offline=True, env={})).result(WAIT_SECONDS)
     assert path == default and snapshot is not None and snapshot.fetched_at
+    assert index is not None and index.search("expose a method").results
+    # warmed in that thread: the tables every query reads are made already (Index.warm)
+    assert index.inverted.dense_tables is not None and index.inverted.record_table is not None
+
+
+def test_a_preload_starts_preparing_the_passages_pages_before_any_search(
+    snapshot_file: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "snapshot.msgpack"
+    path.write_bytes(snapshot_file.read_bytes())
+    services = Services.from_config(build_config(offline=True, snapshot=str(path), env={}))
+
+    async def preload_then_wait() -> int:
+        await services.preload()
+        corpus = services.corpus.answering()
+        assert corpus is not None and corpus.source == "snapshot"
+        await asyncio.sleep(WARM_PASSAGES_AFTER + 0.5)
+        # No search was asked. Had the preload not started the warm-up, source_for would start
+        # it here, and its task would not have run before prepared() is read.
+        return len(source_for(corpus).prepared())
+
+    assert asyncio.run(preload_then_wait()) > 0
 
 
 # --- the real server ----------------------------------------------------------------------

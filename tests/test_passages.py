@@ -247,6 +247,16 @@ def test_each_hit_gets_a_passage_within_its_budget_until_max_tokens_is_spent() -
     assert given[0] is not None and given[0]["url"] == PAGE + "#delivery" and given[0]["basis"] == "markdown"
 
 
+def test_a_page_is_prepared_with_the_index_stems_and_they_give_the_stemmer_roots() -> None:
+    source = PassageSource(corpus({PAGE: MARKDOWN}))
+    assert {"messages", "delivered"} <= set(source.stems)  # the index keeps its words' stems
+    sections = markdown_sections(PAGE, MARKDOWN, RANGES)
+    with_stems, without = prepare(sections, "markdown", True, source.stems), prepare(sections, "markdown", True)
+    assert with_stems.postings == without.postings and with_stems.heading_roots == without.heading_roots
+    # and they are what it reads: a stem given for a word is among the page's roots
+    assert "zz-stem" in prepare(sections, "markdown", True, {"delivered": "zz-stem"}).postings
+
+
 def test_text_comes_from_the_markdown_else_the_prose_else_the_hit_description() -> None:
     without_markdown = PassageSource(corpus({}))
     data = hits(PAGE + "#delivery", "https://imqueue.org/api/x/")

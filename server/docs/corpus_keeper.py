@@ -261,7 +261,7 @@ class CorpusKeeper:
         )
         if early is not None:  # stdio's read at launch, made while the SDK was importing
             self._follower.adopt(self.snapshot_path())
-            return self._loaded_snapshot(early, self._follower.location)
+            return self._loaded_snapshot(early[0], self._follower.location, early[1])
         snapshot = self._follower.read_if_changed()
         return None if snapshot is None else self._loaded_snapshot(snapshot, self._follower.location)
 
@@ -374,7 +374,7 @@ class CorpusKeeper:
             logger.warning("%d feed records refused, e.g. %s", len(snapshot.refused), snapshot.refused[0])
         origins = ", ".join(self.config.origins.values())
         return LoadedCorpus(
-            snapshot.index(),
+            _warmed(snapshot.index()),
             "live",
             snapshot.fetched_at,
             origins,
@@ -389,18 +389,19 @@ class CorpusKeeper:
 
     def _load_snapshot(self) -> LoadedCorpus:
         path = self.snapshot_path()
-        snapshot = _take_early_read(self.config, path)
-        if snapshot is None:
-            if not path.is_file():
-                raise FileNotFoundError(f"there is no snapshot file at {path}")
-            snapshot = source_snapshot.load_snapshot(path)
-        return self._loaded_snapshot(snapshot, str(path))
+        early = _take_early_read(self.config, path)
+        if early is not None:
+            return self._loaded_snapshot(early[0], str(path), early[1])
+        if not path.is_file():
+            raise FileNotFoundError(f"there is no snapshot file at {path}")
+        return self._loaded_snapshot(source_snapshot.load_snapshot(path), str(path))
 
-    def _loaded_snapshot(self, snapshot: Snapshot, location: str) -> LoadedCorpus:
+    def _loaded_snapshot(self, snapshot: Snapshot, location: str, index: Index | None = None) -> LoadedCorpus:
+        """`index`: the snapshot's, made and warmed already (the early read's)."""
         note = "" if self.config.follows_snapshot else self._stale_note()
         # snapshot.index() is a ranker.Index over snapshot.corpus, reusing the stored postings
         return LoadedCorpus(
-            snapshot.index(),
+            _warmed(snapshot.index()) if index is None else index,
             "snapshot",
             snapshot.fetched_at,
             location,
@@ -477,37 +478,48 @@ async def _in_daemon_thread(work: Callable[[], LoadedCorpus]) -> LoadedCorpus:
     return await done
 
 
-_early_read: tuple[Config, concurrent.futures.Future[tuple[Path, Snapshot | None]]] | None = None
+EarlyRead = tuple[Path, "Snapshot | None", "Index | None"]  # the path, its snapshot and warmed index
+_early_read: tuple[Config, concurrent.futures.Future[EarlyRead]] | None = None
 
 
-def read_snapshot_early(config: Config) -> concurrent.futures.Future[tuple[Path, Snapshot | None]]:
+def read_snapshot_early(config: Config) -> concurrent.futures.Future[EarlyRead]:
     """Start reading the snapshot file now, in a daemon thread, while the server is still importing
-    and starting; the first keeper of `config` to load the snapshot takes this read instead of
-    reading the file again (or meets its error). Called once, by the stdio launch."""
+    and starting, and make its index ready to search (_warmed); the first keeper of `config` to
+    load the snapshot takes this read instead of reading the file again (or meets its error).
+    Called once, by the stdio launch."""
     global _early_read
-    read: concurrent.futures.Future[tuple[Path, Snapshot | None]] = concurrent.futures.Future()
+    read: concurrent.futures.Future[EarlyRead] = concurrent.futures.Future()
 
     def run() -> None:
         try:
             path = config.snapshot or Path(source_snapshot.default_snapshot_path())
-            read.set_result((path, source_snapshot.load_snapshot(path) if path.is_file() else None))
+            snapshot = source_snapshot.load_snapshot(path) if path.is_file() else None
+            read.set_result((path, snapshot, None if snapshot is None else _warmed(snapshot.index())))
         except BaseException as error:  # handed to the keeper, which words it
             read.set_exception(error)
 
     _early_read = (config, read)
     threading.Thread(target=run, name="snapshot-early-read", daemon=True).start()
-    return read  # done when the file has been read (the snapshot path, and the snapshot or None)
+    return read  # done when the file has been read: its path, and the snapshot and index or None
 
 
-def _take_early_read(config: Config, path: Path) -> Snapshot | None:
-    """The snapshot read_snapshot_early read for this config and path, once; None if there is none."""
+def _take_early_read(config: Config, path: Path) -> tuple[Snapshot, Index] | None:
+    """The snapshot read_snapshot_early read for this config and path, and its index, once; None
+    if there is none."""
     global _early_read
     if _early_read is None or _early_read[0] is not config:
         return None
     read = _early_read[1]
     _early_read = None
-    read_path, snapshot = read.result()
-    return snapshot if read_path == path else None
+    read_path, snapshot, index = read.result()
+    return (snapshot, index) if read_path == path and snapshot is not None and index is not None else None
+
+
+def _warmed(index: Index) -> Index:
+    """The index with what its first search would make made now, in the loading thread (numpy's
+    import, the per-record tables: 100-200 ms on a cold process), not in the first call's answer."""
+    index.warm()
+    return index
 
 
 def _with_note(corpus: LoadedCorpus, note: str) -> LoadedCorpus:

@@ -88,6 +88,7 @@ class PassageSource:
         self.warm_seconds: float | None = None  # how long the warm-up took, once it has
         self.retired = False  # another corpus answers now: a warm-up still running stops
         self._warming: asyncio.Task[None] | threading.Thread | None = None
+        self.stems = corpus.index.inverted.stems  # the vocabulary's Snowball stems, for prepare()
 
     def page(self, page_url: str) -> PreparedPage | None:
         """The page prepared for passages (markdown, else prose), or None when the corpus has neither."""
@@ -104,7 +105,8 @@ class PassageSource:
             return self._summaries[url]
         if not description:
             return None
-        prepared = self._summaries[url] = prepare([SectionText(url, "", description)], "summary")
+        prepared = prepare([SectionText(url, "", description)], "summary", stems=self.stems)
+        self._summaries[url] = prepared
         if len(self._summaries) > SUMMARY_CACHE:
             self._summaries.popitem(last=False)
         return prepared
@@ -167,9 +169,10 @@ class PassageSource:
             markdown = _bounded(markdown)
             host, _, path = page_url.removeprefix("https://").partition("/")
             ranges = self.corpus.sections.get(host, {}).get("/" + path)
-            return prepare(markdown_sections(page_url, markdown, ranges), "markdown", page_header=True)
+            sections = markdown_sections(page_url, markdown, ranges)
+            return prepare(sections, "markdown", page_header=True, stems=self.stems)
         prose = self.prose().get(page_url)
-        return prepare(prose, "prose") if prose else None
+        return prepare(prose, "prose", stems=self.stems) if prose else None
 
     def prose(self) -> dict[str, list[SectionText]]:
         """Page URL -> its tier-2 prose sections, the text before the first anchor first."""
@@ -313,7 +316,7 @@ def add_search_passages(
 ) -> None:
     """Each hit's `passage`, best hit first, at most options.per_hit tokens each and options.total
     in all; `passageBudget` says what they used and how many hits the budget left without one."""
-    words = QueryWords.of(data.get("corrected") or query, source.corpus.index.inverted.stems)
+    words = QueryWords.of(data.get("corrected") or query, source.stems)
     _spend(data, options, lambda hit, budget, shown: hit_passage(source, hit, words, budget, shown))
 
 
@@ -358,7 +361,7 @@ def example_passage(
     if page is None or part is None:
         if not hit.get("lead"):
             return None
-        page, part = prepare([SectionText(hit["url"], "", hit["lead"])], "summary"), 0
+        page, part = prepare([SectionText(hit["url"], "", hit["lead"])], "summary", stems=source.stems), 0
     near = block_place(page, part, hit["code"])
     passage = choose(page, words, budget, parts=[part], near=near, prose_only=True, skip=frozenset(shown))
     if passage is not None:
@@ -389,7 +392,7 @@ def add_example_passages(
     data: dict[str, Any], source: PassageSource, query: str, options: PassageOptions
 ) -> None:
     """find_examples' hits, each with the prose around its block; the budgets as search_docs'."""
-    words = QueryWords.of(query, source.corpus.index.inverted.stems)
+    words = QueryWords.of(query, source.stems)
     _spend(data, options, lambda hit, budget, shown: example_passage(source, hit, words, budget, shown))
 
 

@@ -299,9 +299,21 @@ class SectionText:
     markdown: str
 
 
-def prepare(sections: Sequence[SectionText], basis: str, page_header: bool = False) -> PreparedPage:
+def prepare(
+    sections: Sequence[SectionText],
+    basis: str,
+    page_header: bool = False,
+    stems: Mapping[str, str] | None = None,
+) -> PreparedPage:
     """The units of each section, in order, and the postings over them. `page_header`: the first
-    section starts with the page's title and metadata lines, which are left out."""
+    section starts with the page's title and metadata lines, which are left out. `stems`: the
+    Snowball stems the index holds (InvertedIndex.stems), so that a page's known words are not
+    stemmed again (the pure-Python stemmer was most of a cold page's preparing)."""
+    known = stems or {}
+
+    def roots_of(text: str) -> set[str]:
+        return {root for word in set(words(text)) for root in inflection_roots(word, known.get(word))}
+
     units: list[Unit] = []
     parts: list[Part] = []
     heading_roots: list[frozenset[str]] = []
@@ -310,12 +322,12 @@ def prepare(sections: Sequence[SectionText], basis: str, page_header: bool = Fal
         if found and found[0].kind == "heading" and section.heading:  # the section's own heading
             found = found[1:]
         parts.append(Part(section.url, section.heading, len(units), len(units) + len(found)))
-        heading_roots.append(frozenset(r for w in words(section.heading) for r in inflection_roots(w)))
+        heading_roots.append(frozenset(roots_of(section.heading)))
         units.extend(found)
     postings: dict[str, list[int]] = {}
     ends = [0]
     for index, unit in enumerate(units):
-        for root in {r for w in set(words(LINK_TARGET.sub("", unit.text))) for r in inflection_roots(w)}:
+        for root in roots_of(LINK_TARGET.sub("", unit.text)):
             postings.setdefault(root, []).append(index)
         ends.append(ends[-1] + len(unit.joiner) + len(unit.text))
     return PreparedPage(units, parts, postings, heading_roots, basis, ends, [part.start for part in parts])

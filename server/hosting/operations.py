@@ -108,7 +108,7 @@ async def warm(services: Services, tools: int) -> None:
     """Load a corpus now, so that /readyz can say ready before the first call: the snapshot on
     disk if there is one, else the first load (the live sites, or the followed snapshot)."""
     keeper = services.corpus
-    await keeper.preload()
+    await services.preload()
     if keeper.answering() is None:
         try:
             await keeper.current()
