@@ -251,7 +251,8 @@ def test_a_page_is_prepared_with_the_index_stems_and_they_give_the_stemmer_roots
     source = PassageSource(corpus({PAGE: MARKDOWN}))
     assert {"messages", "delivered"} <= set(source.stems)  # the index keeps its words' stems
     sections = markdown_sections(PAGE, MARKDOWN, RANGES)
-    with_stems, without = prepare(sections, "markdown", True, source.stems), prepare(sections, "markdown", True)
+    with_stems = prepare(sections, "markdown", True, source.stems)
+    without = prepare(sections, "markdown", True)
     assert with_stems.postings == without.postings and with_stems.heading_roots == without.heading_roots
     # and they are what it reads: a stem given for a word is among the page's roots
     assert "zz-stem" in prepare(sections, "markdown", True, {"delivered": "zz-stem"}).postings
