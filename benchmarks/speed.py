@@ -48,7 +48,8 @@ from .paths import REPO, kpi_dir, shared_dir, site_dir
 
 SIDES = ("ours", "bm25", "bm25s")
 BASELINES = ("bm25", "bm25s")  # the children that read the parent's document list
-TARGET_RATIOS = {"p50_ms": 3.0, "p99_ms": 6.0}  # ours / bm25s, issue 11 (reported, not asserted)
+# ours / bm25s (reported, not asserted): p50 from issue 29 (2x; issue 11 asked 3x), p99 from issue 11
+TARGET_RATIOS = {"p50_ms": 2.0, "p99_ms": 6.0}
 # The unit the targets are judged on: bm25s queried through retrieve(), as issue 11 timed it
 # (its 0.12 / 0.21 ms are a front-door query; scoring alone, get_scores, is ~0.02 ms here).
 TARGET_UNIT = "query_retrieve"
