@@ -30,8 +30,9 @@ A tool call flows: mcp.app.ImqueueServer.call_tool (progress reporter, log recor
 roots) -> the tool's record in mcp.tools -> one function of a domain package -> its result or a
 guided error (tool_results) -> the version note (mcp.project_tools) -> the stderr line (observe).
 A query flows: search_docs -> docs.search_docs.search_docs -> docs.corpus_keeper.CorpusKeeper.current()
--> ranker.Index.search (Services.answers) -> ranker.response_dict -> advisories, token sizes, the
-corpus it answered from -> structuredContent + text. A page read flows: get_doc ->
+-> the reply kept for the same call (Services.replies), else ranker.Index.search (Services.answers)
+-> ranker.response_dict -> advisories, token sizes, passages, the corpus it answered from ->
+structuredContent + text. A page read flows: get_doc ->
 docs.read.read_doc -> docs.fetch.Fetcher.get (or, offline, docs.saved_pages.SavedPages) -> sliced
 to the #fragment and cut to the budget (docs.budget). A CLI call flows: imq.bridge operation ->
 imq.arguments checks -> imq.runner.ImqRunner runs imq -> word_outcome -> BridgeResult -> result.

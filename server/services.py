@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.docs import example_finder as examples
 from imqueue_mcp.server.docs import read as docs
-from imqueue_mcp.server.docs.answer_cache import AnswerCache
+from imqueue_mcp.server.docs.answer_cache import AnswerCache, ReplyCache
 from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper
 from imqueue_mcp.server.docs.documented_api import DocumentedApis
 from imqueue_mcp.server.docs.fetch import Fetcher
@@ -36,6 +36,7 @@ class Services:
     documented: DocumentedApis  # the docs' API records and their pages' signatures (get_api, api_diff)
     sizes: DocSizes = field(default_factory=DocSizes)  # get_doc's answer sizes, for search hits
     answers: AnswerCache = field(default_factory=AnswerCache)  # the ranker's answers for the current index
+    replies: ReplyCache = field(default_factory=ReplyCache)  # search_docs' replies for the current corpus
     project_reader: ProjectReader = field(
         default_factory=ProjectReader
     )  # projects read, kept until they change

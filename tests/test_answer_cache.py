@@ -1,14 +1,22 @@
-"""The answer cache: a repeated question on the same index is not ranked again, and no answer
-outlives the index that gave it. Real indexes of the tiny fixture site; nothing stubbed."""
+"""The answer and reply caches: a repeated question on the same index is not ranked again, nor its
+reply made again for the same corpus and sizes, and nothing outlives the corpus that gave it. Real
+indexes and snapshots of the tiny fixture site; nothing stubbed."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from imqueue_mcp import docsource
-from imqueue_mcp.server.docs.answer_cache import AnswerCache
+from imqueue_mcp.server.config import Config
+from imqueue_mcp.server.docs import search_docs as search
+from imqueue_mcp.server.docs.answer_cache import AnswerCache, ReplyCache
+from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper
+from imqueue_mcp.server.docs.hit_passages import PassageOptions
+from imqueue_mcp.server.docs.sizes import DocSizes
 
 from conftest import tiny_site
 
@@ -68,3 +76,42 @@ def test_a_refused_search_is_raised_every_time_and_not_kept(index: Any) -> None:
         with pytest.raises(ValueError):
             cache.search(index, "redis", 0, None)
     assert len(cache) == 0 and cache.misses == 0
+
+
+def test_a_repeated_search_docs_call_gets_the_reply_kept_for_its_corpus_and_sizes(tmp_path: Path) -> None:
+    path = tmp_path / "snapshot.msgpack"
+    docsource.save_snapshot(docsource.build(mirror=tiny_site()), path)
+    keeper = CorpusKeeper(Config(snapshot=path, offline=True))
+    replies, sizes, answers = ReplyCache(), DocSizes(), AnswerCache()
+
+    def ask(limit: int = 6, passages: PassageOptions | None = None) -> dict[str, Any]:
+        call = search.search_docs(
+            keeper, "redis queue", limit, None, sizes, passages or PassageOptions(), answers, replies
+        )
+        return asyncio.run(call)
+
+    first = ask()
+    assert first["results"] and ask() is first and (replies.hits, replies.misses) == (1, 1)
+    assert ask(limit=2) is not first and ask(passages=PassageOptions(enabled=False)) is not first
+    assert replies.misses == 3 and len(replies) == 3
+    # a get_doc read measures a hit's page: the reply made before no longer says its size
+    url = first["results"][0]["url"]
+    sizes.record({"url": url, "totalTokens": 1234})
+    measured = ask()
+    assert measured is not first and measured["results"][0]["tokens"] == 1234
+    assert measured["results"][0]["tokensBasis"] == "measured"
+    sizes.record({"url": url, "totalTokens": 1234})  # the same size again changes nothing
+    assert ask() is measured
+    # apart from what the reply says of its size, the same reply
+    assert [hit["url"] for hit in measured["results"]] == [hit["url"] for hit in first["results"]]
+
+
+def test_replies_belong_to_one_corpus_and_the_least_recently_asked_goes_first() -> None:
+    replies = ReplyCache(max_replies=2)
+    corpus, replacement = object(), object()
+    replies.put(corpus, "a", {"query": "a"})
+    replies.put(corpus, "b", {"query": "b"})
+    assert replies.get(corpus, "a") == {"query": "a"}  # now the most recent
+    replies.put(corpus, "c", {"query": "c"})  # "b" goes
+    assert replies.get(corpus, "b") is None and len(replies) == 2
+    assert replies.get(replacement, "a") is None and len(replies) == 0  # another corpus answers

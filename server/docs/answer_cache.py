@@ -1,52 +1,96 @@
-"""The ranker's answers, kept for the corpus that gave them: a repeated question is not ranked twice.
+"""The ranker's answers, and search_docs' whole replies, kept for the corpus that gave them: a
+repeated question is not ranked, nor its passages cut, twice.
 
 Ranking is pure: the same index, query, limit and package filter give the same answer, so
 an answer can be reused for as long as the index that produced it is the one answering. On
 a hosted server many agents ask the same few questions, and ranking is most of a
 search_docs call's cost (about 1.5 ms of ~3.5 ms on the benchmark machine, see
 docs/performance.md), so reuse is what lets search_docs keep up with a tool that does nothing.
+Since passages came (issue 21), cutting them is the larger part of a repeated question's cost
+(0.5 of 0.6 ms in-process): ReplyCache keeps the whole structured reply, for the corpus object
+that answered (its index, and its note and date, which the reply states).
 
-- Entries belong to one index: the first lookup on another index (a refresh landed, or a
-  snapshot gave way to the live sites) empties the cache, so no answer outlives its corpus.
-- At most MAX_ANSWERS entries, least recently used out first; a few MB at most.
+- Entries belong to one index (AnswerCache) or one loaded corpus (ReplyCache): the first lookup
+  for another empties the cache, so no answer outlives its corpus.
+- At most MAX_ANSWERS / MAX_REPLIES entries, least recently used out first; a few MB at most.
 - A refused search (ValueError for an unknown package filter) is not kept: it is raised again.
-- The cached response is shared: callers read it and build their own result from it.
+- What is cached is shared: callers read it and build their own result from it, never change it.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any, Generic, TypeVar
 
 from imqueue_mcp.ranker import Index, SearchResponse
 
 MAX_ANSWERS = 1024
+MAX_REPLIES = 256  # a reply with passages is ~10 KB of JSON
+
+Owner = TypeVar("Owner")
+Key = TypeVar("Key", bound=Hashable)
+Value = TypeVar("Value")
 
 
-class AnswerCache:
-    def __init__(self, max_answers: int = MAX_ANSWERS) -> None:
-        self.max_answers = max_answers
-        self._index: Index | None = None  # the index the entries belong to (held: its id is never reused)
-        self._answers: OrderedDict[tuple[str, int, str | None], SearchResponse] = OrderedDict()
+class OwnedCache(Generic[Owner, Key, Value]):
+    """At most `size` values, least recently used out first, all of one owner (held: its id is
+    never reused while it is): a lookup for another owner empties the cache first."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._owner: Owner | None = None
+        self._values: OrderedDict[Key, Value] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
-    def search(self, index: Index, query: str, limit: int, package: str | None) -> SearchResponse:
-        """`index.search(query, limit=limit, package=package)`, from the cache when it has it."""
-        if index is not self._index:
-            self._answers.clear()
-            self._index = index
-        key = (query, limit, package)
-        answer = self._answers.get(key)
-        if answer is not None:
-            self._answers.move_to_end(key)
-            self.hits += 1
-            return answer
-        answer = index.search(query, limit=limit, package=package)
+    def get(self, owner: Owner, key: Key) -> Value | None:
+        if owner is not self._owner:
+            self._values.clear()
+            self._owner = owner
+        value = self._values.get(key)
+        if value is None:
+            return None
+        self._values.move_to_end(key)
+        self.hits += 1
+        return value
+
+    def put(self, owner: Owner, key: Key, value: Value) -> None:
+        """Keep `value` for `owner` (what get() was last asked for, or it empties the cache): a
+        miss, made and kept (a lookup that found nothing and then failed is not counted)."""
         self.misses += 1
-        self._answers[key] = answer
-        if len(self._answers) > self.max_answers:
-            self._answers.popitem(last=False)
-        return answer
+        if owner is not self._owner:
+            self._values.clear()
+            self._owner = owner
+        self._values[key] = value
+        if len(self._values) > self.size:
+            self._values.popitem(last=False)
 
     def __len__(self) -> int:
-        return len(self._answers)
+        return len(self._values)
+
+
+class AnswerCache(OwnedCache[Index, tuple[str, int, "str | None"], SearchResponse]):
+    def __init__(self, max_answers: int = MAX_ANSWERS) -> None:
+        super().__init__(max_answers)
+
+    @property
+    def max_answers(self) -> int:
+        return self.size
+
+    def search(self, index: Index, query: str, limit: int, package: str | None) -> SearchResponse:
+        """`index.search(query, limit=limit, package=package)`, from the cache when it has it."""
+        key = (query, limit, package)
+        answer = self.get(index, key)
+        if answer is None:
+            answer = index.search(query, limit=limit, package=package)
+            self.put(index, key, answer)
+        return answer
+
+
+class ReplyCache(OwnedCache[object, Hashable, dict[str, Any]]):
+    """search_docs' structured replies, for the loaded corpus that answered them
+    (docs/search_docs.py says what is in the key)."""
+
+    def __init__(self, max_replies: int = MAX_REPLIES) -> None:
+        super().__init__(max_replies)

@@ -26,8 +26,8 @@ from imqueue_mcp.server.catalogue.packages import (
     exclusive_pair_advisories,
     exclusive_pair_advisory,
 )
-from imqueue_mcp.server.docs.answer_cache import AnswerCache
-from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper
+from imqueue_mcp.server.docs.answer_cache import AnswerCache, ReplyCache
+from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper, LoadedCorpus
 from imqueue_mcp.server.docs.diagnose import diagnose
 from imqueue_mcp.server.docs.hit_passages import (
     PassageOptions,
@@ -49,12 +49,35 @@ async def search_docs(
     sizes: DocSizes | None = None,
     passages: PassageOptions | None = None,
     answers: AnswerCache | None = None,
+    replies: ReplyCache | None = None,
 ) -> dict[str, Any]:
     """The search_docs structured result (see schemas.SearchResult). ValueError for a bad filter.
     With `sizes`, each hit carries the tokens get_doc would return for it (sizes.py); with
     `passages` (enabled), the part of its section that best answers the query (hit_passages.py);
-    with `answers` (the server's, in Services), a repeated question is not ranked again."""
+    with `answers` (the server's, in Services), a repeated question is not ranked again; with
+    `replies`, a repeated call returns the reply made for the same arguments, corpus and sizes
+    (shared: not to be changed)."""
     corpus = await keeper.current()
+    key = (query, limit, package, passages, None if sizes is None else sizes.version)
+    if replies is not None:
+        kept = replies.get(corpus, key)
+        if kept is not None:
+            return kept
+    data = _reply(corpus, query, limit, package, sizes, passages, answers)
+    if replies is not None:
+        replies.put(corpus, key, data)
+    return data
+
+
+def _reply(
+    corpus: LoadedCorpus,
+    query: str,
+    limit: int,
+    package: str | None,
+    sizes: DocSizes | None,
+    passages: PassageOptions | None,
+    answers: AnswerCache | None,
+) -> dict[str, Any]:
     if answers is not None:
         response = answers.search(corpus.index, query, limit, package)
     else:

@@ -32,6 +32,7 @@ PROSE_SEPARATOR = "\n\n"  # between a section's heading and its text, as on the 
 class DocSizes:
     def __init__(self) -> None:
         self._measured: dict[str, int] = {}
+        self.version = 0  # one more each time a measured size changes (a kept reply carries sizes)
         self._lock = threading.Lock()
         # The documents the prose table was built from, held: an id() alone could be reused by the
         # documents of a later refresh once these are freed, and the table would outlive its corpus.
@@ -42,8 +43,11 @@ class DocSizes:
         """Remember what a get_doc answer measured (not an outline, which carries no body)."""
         if "outline" in result or "totalTokens" not in result:
             return
+        tokens = int(result["totalTokens"])
         with self._lock:
-            self._measured[result["url"]] = int(result["totalTokens"])
+            if self._measured.get(result["url"]) != tokens:
+                self._measured[result["url"]] = tokens
+                self.version += 1
 
     def tokens_of(self, url: str, documents: Iterable[Any]) -> tuple[int, str] | None:
         """(tokens, 'measured' | 'prose') for a canonical hit URL, or None; `documents` are those of

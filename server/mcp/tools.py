@@ -327,7 +327,14 @@ def search_docs(services: Services) -> Handler:
         wanted = PassageOptions(passages, passageTokens, maxTokens)
         try:
             data = await search.search_docs(
-                services.corpus, query, limit, package, services.sizes, wanted, services.answers
+                services.corpus,
+                query,
+                limit,
+                package,
+                services.sizes,
+                wanted,
+                answers=services.answers,
+                replies=services.replies,
             )
         except (CorpusUnavailable, ValueError) as error:
             return failed(error)
