@@ -236,22 +236,31 @@ def test_metrics_count_calls_by_tool_and_outcome_across_workers(
                 try:
                     ok = connection.call("search_docs", {"query": f"expose a method {number}"})
                     bad = connection.call("search_docs", {"query": ""})
-                    return not ok.is_error and bool(bad.is_error)
+                    again = connection.call("search_docs", {"query": "expose a method"})  # a reply kept
+                    return not ok.is_error and bool(bad.is_error) and not again.is_error
                 finally:
                     connection.close()
 
             assert all(pool.map(one, range(calls)))
         page = httpx.get(server.url + "/metrics", timeout=5).text
-        assert metric(page, "imqueue_mcp_tool_calls_total", tool="search_docs", outcome="ok") == calls
+        assert metric(page, "imqueue_mcp_tool_calls_total", tool="search_docs", outcome="ok") == 2 * calls
         assert (
             metric(page, "imqueue_mcp_tool_calls_total", tool="search_docs", outcome="invalid_arguments")
             == calls
         )
-        assert metric(page, "imqueue_mcp_tool_call_duration_seconds_count", tool="search_docs") == 2 * calls
+        assert metric(page, "imqueue_mcp_tool_call_duration_seconds_count", tool="search_docs") == 3 * calls
         assert (
             metric(page, "imqueue_mcp_tool_call_duration_seconds_bucket", tool="search_docs", le="+Inf")
-            == 2 * calls
+            == 3 * calls
         )
+        # every answered search looked for a kept reply; the repeated one missed once a worker at most
+        replies = {
+            r: metric(page, "imqueue_mcp_search_cache_lookups_total", cache="replies", result=r)
+            for r in ("hit", "miss")
+        }
+        assert replies["hit"] + replies["miss"] == 2 * calls and replies["hit"] >= calls - workers
+        answers = metric(page, "imqueue_mcp_search_cache_lookups_total", cache="answers")
+        assert answers == replies["miss"]  # the ranker's cache is asked only when no reply was kept
         assert metric(page, "imqueue_mcp_tool_calls_in_flight") == 0
         generation = httpx.get(server.url + "/readyz", timeout=5).json()["corpus"]["generation"]
         assert metric(page, "imqueue_mcp_snapshot_generation_info", generation=generation) >= 1

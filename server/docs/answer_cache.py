@@ -20,7 +20,7 @@ that answered (its index, and its note and date, which the reply states).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 from imqueue_mcp.ranker import Index, SearchResponse
@@ -35,10 +35,12 @@ Value = TypeVar("Value")
 
 class OwnedCache(Generic[Owner, Key, Value]):
     """At most `size` values, least recently used out first, all of one owner (held: its id is
-    never reused while it is): a lookup for another owner empties the cache first."""
+    never reused while it is): a lookup for another owner empties the cache first. `observe`,
+    when set (the hosted metrics), is told of every lookup: True for a hit."""
 
     def __init__(self, size: int) -> None:
         self.size = size
+        self.observe: Callable[[bool], None] | None = None
         self._owner: Owner | None = None
         self._values: OrderedDict[Key, Value] = OrderedDict()
         self.hits = 0
@@ -49,6 +51,8 @@ class OwnedCache(Generic[Owner, Key, Value]):
             self._values.clear()
             self._owner = owner
         value = self._values.get(key)
+        if self.observe is not None:
+            self.observe(value is not None)
         if value is None:
             return None
         self._values.move_to_end(key)

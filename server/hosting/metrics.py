@@ -15,6 +15,9 @@ traffic (SECURITY.md: client-chosen labels).
     imqueue_mcp_snapshot_refresh_failures_total{kind}  failed loads: "live" (a rebuild from the
                                                        sites), "snapshot" (a file or URL that
                                                        could not be read or failed its checksum)
+    imqueue_mcp_search_cache_lookups_total{cache,result}  search_docs' caches: "replies" (whole
+                                                       replies) and "answers" (the ranker's, asked
+                                                       when no reply was kept); "hit" or "miss"
 
 With --workers N each worker is its own process. When PROMETHEUS_MULTIPROC_DIR is set (the
 hosted launch sets it to a fresh folder for N > 1), prometheus_client's multiprocess mode adds
@@ -38,6 +41,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from imqueue_mcp.server.docs.answer_cache import OwnedCache
 from imqueue_mcp.server.errors import ErrorCode
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
@@ -97,6 +101,12 @@ class Metrics:
             ["kind"],
             registry=own,
         )
+        self.cache_lookups = Counter(
+            "imqueue_mcp_search_cache_lookups",
+            "search_docs' cache lookups, by cache (replies, answers) and result (hit, miss).",
+            ["cache", "result"],
+            registry=own,
+        )
         self._generation: tuple[str, str] | None = None
         self._counters: dict[tuple[str, str], Counter] = {}
         self._latencies: dict[str, Histogram] = {}
@@ -132,6 +142,11 @@ class Metrics:
         if counter is None:
             counter = self._counters[(tool, outcome)] = self.calls.labels(tool, outcome)
         return counter
+
+    def watch_cache(self, name: str, cache: OwnedCache[Any, Any, Any]) -> None:
+        """Count `cache`'s lookups under cache=`name` from now on."""
+        hit, miss = self.cache_lookups.labels(name, "hit"), self.cache_lookups.labels(name, "miss")
+        cache.observe = lambda found: (hit if found else miss).inc()
 
     def corpus_loaded(self, generation: str, source: str, fetched_at: str) -> None:
         if self._generation is not None:

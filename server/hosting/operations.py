@@ -69,6 +69,8 @@ def operated(
 
     metrics = Metrics(corpus_age, tools)
     server.meter = metrics.call  # type: ignore[attr-defined]
+    metrics.watch_cache("replies", services.replies)
+    metrics.watch_cache("answers", services.answers)
 
     async def loaded(old: LoadedCorpus | None, new: LoadedCorpus) -> None:
         metrics.corpus_loaded(new.generation, new.source, new.fetched_at)
