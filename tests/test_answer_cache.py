@@ -13,7 +13,7 @@ import pytest
 from imqueue_mcp import docsource
 from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.docs import search_docs as search
-from imqueue_mcp.server.docs.answer_cache import AnswerCache, ReplyCache
+from imqueue_mcp.server.docs.answer_cache import HIT_BYTES, AnswerCache, ReplyCache, reply_bytes
 from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper
 from imqueue_mcp.server.docs.hit_passages import PassageOptions
 from imqueue_mcp.server.docs.sizes import DocSizes
@@ -115,3 +115,27 @@ def test_replies_belong_to_one_corpus_and_the_least_recently_asked_goes_first() 
     replies.put(corpus, "c", {"query": "c"})  # "b" goes
     assert replies.get(corpus, "b") is None and len(replies) == 2
     assert replies.get(replacement, "a") is None and len(replies) == 0  # another corpus answers
+
+
+def test_replies_are_kept_within_their_estimated_bytes_whatever_budgets_clients_ask_for() -> None:
+    corpus = object()
+
+    def reply(query: str, passage_tokens: int, hits: int = 1) -> dict[str, Any]:
+        return {"query": query, "results": [{}] * hits, "passageBudget": {"tokens": passage_tokens}}
+
+    big = reply("big", 20_000, hits=20)  # the most a client may ask for: ~100 KB
+    assert reply_bytes(big) == 4 * 20_000 + 20 * HIT_BYTES + 3
+    each = reply_bytes(reply("big0", 20_000, hits=20))
+    replies = ReplyCache(max_replies=100, max_bytes=3 * each)
+    for number in range(5):
+        replies.put(corpus, number, reply(f"big{number}", 20_000, hits=20))
+    assert len(replies) == 3 and replies.weight <= replies.max_weight  # the two oldest went
+    assert replies.get(corpus, 0) is None and replies.get(corpus, 4) is not None
+    too_big = ReplyCache(max_replies=100, max_bytes=reply_bytes(big) - 1)
+    too_big.put(corpus, "big", big)  # heavier alone than the whole budget: not kept
+    assert len(too_big) == 0 and too_big.weight == 0
+    # replacing a key counts its new weight only, and a new corpus starts from nothing
+    replies.put(corpus, 4, reply("small", 10))
+    assert replies.weight == 2 * each + reply_bytes(reply("small", 10))
+    replies.get(object(), 4)
+    assert len(replies) == 0 and replies.weight == 0

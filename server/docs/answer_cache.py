@@ -26,7 +26,11 @@ from typing import Any, Generic, TypeVar
 from imqueue_mcp.ranker import Index, SearchResponse
 
 MAX_ANSWERS = 1024
-MAX_REPLIES = 256  # a reply with passages is ~10 KB of JSON
+MAX_REPLIES = 256  # a reply with the default passage budget is ~12 KB of JSON
+# ...and at most this much of them, estimated (reply_bytes): a client asking for 20 hits with
+# 20,000 tokens of passages each time (~100 KB a reply) fills 40 entries, not 256.
+MAX_REPLY_BYTES = 4 * 1024 * 1024
+HIT_BYTES = 1024  # a hit's fields besides its passage (title, URL, description, ...), estimated
 
 Owner = TypeVar("Owner")
 Key = TypeVar("Key", bound=Hashable)
@@ -34,41 +38,53 @@ Value = TypeVar("Value")
 
 
 class OwnedCache(Generic[Owner, Key, Value]):
-    """At most `size` values, least recently used out first, all of one owner (held: its id is
-    never reused while it is): a lookup for another owner empties the cache first. `observe`,
-    when set (the hosted metrics), is told of every lookup: True for a hit."""
+    """At most `size` values (and, with `weigh`, at most `max_weight` of their weights), least
+    recently used out first, all of one owner (held: its id is never reused while it is): a
+    lookup for another owner empties the cache first. `observe`, when set (the hosted metrics),
+    is told of every lookup: True for a hit."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, weigh: Callable[[Value], int] | None = None, max_weight: int = 0) -> None:
         self.size = size
         self.observe: Callable[[bool], None] | None = None
+        self._weigh = weigh
+        self.max_weight = max_weight
+        self.weight = 0  # of the values kept, when weighed
         self._owner: Owner | None = None
-        self._values: OrderedDict[Key, Value] = OrderedDict()
+        self._values: OrderedDict[Key, tuple[Value, int]] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
     def get(self, owner: Owner, key: Key) -> Value | None:
-        if owner is not self._owner:
-            self._values.clear()
-            self._owner = owner
-        value = self._values.get(key)
+        self._own(owner)
+        kept = self._values.get(key)
         if self.observe is not None:
-            self.observe(value is not None)
-        if value is None:
+            self.observe(kept is not None)
+        if kept is None:
             return None
         self._values.move_to_end(key)
         self.hits += 1
-        return value
+        return kept[0]
 
     def put(self, owner: Owner, key: Key, value: Value) -> None:
         """Keep `value` for `owner` (what get() was last asked for, or it empties the cache): a
-        miss, made and kept (a lookup that found nothing and then failed is not counted)."""
+        miss, made and kept (a lookup that found nothing and then failed is not counted). A value
+        weighing more than max_weight alone is not kept."""
         self.misses += 1
+        self._own(owner)
+        weight = 0 if self._weigh is None else self._weigh(value)
+        if self._weigh is not None and weight > self.max_weight:
+            return
+        old = self._values.pop(key, None)
+        self.weight += weight - (old[1] if old is not None else 0)
+        self._values[key] = (value, weight)
+        while len(self._values) > self.size or (self._weigh is not None and self.weight > self.max_weight):
+            self.weight -= self._values.popitem(last=False)[1][1]
+
+    def _own(self, owner: Owner) -> None:
         if owner is not self._owner:
             self._values.clear()
+            self.weight = 0
             self._owner = owner
-        self._values[key] = value
-        if len(self._values) > self.size:
-            self._values.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._values)
@@ -94,7 +110,14 @@ class AnswerCache(OwnedCache[Index, tuple[str, int, "str | None"], SearchRespons
 
 class ReplyCache(OwnedCache[object, Hashable, dict[str, Any]]):
     """search_docs' structured replies, for the loaded corpus that answered them
-    (docs/search_docs.py says what is in the key)."""
+    (docs/search_docs.py says what is in the key), at most MAX_REPLY_BYTES of them (reply_bytes)."""
 
-    def __init__(self, max_replies: int = MAX_REPLIES) -> None:
-        super().__init__(max_replies)
+    def __init__(self, max_replies: int = MAX_REPLIES, max_bytes: int = MAX_REPLY_BYTES) -> None:
+        super().__init__(max_replies, reply_bytes, max_bytes)
+
+
+def reply_bytes(reply: dict[str, Any]) -> int:
+    """A search_docs reply's size, estimated: its passages' tokens (4 characters each, as the
+    budgets count them) and HIT_BYTES a hit, and its query."""
+    passages = reply.get("passageBudget", {}).get("tokens", 0)
+    return 4 * int(passages) + HIT_BYTES * len(reply.get("results", ())) + len(str(reply.get("query", "")))
