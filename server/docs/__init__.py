@@ -8,7 +8,7 @@ search_docs.py   search_docs: the ranker's answer in its one shape, plus advisor
 diagnose.py      what a system or npm error code (ECONNREFUSED, ERESOLVE, ...) means here, and where
 passage_text.py  the part of a section that best answers a query (pure text logic: units, windows)
 hit_passages.py  each hit's passage: its text (the snapshot's markdown, else prose), the budgets
-answer_cache.py  the ranker's answers kept for the index that gave them
+answer_cache.py  the ranker's answers and search_docs' replies, kept for the corpus that gave them
 sizes.py         the `tokens` of search hits: measured by a read, else the prose's estimate
 example_finder.py find_examples: the corpus's code blocks ranked by a ranker.Index of their own
 fetch.py         the host lock (parse_doc_url) and origin-mapped GETs (Fetcher)
