@@ -112,7 +112,8 @@ class SavedPages:
         """An older version's pages file beside the snapshot, used only if it is the same build's."""
         sidecar = source_pages.pages_path(snapshot_path)
         if not sidecar.is_file():
-            self.unavailable = f"The snapshot {snapshot_path} was built without its pages; {fix}."
+            # the path leads, so that the hosted redaction reads "the server's snapshot was built ..."
+            self.unavailable = f"{snapshot_path} was built without its pages; {fix}."
             return None
         try:
             pages = source_pages.load_pages(sidecar)
