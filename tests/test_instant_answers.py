@@ -233,7 +233,7 @@ def test_over_stdio_the_first_answer_comes_from_the_snapshot_well_before_a_slow_
         "from": str(snapshot_file),
         "note": REFRESHING_NOTE,
     }
-    assert f"Corpus: the snapshot {snapshot_file}, built {built}. Note: {REFRESHING_NOTE}." in text_of(first)
+    assert f"Corpus: a snapshot built {built} ({snapshot_file}). Note: {REFRESHING_NOTE}." in text_of(first)
     assert first.structured_content["count"] > 0
     assert all(info["note"] == REFRESHING_NOTE for info in seen[:-1])  # labelled until it lands
     assert seen[-1]["source"] == "live" and "note" not in seen[-1]
@@ -259,6 +259,8 @@ def test_over_http_a_failed_background_refresh_is_logged_and_the_snapshot_answer
         server.close()
 
     assert not first.is_error and first.structured_content["corpus"]["note"] == REFRESHING_NOTE
+    built = first.structured_content["corpus"]["fetchedAt"]
+    assert f"Corpus: a snapshot built {built} (the server's snapshot)." in text_of(first)  # reads whole
     stale = seen[-1]
     assert stale["source"] == "snapshot" and stale["from"] == "the server's snapshot"  # hosted: no path
     assert stale["note"].startswith("the live sites could not be read (") and "HTTP 500" in stale["note"]

@@ -199,7 +199,7 @@ def test_a_snapshot_without_status_json_still_loads_and_says_it_has_no_copy(
 ) -> None:
     error, text, listed = offline_error(["--offline", "--snapshot", str(without_status)], tmp_path)
     assert_says_what_to_do_offline(error, text)
-    assert f"the snapshot {without_status} carries no copy of status.json" in error["message"]
+    assert f"{without_status} carries no copy of status.json" in error["message"]
     assert listed["factsUnavailable"] is True
     connection = stdio_connection(
         ["--offline", "--snapshot", str(without_status)], server_environment(tmp_path), tmp_path, "legacy"

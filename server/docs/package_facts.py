@@ -111,7 +111,7 @@ class PackageFacts:
             raise self._no_copy(why, "no docs snapshot could be loaded") from None
         if corpus.status is None:
             where = (
-                f"the snapshot {corpus.location} carries no copy of status.json"
+                f"{corpus.location} carries no copy of status.json"  # hosted: "the server's snapshot ..."
                 if corpus.source == "snapshot"
                 else "the corpus was built without status.json"
             )

@@ -212,7 +212,8 @@ def corpus_line(corpus: dict[str, str]) -> str:
     if corpus["source"] == "live":
         line = f"Corpus: the live sites, read {corpus['fetchedAt']}."
     else:
-        line = f"Corpus: the snapshot {corpus['from']}, built {corpus['fetchedAt']}."
+        # where it is comes last, in brackets: the hosted redaction reads "(the server's snapshot)"
+        line = f"Corpus: a snapshot built {corpus['fetchedAt']} ({corpus['from']})."
     if corpus.get("note"):
         line += f" Note: {corpus['note']}."
     return line
