@@ -94,10 +94,6 @@ class AnswerCache(OwnedCache[Index, tuple[str, int, "str | None"], SearchRespons
     def __init__(self, max_answers: int = MAX_ANSWERS) -> None:
         super().__init__(max_answers)
 
-    @property
-    def max_answers(self) -> int:
-        return self.size
-
     def search(self, index: Index, query: str, limit: int, package: str | None) -> SearchResponse:
         """`index.search(query, limit=limit, package=package)`, from the cache when it has it."""
         key = (query, limit, package)
