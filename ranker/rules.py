@@ -203,10 +203,3 @@ CONFIDENCE_MIN_COVERAGE = 0.3
 # On questions-dev's 717 answerable questions 2 name an unknown thing with a top hit matching
 # 0.6 or more, and none under it.
 CONFIDENCE_NAMED_COVERAGE = 0.6
-# A query whose words no record holds carry this share of its idf mass or more (the unknown words
-# against the covering ones: "terraform module redis broker fleet", "source code escrow enterprise")
-# is about them as much as a proper name makes it, however they are written: its hits need
-# CONFIDENCE_NAMED_COVERAGE too. An incidental unknown word in a long question ("myself", "dozen")
-# is a small share. On questions-dev, unknown shares of 0.34 to 0.43 mark the same questions
-# (37 of 47 unanswerable weak, 34 of 717 answerable; docs/ranking-kpi.md): 0.4 sits inside.
-CONFIDENCE_UNKNOWN_SHARE = 0.4

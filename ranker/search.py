@@ -56,8 +56,7 @@ class QueryPlan:
     # subject words the corpus has no form of at all (kafka on a site that never says it), each
     # with the idf of a word in no record: the part of the question the docs cannot answer
     unknown: dict[str, float] = field(default_factory=dict)
-    # those the question is about (subject_unknown): written as a proper name (Dapr, Grafana), or
-    # all of them when they weigh much of the query (terraform module redis broker fleet)
+    # those of them the query writes as a proper name (Dapr, Grafana): what the question is about
     named_unknown: tuple[str, ...] = ()
     # the unknown words' idf before their token shares (`unknown` holds it after): confidence reads it
     unknown_idf: dict[str, float] = field(default_factory=dict)
@@ -165,28 +164,15 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
     if corrections:
         rewritten = " ".join(corrections.get(w, w) for w in query.lower().split())
         corrected = rewritten if rewritten != query.lower().strip() else None
-    marked = mark_coverage(index, plans)
     return QueryPlan(
         query,
-        marked,
+        mark_coverage(index, plans),
         normalize_package(package) if package else None,
         corrected,
         unknown,
-        subject_unknown(query, marked, unknown_idf),
+        tuple(term for term in unknown if written_as_name(query, term)),
         unknown_idf,
     )
-
-
-def subject_unknown(query: str, plans: list[TermPlan], unknown_idf: dict[str, float]) -> tuple[str, ...]:
-    """The words no record holds that the question is about (QueryPlan.named_unknown): those it
-    writes as proper names, or all of them when they carry CONFIDENCE_UNKNOWN_SHARE of its idf mass
-    (the unknown words against the terms coverage counts, each at its whole idf)."""
-    named = tuple(term for term in unknown_idf if written_as_name(query, term))
-    if named or not unknown_idf:
-        return named
-    missing = sum(unknown_idf.values())
-    known = sum(p.idf for p in plans if p.covers)
-    return tuple(unknown_idf) if missing >= rules.CONFIDENCE_UNKNOWN_SHARE * (missing + known) else ()
 
 
 SENTENCE_START = frozenset(".?!:;—–-(\"'`")
@@ -801,10 +787,7 @@ def unknown_notes(ranking: Ranking) -> list[str]:
         f"(x{ranking.known:.2f}; confidence low under {rule} {coverage_needed(bool(named)):g})"
     ]
     if named:
-        notes.append(
-            f"the question is about {', '.join(named)} (written as a proper name, or at least "
-            f"CONFIDENCE_UNKNOWN_SHARE {rules.CONFIDENCE_UNKNOWN_SHARE:g} of its idf mass)"
-        )
+        notes.append(f"named as a proper name, so the question is about it: {', '.join(named)}")
     return notes
 
 
