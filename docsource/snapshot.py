@@ -40,7 +40,7 @@ from .pages import Pages, decode_pages, encode_pages
 from .sites import site_path_problem
 
 FIX = "rebuild it with `imq-build-index` (or `imq-build-index --from DIR` offline)"
-FORMAT_VERSION = 9  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
+FORMAT_VERSION = 10  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
 # 7: with --pages, the body's `markdown` leaves out the pages the pages part carries (6 kept both)
 
 

@@ -355,13 +355,16 @@ def unpack_phrase(raw: bytes) -> tuple[list[int], list[int]]:
 
 
 def record_multiplier(doc: Document) -> tuple[float, list[str]]:
-    """Tier, blog demotion and deprecation: the record's fixed multiplier and its explain notes."""
+    """Tier, blog and listing demotion, deprecation: the record's fixed multiplier and its explain notes."""
     factor, notes = rules.TIER_WEIGHTS[doc.tier], []
     if factor != 1.0:
         notes.append(f"TIER_WEIGHTS.{doc.tier} x{factor:g}: a {doc.tier} record")
     if doc.is_blog:
         factor *= rules.BLOG_DEMOTION
         notes.append(f"BLOG_DEMOTION x{rules.BLOG_DEMOTION:g}: a blog post")
+    if doc.kind in rules.LISTING_KINDS:
+        factor *= rules.LISTING_DEMOTION
+        notes.append(f"LISTING_DEMOTION x{rules.LISTING_DEMOTION:g}: a listing of other pages ({doc.kind})")
     if doc.deprecated:
         factor *= rules.DEPRECATED_DEMOTION
         notes.append(f"DEPRECATED_DEMOTION x{rules.DEPRECATED_DEMOTION:g}: a deprecated symbol")

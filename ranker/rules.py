@@ -85,6 +85,11 @@ COMMON_TERM_MIN = 100  # ...and more records than this: a small corpus has no co
 
 # Blog posts (pages, answers and sections under /blog/) are demoted by a multiplier.
 BLOG_DEMOTION = 0.95
+# A listing page (the feed's kind for a blog topic's page and an author's page) is a list of other
+# pages' summaries: it shares words with many questions and answers none of them itself, the
+# pages it lists do. Its records (the page and its sections) are demoted by this multiplier.
+LISTING_KINDS = ("Topic", "Author")
+LISTING_DEMOTION = 0.5
 
 # Tier multipliers: a page, an answer, a symbol, a prose section.
 TIER_WEIGHTS = {"page": 1.0, "answer": 1.0, "symbol": 1.0, "section": 0.8}

@@ -364,6 +364,32 @@ def test_decisively_better_blog_post_still_leads(monkeypatch: pytest.MonkeyPatch
     assert ranked(corpus(), "retry")[0] == "/guide/calls/"
 
 
+def test_a_listing_page_gives_way_to_the_post_it_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blog topic's page lists its posts' summaries, so it holds the words of every question one
+    of them answers, often more of them than the post itself: demoted, the post leads."""
+    summary = "Retry a failed call with backoff: how many attempts, and how long between them."
+
+    def corpus() -> Index:
+        return index_of(
+            page("/blog/retries/", "Retry strategies", summary=summary),
+            page(
+                "/blog/topics/resilience/",
+                "Resilience",
+                kind="Topic",
+                summary="Posts on failed calls: retry attempts, the time between attempts, timeouts.",
+                text=f"Retry strategies: {summary} Timeouts: how long a call waits for its reply.",
+            ),
+        )
+
+    query = "how long between retry attempts of a failed call"
+    assert ranked(corpus(), query) == ["/blog/retries/", "/blog/topics/resilience/"]
+    explained = corpus().search(query, explain=True).results[1].explanation
+    assert f"LISTING_DEMOTION x{rules.LISTING_DEMOTION:g}: a listing of other pages (Topic)" in explained
+
+    monkeypatch.setattr(rules, "LISTING_DEMOTION", 1.0)
+    assert ranked(corpus(), query)[0] == "/blog/topics/resilience/"
+
+
 # --- caps ----------------------------------------------------------------------------------
 
 
