@@ -164,7 +164,8 @@ def report(figures: dict[str, Any]) -> str:
         f"calibrated on this run      low < {c['low']:g}, high >= {c['high']}",
         f"right #1 marked low         {figures['right_marked_low']:.1f}%   (bar <= {WRONG_LOW_BAR:g}%; "
         "the hits' own confidence: score and coverage)",
-        f"  by the score alone        {figures['right_marked_low_by_score']:.1f}%   (what the low threshold decides)",
+        f"  by the score alone        {figures['right_marked_low_by_score']:.1f}%   "
+        "(what the low threshold decides)",
         f"  same, threshold held out  {figures['right_marked_low_held_out']:.1f}%   "
         "(calibrated on 4 topic folds, applied to the 5th; the score alone)",
         f"quarantine answered low     {figures['quarantine_low']:.1f}%   "

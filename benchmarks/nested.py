@@ -64,7 +64,8 @@ SWITCHES: dict[str, tuple[float, ...]] = {
 }
 # Judged and shipped, then taken out of the grid for its cost (a build-time switch doubles the
 # settings ranked): LISTING_DEMOTION (1.0 off, 0.5 on) was on in 5 of 5 outer folds of both the
-# site labels' CV and the joint one (docs/ranking-kpi.md, 2026-12-05).
+# site labels' CV and the joint one, with listings read from the feed's kinds and again with
+# them found by their text (docs/ranking-kpi.md, 2026-12-05).
 # Feedback re-weighs the page scores, which only PAGE_FUSION brings into the ranking.
 REQUIRES = {"FEEDBACK_WEIGHT": "PAGE_FUSION"}
 MIN_GAIN = cv.MIN_GAIN  # objective points a move must add to be taken

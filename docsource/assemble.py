@@ -14,6 +14,7 @@ from imqueue_mcp.ranker.corpus import SITES, Corpus, Document
 from . import feeds
 from .api_pages import page_doc_comment
 from .examples import Example, collect_examples, split_llms_full
+from .listings import with_listings
 from .pages import Pages, api_page_paths, read_markdown, read_pages
 from .snapshot import Snapshot
 from .sources import FeedUnavailable, Source, source_from
@@ -153,7 +154,7 @@ def _documents(
     blog = feeds.blog_facts(
         f"{org}/blog/search-index.json", read.json("imqueue.org", "/blog/search-index.json")
     )
-    return with_blog_facts(documents, blog), {**peer_lemmas, **lemmas}
+    return with_listings(with_blog_facts(documents, blog)), {**peer_lemmas, **lemmas}
 
 
 def _status(read: _Feeds) -> Any:

@@ -26,12 +26,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_origin, get_type_hints
 
 import msgpack  # type: ignore[import-untyped]
 
 from imqueue_mcp.ranker import Index
-from imqueue_mcp.ranker.corpus import SITES, WIRE_FIELDS, Corpus
+from imqueue_mcp.ranker.corpus import SITES, WIRE_FIELDS, Corpus, Document
 
 from .examples import Example
 from .feeds import FEED_VERSION, CuratedLink, FeedFormatError, section_ranges
@@ -40,7 +40,7 @@ from .pages import Pages, decode_pages, encode_pages
 from .sites import site_path_problem
 
 FIX = "rebuild it with `imq-build-index` (or `imq-build-index --from DIR` offline)"
-FORMAT_VERSION = 10  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
+FORMAT_VERSION = 11  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
 # 7: with --pages, the body's `markdown` leaves out the pages the pages part carries (6 kept both)
 
 
@@ -186,8 +186,14 @@ def decode(path: Path | str, raw: bytes, fix: str = FIX) -> Snapshot:
         ) from None
 
 
-# The type of each field of a document's wire row (ranker.corpus.Document, in WIRE_FIELDS order).
-ROW_TYPES = tuple({"topics": list, "deprecated": bool}.get(name, str) for name in WIRE_FIELDS)
+def wire_type(hint: Any) -> type:
+    """A Document field's type on the wire: a tuple travels as a msgpack list."""
+    return list if get_origin(hint) is tuple else hint
+
+
+# The type of each field of a document's wire row (ranker.corpus.Document, in WIRE_FIELDS order),
+# read from the dataclass, so that a field added there is checked here as it is written.
+ROW_TYPES = tuple(wire_type(get_type_hints(Document)[name]) for name in WIRE_FIELDS)
 
 
 def check_document_rows(rows: Any) -> None:

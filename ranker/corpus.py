@@ -46,6 +46,9 @@ class Document:
     date: str = ""
     deprecated: bool = False
     doc: str = ""  # a symbol's doc comment: its reference page's prose (remarks, returns, ...)
+    # a list of other pages' summaries (a blog topic's page, a package's member tables), not an
+    # answer of its own: the builder marks it (docsource.listings), the ranker demotes it
+    listing: bool = False
 
     @property
     def url(self) -> str:

@@ -362,9 +362,9 @@ def record_multiplier(doc: Document) -> tuple[float, list[str]]:
     if doc.is_blog:
         factor *= rules.BLOG_DEMOTION
         notes.append(f"BLOG_DEMOTION x{rules.BLOG_DEMOTION:g}: a blog post")
-    if doc.kind in rules.LISTING_KINDS:
+    if doc.listing:
         factor *= rules.LISTING_DEMOTION
-        notes.append(f"LISTING_DEMOTION x{rules.LISTING_DEMOTION:g}: a listing of other pages ({doc.kind})")
+        notes.append(f"LISTING_DEMOTION x{rules.LISTING_DEMOTION:g}: a listing of other pages' summaries")
     if doc.deprecated:
         factor *= rules.DEPRECATED_DEMOTION
         notes.append(f"DEPRECATED_DEMOTION x{rules.DEPRECATED_DEMOTION:g}: a deprecated symbol")

@@ -85,10 +85,9 @@ COMMON_TERM_MIN = 100  # ...and more records than this: a small corpus has no co
 
 # Blog posts (pages, answers and sections under /blog/) are demoted by a multiplier.
 BLOG_DEMOTION = 0.95
-# A listing page (the feed's kind for a blog topic's page and an author's page) is a list of other
-# pages' summaries: it shares words with many questions and answers none of them itself, the
-# pages it lists do. Its records (the page and its sections) are demoted by this multiplier.
-LISTING_KINDS = ("Topic", "Author")
+# A listing (Document.listing: a blog topic's page, a package's member tables, whose text is
+# other pages' summaries) shares words with many questions and answers none of them itself, the
+# pages it lists do. Its records are demoted by this multiplier.
 LISTING_DEMOTION = 0.5
 
 # Tier multipliers: a page, an answer, a symbol, a prose section.

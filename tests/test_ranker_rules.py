@@ -375,7 +375,7 @@ def test_a_listing_page_gives_way_to_the_post_it_lists(monkeypatch: pytest.Monke
             page(
                 "/blog/topics/resilience/",
                 "Resilience",
-                kind="Topic",
+                listing=True,
                 summary="Posts on failed calls: retry attempts, the time between attempts, timeouts.",
                 text=f"Retry strategies: {summary} Timeouts: how long a call waits for its reply.",
             ),
@@ -384,7 +384,7 @@ def test_a_listing_page_gives_way_to_the_post_it_lists(monkeypatch: pytest.Monke
     query = "how long between retry attempts of a failed call"
     assert ranked(corpus(), query) == ["/blog/retries/", "/blog/topics/resilience/"]
     explained = corpus().search(query, explain=True).results[1].explanation
-    assert f"LISTING_DEMOTION x{rules.LISTING_DEMOTION:g}: a listing of other pages (Topic)" in explained
+    assert f"LISTING_DEMOTION x{rules.LISTING_DEMOTION:g}: a listing of other pages' summaries" in explained
 
     monkeypatch.setattr(rules, "LISTING_DEMOTION", 1.0)
     assert ranked(corpus(), query)[0] == "/blog/topics/resilience/"
