@@ -43,6 +43,10 @@ def test_a_refused_connection_elsewhere_names_the_port_and_keeps_an_ipv6_host_wh
         ("connect ETIMEDOUT 10.0.0.7:6379", ["ETIMEDOUT"]),
         ("listen EADDRINUSE: address already in use :::8080", ["EADDRINUSE"]),
         ("ECONNREFUSED then ERESOLVE", ["ECONNREFUSED", "ERESOLVE"]),
+        ("error TS1241: Unable to resolve signature of method decorator when called as an", ["TS1241"]),
+        ("Unable to resolve signature of property decorator when called as an expression", ["TS1240"]),
+        ("src/user.ts(4,5): error TS1238", ["TS1238"]),
+        ("error TS2304: Cannot find name 'AddressObject'", []),  # not a decorator protocol error
         ("how do I expose a method", []),
         ("econnrefused", []),  # a code is written in capitals; a lowercase word is just a word
     ],
@@ -53,9 +57,9 @@ def test_each_known_code_is_read_and_nothing_else(query: str, expected: list[str
 
 def test_every_page_a_diagnosis_points_to_is_a_section_of_the_site() -> None:
     sections = json.loads(SECTIONS.read_text(encoding="utf-8"))["pages"]
-    pasted = "ECONNREFUSED 1.2.3.4:5 ENOTFOUND h ETIMEDOUT EADDRINUSE ERESOLVE"
+    pasted = "ECONNREFUSED 1.2.3.4:5 ENOTFOUND h ETIMEDOUT EADDRINUSE ERESOLVE TS1241"
     urls = {url for diagnosis in diagnose(pasted) for url in diagnosis.urls}
-    assert len(codes(pasted)) == 5
+    assert len(codes(pasted)) == 6
     for url in urls:
         path, _, anchor = url.removeprefix("https://imqueue.org").partition("#")
         assert path in sections, url
@@ -84,6 +88,14 @@ def test_search_docs_puts_the_diagnosis_first_and_keeps_the_ranked_hits(local: M
     assert text_of(result).startswith(
         'ECONNREFUSED: Nothing accepted a TCP connection at "127.0.0.1:6379" (from your query)'
     )
+
+
+def test_a_decorator_signature_error_says_which_protocol_each_major_compiles() -> None:
+    (diagnosis,) = diagnose("error TS1241: Unable to resolve signature of method decorator")
+
+    assert "standard (TC39)" in diagnosis.explanation and "experimentalDecorators" in diagnosis.explanation
+    assert "inspect_project" in diagnosis.explanation
+    assert diagnosis.urls == ("https://imqueue.org/api/#standard-decorators-and-tsconfig",)
 
 
 def test_search_docs_without_an_error_code_has_no_diagnosis(local: McpConnection) -> None:

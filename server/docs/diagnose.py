@@ -1,12 +1,13 @@
 """What a pasted error code means for an @imqueue project, beside the ranked pages.
 
 An agent pastes an error into search_docs. Where the docs quote that error, ranking finds the
-page. Operating-system and npm codes (ECONNREFUSED, ENOTFOUND, ERESOLVE, ...) are not @imqueue's:
-the docs rarely quote them, yet what they mean in an @imqueue project is fixed. A service and its
-clients reach each other only through Redis (default localhost:6379, named by IMQ_REDIS in the
-tutorial's bootstrap), and a project created from imq's template declares its dependencies as
-"*". This module reads such codes out of the query and says, in two or three sentences, what
-failed and what to do, with the docs pages that hold the fix. It is a fixed table of codes,
+page. Operating-system, npm and TypeScript codes (ECONNREFUSED, ENOTFOUND, ERESOLVE, TS1241, ...)
+are not @imqueue's: the docs rarely quote them, yet what they mean in an @imqueue project is
+fixed. A service and its clients reach each other only through Redis (default localhost:6379,
+named by IMQ_REDIS in the tutorial's bootstrap), a project created from imq's template declares
+its dependencies as "*", and @imqueue 3.x compiles standard decorators where 1.x and 2.x compiled
+legacy ones. This module reads such codes out of the query and says, in two or three sentences,
+what failed and what to do, with the docs pages that hold the fix. It is a fixed table of codes,
 never a table of queries, and it never changes the ranking.
 
 A diagnosis is read by an agent, so it repeats nothing of the query but a host name or a port
@@ -25,6 +26,7 @@ ORIGIN = "https://imqueue.org"
 PREREQUISITES = f"{ORIGIN}/get-started/#prerequisites"
 BROKER_ADDRESS = f"{ORIGIN}/tutorial/user-service/"  # the bootstrap that reads IMQ_REDIS
 CREATING_SERVICES = f"{ORIGIN}/cli/creating-services/#what-a-run-does-pipeline"
+STANDARD_DECORATORS = f"{ORIGIN}/api/#standard-decorators-and-tsconfig"  # the 2.x -> 3.x migration
 REDIS_DEFAULT_PORT = 6379
 
 # Greedy, so that an IPv6 host as Node prints it (::1:6380) keeps its colons and the port is last.
@@ -136,12 +138,38 @@ def _peer_conflict(match: re.Match[str]) -> Diagnosis:
     )
 
 
+DECORATOR_CODES = {"class": "TS1238", "parameter": "TS1239", "property": "TS1240", "method": "TS1241"}
+
+
+def _decorator_signature(match: re.Match[str]) -> Diagnosis:
+    return Diagnosis(
+        match["code"] or DECORATOR_CODES[match["kind"]],
+        "tsc cannot type a decorator call: the decorator is typed for one decorator protocol and "
+        "tsconfig.json compiles the other. @imqueue 3.x (rpc 3, core 3) uses standard (TC39) "
+        "decorators: remove experimentalDecorators and emitDecoratorMetadata from tsconfig.json, "
+        'and compile with a target and lib as the migration guide shows ("es2024", '
+        '"esnext.decorators"), removeComments false; a project still on @imqueue 1.x or 2.x needs '
+        "experimentalDecorators instead. Two majors installed side by side give the same error: "
+        "inspect_project reports which packages differ.",
+        (STANDARD_DECORATORS,),
+    )
+
+
 _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...] = (
     (re.compile(rf"\bECONNREFUSED\b(?:[^\n]*?\s{_ADDRESS})?"), _refused),
     (re.compile(r"\bENOTFOUND\b(?:\s+(?P<name>[\w.-]+))?"), _not_found),
     (re.compile(r"\b(?P<code>ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)\b"), _unreachable),
     (re.compile(r"\bEADDRINUSE\b"), _in_use),
     (re.compile(r"\bERESOLVE\b"), _peer_conflict),
+    # TS1238-TS1241: "Unable to resolve signature of class / parameter / property / method
+    # decorator when called as an expression", by its code or by its words when pasted without one
+    (
+        re.compile(
+            r"\b(?P<code>TS12(?:38|39|40|41))\b|Unable to resolve signature of "
+            r"(?P<kind>class|parameter|property|method) decorator"
+        ),
+        _decorator_signature,
+    ),
 )
 
 
