@@ -47,6 +47,11 @@ def test_a_refused_connection_elsewhere_names_the_port_and_keeps_an_ipv6_host_wh
         ("Unable to resolve signature of property decorator when called as an expression", ["TS1240"]),
         ("src/user.ts(4,5): error TS1238", ["TS1238"]),
         ("error TS2304: Cannot find name 'AddressObject'", []),  # not a decorator protocol error
+        ("call rejected with IMQ_RPC_NO_ACCESS: Access to UserService.find() denied!", ["IMQ_RPC_NO_ACCESS"]),
+        ("IMQ_RPC_INVALID_ARGS_COUNT Invalid args count for User.get().", ["IMQ_RPC_INVALID_ARGS_COUNT"]),
+        ("IMQ_RPC_NO_METHOD: Method UserService.fetch() does not exist.", ["IMQ_RPC_NO_METHOD"]),
+        ("IMQ_RPC_CALL_TIMEOUT Call to UserService.getUser() timed out", ["IMQ_RPC_CALL_TIMEOUT"]),
+        ("IMQ_RPC_CALL_ERROR: payment declined", []),  # the method threw: the application's error
         ("how do I expose a method", []),
         ("econnrefused", []),  # a code is written in capitals; a lowercase word is just a word
     ],
@@ -57,9 +62,12 @@ def test_each_known_code_is_read_and_nothing_else(query: str, expected: list[str
 
 def test_every_page_a_diagnosis_points_to_is_a_section_of_the_site() -> None:
     sections = json.loads(SECTIONS.read_text(encoding="utf-8"))["pages"]
-    pasted = "ECONNREFUSED 1.2.3.4:5 ENOTFOUND h ETIMEDOUT EADDRINUSE ERESOLVE TS1241"
+    pasted = (
+        "ECONNREFUSED 1.2.3.4:5 ENOTFOUND h ETIMEDOUT EADDRINUSE ERESOLVE TS1241 IMQ_RPC_NO_METHOD "
+        "IMQ_RPC_NO_ACCESS IMQ_RPC_INVALID_ARGS_COUNT IMQ_RPC_CALL_TIMEOUT"
+    )
     urls = {url for diagnosis in diagnose(pasted) for url in diagnosis.urls}
-    assert len(codes(pasted)) == 6
+    assert len(codes(pasted)) == 10
     for url in urls:
         path, _, anchor = url.removeprefix("https://imqueue.org").partition("#")
         assert path in sections, url
@@ -96,6 +104,17 @@ def test_a_decorator_signature_error_says_which_protocol_each_major_compiles() -
     assert "standard (TC39)" in diagnosis.explanation and "experimentalDecorators" in diagnosis.explanation
     assert "inspect_project" in diagnosis.explanation
     assert diagnosis.urls == ("https://imqueue.org/api/#standard-decorators-and-tsconfig",)
+
+
+def test_the_rpc_codes_say_what_the_framework_checked() -> None:
+    (access,) = diagnose("IMQ_RPC_NO_ACCESS")
+    (count,) = diagnose("IMQ_RPC_INVALID_ARGS_COUNT")
+    (timeout,) = diagnose("IMQ_RPC_CALL_TIMEOUT")
+
+    assert "@expose()" in access.explanation and "innermost" in access.explanation
+    assert "@param" in count.explanation and "removeComments false" in count.explanation
+    assert "callTimeout" in timeout.explanation
+    assert timeout.urls[1] == "https://imqueue.org/glossary/#calltimeout"
 
 
 def test_search_docs_without_an_error_code_has_no_diagnosis(local: McpConnection) -> None:

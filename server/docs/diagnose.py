@@ -3,9 +3,10 @@
 An agent pastes an error into search_docs. Where the docs quote that error, ranking finds the
 page. Operating-system, npm and TypeScript codes (ECONNREFUSED, ENOTFOUND, ERESOLVE, TS1241, ...)
 are not @imqueue's: the docs rarely quote them, yet what they mean in an @imqueue project is
-fixed. A service and its clients reach each other only through Redis (default localhost:6379,
-named by IMQ_REDIS in the tutorial's bootstrap), a project created from imq's template declares
-its dependencies as "*", and @imqueue 3.x compiles standard decorators where 1.x and 2.x compiled
+fixed; so is what each of @imqueue/rpc's own codes (IMQ_RPC_NO_ACCESS, ...) says is wrong. A
+service and its clients reach each other only through Redis (default localhost:6379, named by
+IMQ_REDIS in the tutorial's bootstrap), a project created from imq's template declares its
+dependencies as "*", and @imqueue 3.x compiles standard decorators where 1.x and 2.x compiled
 legacy ones. This module reads such codes out of the query and says, in two or three sentences,
 what failed and what to do, with the docs pages that hold the fix. It is a fixed table of codes,
 never a table of queries, and it never changes the ranking.
@@ -27,6 +28,12 @@ PREREQUISITES = f"{ORIGIN}/get-started/#prerequisites"
 BROKER_ADDRESS = f"{ORIGIN}/tutorial/user-service/"  # the bootstrap that reads IMQ_REDIS
 CREATING_SERVICES = f"{ORIGIN}/cli/creating-services/#what-a-run-does-pipeline"
 STANDARD_DECORATORS = f"{ORIGIN}/api/#standard-decorators-and-tsconfig"  # the 2.x -> 3.x migration
+EXPOSE = f"{ORIGIN}/api/faq/#how-do-i-expose-a-service-method-so-it-can-be-called-remotely"
+DOC_BLOCKS = f"{ORIGIN}/api/#the-importance-of-doc-blocks"
+REMOVE_COMMENTS = f"{ORIGIN}/api/faq/#why-must-removecomments-be-false-in-a-project-that-uses-imqueue"
+GENERATE_CLIENT = f"{ORIGIN}/api/faq/#how-do-i-generate-a-typed-client-for-a-running-service"
+LATE_REPLY = f"{ORIGIN}/blog/silent-failures-nodejs-message-queue/#a-late-reply-is-not-a-missing-reply"
+CALL_TIMEOUT = f"{ORIGIN}/glossary/#calltimeout"
 REDIS_DEFAULT_PORT = 6379
 
 # Greedy, so that an IPv6 host as Node prints it (::1:6380) keeps its colons and the port is last.
@@ -155,6 +162,52 @@ def _decorator_signature(match: re.Match[str]) -> Diagnosis:
     )
 
 
+# @imqueue/rpc's own codes (IMQRPCError.code), each as the framework raises it (rpc 3.x: IMQService
+# on the service side, IMQClient's deadline on the client side). A method's own thrown code, and
+# IMQ_RPC_CALL_ERROR (the method threw: the rejection carries its message), are the application's.
+def _no_method(_match: re.Match[str]) -> Diagnosis:
+    return Diagnosis(
+        "IMQ_RPC_NO_METHOD",
+        "The service has no method of that name: the client was generated from another version of "
+        "the service, or the name is misspelt. Generate the client again from the running service "
+        "(generate_client, or imq client generate) and call what it declares.",
+        (GENERATE_CLIENT,),
+    )
+
+
+def _no_access(_match: re.Match[str]) -> Diagnosis:
+    return Diagnosis(
+        "IMQ_RPC_NO_ACCESS",
+        "The method exists on the service class but is not in its service description: only methods "
+        "decorated with @expose() are callable remotely. Add @expose() to it, as the innermost "
+        "decorator (listed last) when @lock, @cache or @logged are on the same method, and restart "
+        "the service.",
+        (EXPOSE,),
+    )
+
+
+def _args_count(_match: re.Match[str]) -> Diagnosis:
+    return Diagnosis(
+        "IMQ_RPC_INVALID_ARGS_COUNT",
+        "The call passed another number of arguments than the method's description lists, and the "
+        "description is read from its doc block: every parameter needs a typed @param tag (an "
+        "optional one marked optional), the project must compile with removeComments false, and "
+        "@expose() must be the innermost decorator (after @lock, @cache or @logged it records their "
+        "wrapper's ...args as the only argument). Then generate the client again.",
+        (DOC_BLOCKS, REMOVE_COMMENTS),
+    )
+
+
+def _call_timeout(_match: re.Match[str]) -> Diagnosis:
+    return Diagnosis(
+        "IMQ_RPC_CALL_TIMEOUT",
+        "The client gave up waiting: no reply came within its callTimeout. Either the service is not "
+        "running or not reachable on the same Redis, or it answers later than the deadline (the "
+        "deadline too tight for the method, or its workers busy): the service's log tells which.",
+        (LATE_REPLY, CALL_TIMEOUT),
+    )
+
+
 _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...] = (
     (re.compile(rf"\bECONNREFUSED\b(?:[^\n]*?\s{_ADDRESS})?"), _refused),
     (re.compile(r"\bENOTFOUND\b(?:\s+(?P<name>[\w.-]+))?"), _not_found),
@@ -170,6 +223,10 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
         ),
         _decorator_signature,
     ),
+    (re.compile(r"\bIMQ_RPC_NO_METHOD\b"), _no_method),
+    (re.compile(r"\bIMQ_RPC_NO_ACCESS\b"), _no_access),
+    (re.compile(r"\bIMQ_RPC_INVALID_ARGS_COUNT\b"), _args_count),
+    (re.compile(r"\bIMQ_RPC_CALL_TIMEOUT\b"), _call_timeout),
 )
 
 
