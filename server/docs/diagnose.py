@@ -165,29 +165,23 @@ def _decorator_signature(match: re.Match[str]) -> Diagnosis:
 # @imqueue/rpc's own codes (IMQRPCError.code), each as the framework raises it (rpc 3.x: IMQService
 # on the service side, IMQClient's deadline on the client side). A method's own thrown code, and
 # IMQ_RPC_CALL_ERROR (the method threw: the rejection carries its message), are the application's.
-def _no_method(_match: re.Match[str]) -> Diagnosis:
-    return Diagnosis(
+RPC_CODES = (
+    Diagnosis(
         "IMQ_RPC_NO_METHOD",
         "The service has no method of that name: the client was generated from another version of "
         "the service, or the name is misspelt. Generate the client again from the running service "
         "(generate_client, or imq client generate) and call what it declares.",
         (GENERATE_CLIENT,),
-    )
-
-
-def _no_access(_match: re.Match[str]) -> Diagnosis:
-    return Diagnosis(
+    ),
+    Diagnosis(
         "IMQ_RPC_NO_ACCESS",
         "The method exists on the service class but is not in its service description: only methods "
         "decorated with @expose() are callable remotely. Add @expose() to it, as the innermost "
         "decorator (listed last) when @lock, @cache or @logged are on the same method, and restart "
         "the service.",
         (EXPOSE,),
-    )
-
-
-def _args_count(_match: re.Match[str]) -> Diagnosis:
-    return Diagnosis(
+    ),
+    Diagnosis(
         "IMQ_RPC_INVALID_ARGS_COUNT",
         "The call passed another number of arguments than the method's description lists, and the "
         "description is read from its doc block: every parameter needs a typed @param tag (an "
@@ -195,17 +189,20 @@ def _args_count(_match: re.Match[str]) -> Diagnosis:
         "@expose() must be the innermost decorator (after @lock, @cache or @logged it records their "
         "wrapper's ...args as the only argument). Then generate the client again.",
         (DOC_BLOCKS, REMOVE_COMMENTS),
-    )
-
-
-def _call_timeout(_match: re.Match[str]) -> Diagnosis:
-    return Diagnosis(
+    ),
+    Diagnosis(
         "IMQ_RPC_CALL_TIMEOUT",
         "The client gave up waiting: no reply came within its callTimeout. Either the service is not "
         "running or not reachable on the same Redis, or it answers later than the deadline (the "
         "deadline too tight for the method, or its workers busy): the service's log tells which.",
         (LATE_REPLY, CALL_TIMEOUT),
-    )
+    ),
+)
+
+
+def _always(diagnosis: Diagnosis) -> Callable[[re.Match[str]], Diagnosis]:
+    """A code whose diagnosis takes nothing from the query."""
+    return lambda _match: diagnosis
 
 
 _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...] = (
@@ -223,10 +220,7 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
         ),
         _decorator_signature,
     ),
-    (re.compile(r"\bIMQ_RPC_NO_METHOD\b"), _no_method),
-    (re.compile(r"\bIMQ_RPC_NO_ACCESS\b"), _no_access),
-    (re.compile(r"\bIMQ_RPC_INVALID_ARGS_COUNT\b"), _args_count),
-    (re.compile(r"\bIMQ_RPC_CALL_TIMEOUT\b"), _call_timeout),
+    *((re.compile(rf"\b{diagnosis.code}\b"), _always(diagnosis)) for diagnosis in RPC_CODES),
 )
 
 
