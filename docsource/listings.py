@@ -16,29 +16,24 @@ listing when most of its sections' words are in listing sections. On the mirror 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 
 from imqueue_mcp.ranker.corpus import Document
+from imqueue_mcp.ranker.page_evidence import page_key as page_of
+from imqueue_mcp.ranker.text import PLAIN_WORD
 
 LISTING_SHARE = 0.2  # of a record's prose words, in other pages' summaries
 LISTING_MIN_WORDS = 30  # a shorter record is never a listing: too little to tell
 SUMMARY_MIN_WORDS = 6  # a summary shorter than this is not looked for
 KEY_WORDS = 3  # summaries are found by their first words
 
-WORD = re.compile(r"[a-z0-9]+")
-
-
-def page_of(doc: Document) -> tuple[str, str]:
-    return doc.site, doc.path.split("#", 1)[0]
-
 
 def with_listings(documents: Sequence[Document]) -> list[Document]:
     """The documents, those that are listings marked (Document.listing)."""
     summaries: dict[tuple[str, ...], set[tuple[str, str]]] = defaultdict(set)
     for doc in documents:
-        summary = tuple(WORD.findall(doc.summary.lower()))
+        summary = tuple(PLAIN_WORD.findall(doc.summary.lower()))
         if len(summary) >= SUMMARY_MIN_WORDS:
             summaries[summary].add(page_of(doc))
     by_start: dict[tuple[str, ...], list[tuple[str, ...]]] = defaultdict(list)
@@ -50,7 +45,7 @@ def with_listings(documents: Sequence[Document]) -> list[Document]:
     for number, doc in enumerate(documents):
         if doc.tier == "symbol" or not doc.text:
             continue
-        words = WORD.findall(doc.text.lower())
+        words = PLAIN_WORD.findall(doc.text.lower())
         share = repeated_share(words, by_start, summaries, page_of(doc))
         counts = page_words[page_of(doc)]
         counts[0] += len(words)

@@ -5,7 +5,8 @@ corpus_keeper.py which corpus answers: live (hourly, read in the background), el
                  builder's snapshot, each new generation swapped in whole
 search_docs.py   search_docs: the ranker's answer in its one shape, plus advisories, sizes, passages
                  and the diagnosis of a pasted error code (diagnose.py)
-diagnose.py      what a system or npm error code (ECONNREFUSED, ERESOLVE, ...) means here, and where
+diagnose.py      what a system, npm, tsc or rpc error code (ECONNREFUSED, TS1241, IMQ_RPC_NO_ACCESS)
+                 means here, and where
 passage_text.py  the part of a section that best answers a query (pure text logic: units, windows)
 hit_passages.py  each hit's passage: its text (the snapshot's markdown, else prose), the budgets
 answer_cache.py  the ranker's answers and search_docs' replies, kept for the corpus that gave them
