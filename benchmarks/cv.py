@@ -30,7 +30,7 @@ FOLDS = 5
 MIN_GAIN = 0.05  # objective points a value must add over the current one to be taken
 # The evaluation depth, and the code-example index's cap: search_docs never reads them, so no
 # gold label can fit them.
-UNTUNED = frozenset({"BATCH_DEPTH", "EXAMPLE_PARENT_CAP"})
+UNTUNED = frozenset({"BATCH_DEPTH", "EXAMPLE_PARENT_CAP", "MAX_SEARCHED_CHARACTERS", "MAX_TYPO_TERMS"})
 
 Value = bool | int | float
 Setting = dict[str, Value]  # flattened constant name -> value

@@ -538,11 +538,95 @@ class ErrorCase:
     why: str  # how the expected page was chosen, from reading ../shared/site
 
 
+# What the agent pastes: each output whole, as the terminal printed it (search_docs searches its
+# message lines; ranker/pasted.py leaves the frames, markers and locations out).
+PASTED_ERESOLVE = "\n".join(
+    (
+        "npm error code ERESOLVE",
+        "npm error ERESOLVE unable to resolve dependency tree",
+        "npm error",
+        "npm error While resolving: user-service@1.0.0",
+        "npm error Found: typescript@7.0.2",
+        "npm error node_modules/typescript",
+        'npm error   dev typescript@"^7.0.2" from the root project',
+        "npm error",
+        "npm error Could not resolve dependency:",
+        'npm error peer typescript@"5.0.x || 5.1.x || 5.2.x || 5.3.x || 5.4.x || 5.5.x || 5.6.x ||'
+        ' 5.7.x || 5.8.x || 5.9.x" from typedoc@0.28.14',
+        "npm error node_modules/typedoc",
+        'npm error   dev typedoc@"^0.28.14" from the root project',
+        "npm error",
+        "npm error Fix the upstream dependency conflict, or retry",
+        "npm error this command with --force or --legacy-peer-deps",
+        "npm error to accept an incorrect (and potentially broken) dependency resolution.",
+        "npm error",
+        "npm error",
+        "npm error For a full report see:",
+        "npm error /root/.npm/_logs/2026-12-05T22_10_00_000Z-eresolve-report.txt",
+        "npm error A complete log of this run can be found in:"
+        " /root/.npm/_logs/2026-12-05T22_10_00_000Z-debug-0.log",
+    )
+)
+PASTED_ECONNREFUSED = "\n".join(
+    (
+        "node:internal/process/promises:391",
+        "    triggerUncaughtException(err, true /* fromPromise */);",
+        "    ^",
+        "",
+        "Error: connect ECONNREFUSED 127.0.0.1:6379",
+        "    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1607:16) {",
+        "  errno: -111,",
+        "  code: 'ECONNREFUSED',",
+        "  syscall: 'connect',",
+        "  address: '127.0.0.1',",
+        "  port: 6379",
+        "}",
+        "",
+        "Node.js v22.11.0",
+    )
+)
+PASTED_TS1241 = "\n".join(
+    (
+        "src/UserService.ts:24:5 - error TS1241: Unable to resolve signature of method decorator"
+        " when called as an expression.",
+        "  The runtime will invoke the decorator with 2 arguments, but the decorator expects 3.",
+        "",
+        "24     @expose()",
+        "       ~~~~~~~~~",
+        "",
+        "src/UserService.ts:35:5 - error TS1241: Unable to resolve signature of method decorator"
+        " when called as an expression.",
+        "  The runtime will invoke the decorator with 2 arguments, but the decorator expects 3.",
+        "",
+        "35     @expose()",
+        "       ~~~~~~~~~",
+        "",
+        "",
+        "Found 2 errors in the same file, starting at: src/UserService.ts:24",
+    )
+)
+PASTED_TIMEOUT = "\n".join(
+    (
+        "/home/dev/user-client/node_modules/@imqueue/rpc/src/IMQClient.js:420",
+        "                    reject(new IMQRPCError('IMQ_RPC_CALL_TIMEOUT', `Call to"
+        " ${this.serviceName}.${method}() timed out after ${timeout} ms`));",
+        "                           ^",
+        "",
+        "IMQRPCError: IMQ_RPC_CALL_TIMEOUT Call to UserService.getUser() timed out after 5000 ms",
+        "    at Timeout._onTimeout (/home/dev/user-client/node_modules/@imqueue/rpc/src/IMQClient.js:420:28)",
+        "    at listOnTimeout (node:internal/timers:594:17)",
+        "    at process.processTimers (node:internal/timers:529:7) {",
+        "  code: 'IMQ_RPC_CALL_TIMEOUT'",
+        "}",
+        "",
+        "Node.js v22.11.0",
+    )
+)
+
 ERROR_CASES = (
     ErrorCase(
         "ERESOLVE",
-        "npm error code ERESOLVE unable to resolve dependency tree Found: typescript@7.0.2 "
-        'Could not resolve dependency: peer typescript@"5.9.x" from typedoc@0.28.14',
+        PASTED_ERESOLVE,
         ("/cli/creating-services/", "/cli/troubleshooting/"),
         ("--no-install",),
         "No page of the mirror names ERESOLVE. The install that fails is the one `imq service create` "
@@ -551,7 +635,7 @@ ERROR_CASES = (
     ),
     ErrorCase(
         "ECONNREFUSED",
-        "Error: connect ECONNREFUSED 127.0.0.1:6379",
+        PASTED_ECONNREFUSED,
         ("/get-started/", "/api/#generic-options-service-and-client", "/cli/troubleshooting/"),
         ("Redis",),
         "6379 is Redis's default port: the service or client found no Redis. /get-started/ lists Redis "
@@ -560,7 +644,7 @@ ERROR_CASES = (
     ),
     ErrorCase(
         "TS1241",
-        "error TS1241: Unable to resolve signature of method decorator when called as an expression.",
+        PASTED_TS1241,
         ("/api/#standard-decorators-and-tsconfig", "/api/#migration-from-2-x-to-3-x", "/api/rpc/latest/"),
         ("experimentalDecorators",),
         "TS1241 is tsc rejecting a decorator typed for the other decorator protocol: legacy "
@@ -570,7 +654,7 @@ ERROR_CASES = (
     ),
     ErrorCase(
         "timeout",
-        "IMQ_RPC_CALL_TIMEOUT Call to UserService.getUser() timed out after 5000 ms",
+        PASTED_TIMEOUT,
         (
             "/blog/silent-failures-nodejs-message-queue/#a-late-reply-is-not-a-missing-reply",
             "/glossary/#calltimeout",

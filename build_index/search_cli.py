@@ -190,8 +190,8 @@ def print_table(response: SearchResponse, out: TextIO, explain: bool) -> None:
             out.write(wrapped(line, "    ", width))
         for note in response.notes:
             out.write(wrapped(f"  · {note}", "      ", width))
-    if response.corrected:
-        out.write(f"(searched for: {response.corrected})\n")
+    if response.corrected or response.searched:
+        out.write(f"(searched for: {response.corrected or response.searched})\n")
     if not explain:
         out.write(results_table(response, width, is_terminal(out)))
     else:

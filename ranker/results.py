@@ -1,7 +1,7 @@
 """The one result shape: a SearchResponse as the dict `imq-search --json` prints and `search_docs`
 returns (the server adds only its own fields: advisories, the corpus it answered from).
 
-    response_dict(response)   {query, corrected?, count, results: [hit_dict...], weak, miss?}
+    response_dict(response)   {query, searched?, corrected?, count, results: [hit_dict...], weak, miss?}
     hit_dict(hit)             url, path, title, section, description, kind, label, recordKind,
                               package, symbol, external, score, confidence, deprecated?
 
@@ -85,6 +85,8 @@ def hit_dict(hit: Hit) -> dict[str, Any]:
 def response_dict(response: SearchResponse) -> dict[str, Any]:
     """The whole answer: the query as asked, the corrected query when a typo was corrected."""
     data: dict[str, Any] = {"query": response.query}
+    if response.searched:
+        data["searched"] = response.searched
     if response.corrected:
         data["corrected"] = response.corrected
     data["count"] = len(response.results)

@@ -114,6 +114,15 @@ RELATIVE_FLOOR = 0.04
 # Depth kept for evaluation (--batch): the whole ranked list up to this many results.
 BATCH_DEPTH = 60
 
+# Bounds on one query's work, not ranking weights (never tuned). The text searched is at most this
+# many characters (cut at a word), after a pasted output's frames are left out (ranker.pasted): a
+# question is far shorter, an error's message comes first.
+MAX_SEARCHED_CHARACTERS = 600
+# ...and at most this many of its words that nothing matches are looked up as typos (the search
+# for words one or two edits away is most of a long query's cost: 200 characters of unknown
+# identifiers cost up to 0.4 s without a bound); the rest count as words the docs lack.
+MAX_TYPO_TERMS = 8
+
 # Question-template words (how, do, I, the...) count at this share of their weight, and not
 # toward coverage: a long question ranks on its discriminating words.
 STOPWORD_WEIGHT = 0.1

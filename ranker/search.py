@@ -23,6 +23,7 @@ from . import dense, rules
 from .confidence import Confidence, confidence_of, coverage_needed
 from .corpus import Document
 from .index import Form, InvertedIndex, document_fields, field_weight, phrase_key, record_multiplier
+from .pasted import Distilled, searched
 from .text import RAW_TOKEN, STOPWORDS, query_terms, segment_identifier, token_compounds, token_terms, words
 
 PACKAGE_PREFIX = re.compile(r"(?:^|\s)pkg:(\S+)")
@@ -103,6 +104,8 @@ class SearchResponse:
     corrected: str | None = None
     notes: list[str] = field(default_factory=list)  # query-level explain lines
     named_unknown: tuple[str, ...] = ()  # QueryPlan.named_unknown: the hits needed more coverage
+    # the text searched when a pasted output was reduced to its message lines (ranker.pasted)
+    searched: str | None = None
 
     @property
     def weak(self) -> bool:
@@ -144,8 +147,12 @@ def plan_query(index: InvertedIndex, query: str, package: str | None) -> QueryPl
     spelled: set[str] | None = None  # made only when a term reaches nothing
     shares = token_shares(query)
     has_content = any(t not in STOPWORDS for t in terms)
+    typos = rules.MAX_TYPO_TERMS  # typo searches left (the rules' note)
     for term in terms:
-        forms, df = index.term_forms(term, allow_typo=term not in compounds)
+        forms, df = index.term_forms(term, allow_typo=False)
+        if not forms and typos and term not in compounds:
+            typos -= 1
+            forms, df = index.term_forms(term, allow_typo=True)
         if forms and forms[0].kind == "typo":
             corrections[term] = forms[0].word
         if not forms:
@@ -458,15 +465,35 @@ def search(
     if not query or not query.strip():
         return SearchResponse(query=query, results=[], miss=Guidance(list(sections or []), []))
     cap_notes: list[str] = []
-    plan, ranking, ordered = ranked(index, query, package, limit, cap_notes, parent_cap)
+    text = searched(query, rules.MAX_SEARCHED_CHARACTERS)
+    plan, ranking, ordered = ranked(index, text.query, package, limit, cap_notes, parent_cap)
     hits = [hit_of(index, ranking, row, explain) for row in ordered]
     notes = [*query_notes(ranking), *cap_notes, *unknown_notes(ranking)] if explain else cap_notes
+    if explain and text.changed:
+        notes.insert(0, pasted_note(text))
+    reduced = text.query if text.changed else None
     if hits:
         return SearchResponse(
-            query, hits, corrected=plan.corrected, notes=notes, named_unknown=plan.named_unknown
+            query,
+            hits,
+            corrected=plan.corrected,
+            notes=notes,
+            named_unknown=plan.named_unknown,
+            searched=reduced,
         )
-    guidance = Guidance(sections=list(sections or []), nearest_terms=nearest_terms(index, query))
-    return SearchResponse(query, [], miss=guidance, corrected=plan.corrected, notes=notes)
+    guidance = Guidance(sections=list(sections or []), nearest_terms=nearest_terms(index, text.query))
+    return SearchResponse(query, [], miss=guidance, corrected=plan.corrected, notes=notes, searched=reduced)
+
+
+def pasted_note(text: Distilled) -> str:
+    """--explain: what a pasted output's reduction left out and where a long query was cut
+    (ranker.pasted)."""
+    parts = [f"{text.dropped} stack-frame, marker or location line(s) left out"] if text.dropped else []
+    if text.shortened:
+        parts.append("paths without their folders up to node_modules or their :line:column")
+    if text.cut:
+        parts.append(f"cut to its first {rules.MAX_SEARCHED_CHARACTERS} characters (MAX_SEARCHED_CHARACTERS)")
+    return f"searched {text.query!r} ({'; '.join(parts)})"
 
 
 def ranked(
@@ -501,7 +528,9 @@ def brief(
     """search()'s results for a non-blank query, each with only its path, site, score and
     confidence (the values hit_of gives, worked out for the whole list at once), and the
     typo-corrected query if one was made."""
-    plan, ranking, ordered = ranked(index, query, package, limit, [])
+    plan, ranking, ordered = ranked(
+        index, searched(query, rules.MAX_SEARCHED_CHARACTERS).query, package, limit, []
+    )
     if not ordered:
         return [], plan.corrected
     scores, ids, coverage, _capped = zip(*ordered, strict=True)
@@ -1046,8 +1075,10 @@ def confidence_line(score: float, coverage: float, named_unknown: bool = False) 
 
 
 def nearest_terms(index: InvertedIndex, query: str) -> list[str]:
+    """A miss's guidance: the indexed words nearest the query's first words (as many as typos are
+    looked up for, MAX_TYPO_TERMS: each is a walk over the vocabulary)."""
     seen: list[str] = []
-    for term in query_terms(query):
+    for term in query_terms(query)[: rules.MAX_TYPO_TERMS]:
         for word in index.nearest_words(term, 3):
             if word not in seen:
                 seen.append(word)

@@ -168,6 +168,12 @@ class Diagnosis(BaseModel):
 
 class SearchResult(BaseModel):
     query: str = Field(description="The query as asked")
+    searched: str | None = Field(
+        None,
+        description="Present when the query was a pasted error output: the message lines actually "
+        "searched (stack frames, caret/tilde markers, file locations and folders up to node_modules "
+        "left out)",
+    )
     corrected: str | None = Field(
         None, description="Present when a typo was corrected: the query as actually searched"
     )

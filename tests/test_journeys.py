@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from imqueue_mcp.server.mcp.tools import PASTE_CHARACTERS
+
 from benchmarks.journey_kit import (
     LEGACY_RUNTIME,
     Journey,
@@ -142,7 +144,7 @@ def test_every_expected_page_exists_in_the_mirror_and_shows_its_fix() -> None:
     if not SITE.is_dir():
         pytest.skip(f"the site mirror is not at {SITE}")
     for case in ERROR_CASES:
-        assert case.why and len(case.pasted) <= 200, case.name  # search_docs takes 200 characters
+        assert case.why and len(case.pasted) <= PASTE_CHARACTERS, case.name  # what search_docs takes
         for expected in case.fixing:
             path = expected.split("#")[0].strip("/")
             page = SITE / "imqueue.org" / path / "index.md" if path else SITE / "imqueue.org" / "index.md"

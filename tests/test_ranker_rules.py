@@ -671,7 +671,7 @@ def test_term_that_matches_is_never_corrected(monkeypatch: pytest.MonkeyPatch) -
 
     def term_forms(self: InvertedIndex, term: str, allow_typo: bool = True) -> tuple[list[Form], int]:
         forms, _reached = real_term_forms(self, term, allow_typo)
-        forms = forms + (self.typo_forms(term) if allow_typo else [])
+        forms = forms + self.typo_forms(term)
         return forms, len({doc_id for form in forms for doc_id in self.row(form.word)[0]})
 
     monkeypatch.setattr(InvertedIndex, "term_forms", term_forms)
@@ -1270,3 +1270,22 @@ def test_an_identifier_in_a_question_weighs_about_one_word_not_six(monkeypatch: 
     whole = {hit.path: hit for hit in token_share_corpus().search(question).results}
     for path, hit in shared.items():
         assert hit.coverage == pytest.approx(whole[path].coverage), path
+
+
+def test_at_most_max_typo_terms_words_are_looked_up_as_typos(monkeypatch: pytest.MonkeyPatch) -> None:
+    looked_up: list[str] = []
+    real_typo_forms = InvertedIndex.typo_forms
+
+    def typo_forms(self: InvertedIndex, term: str) -> list[Form]:
+        looked_up.append(term)
+        return real_typo_forms(self, term)
+
+    monkeypatch.setattr(InvertedIndex, "typo_forms", typo_forms)
+    unknown = " ".join(f"zzqx{letter}word" for letter in "abcdefghijkl")  # twelve words nothing holds
+
+    response = typo_corpus().search(f"conection {unknown}")
+
+    assert len(looked_up) == rules.MAX_TYPO_TERMS and looked_up[0] == "conection"
+    assert response.corrected is not None and response.corrected.startswith("connection")
+    monkeypatch.setattr(rules, "MAX_TYPO_TERMS", 0)
+    assert typo_corpus().search("conection").corrected is None

@@ -316,7 +316,7 @@ def add_search_passages(
 ) -> None:
     """Each hit's `passage`, best hit first, at most options.per_hit tokens each and options.total
     in all; `passageBudget` says what they used and how many hits the budget left without one."""
-    words = QueryWords.of(data.get("corrected") or query, source.stems)
+    words = QueryWords.of(data.get("corrected") or data.get("searched") or query, source.stems)
     _spend(data, options, lambda hit, budget, shown: hit_passage(source, hit, words, budget, shown))
 
 

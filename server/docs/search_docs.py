@@ -149,6 +149,12 @@ def _canonical(name: str) -> str:
     return scoped
 
 
+def searched_text(data: dict[str, Any]) -> str:
+    """The text the ranker searched: the typo-corrected query, the message lines of a pasted
+    output (ranker.pasted), or the query as asked."""
+    return str(data.get("corrected") or data.get("searched") or data["query"])
+
+
 def render_search_text(data: dict[str, Any]) -> str:
     lines: list[str] = []
     for diagnosis in data.get("diagnosis", []):
@@ -156,10 +162,17 @@ def render_search_text(data: dict[str, Any]) -> str:
         lines.append("   Read: " + " ".join(diagnosis["urls"]))
     if lines:
         lines.append("")
+    if data.get("searched"):
+        lines.append(
+            f'Searched the pasted output\'s message lines: "{data["searched"]}" (stack frames, '
+            "markers and file locations left out)."
+        )
     if data.get("corrected"):
-        lines.append(f'Searched for "{data["corrected"]}" (corrected from "{data["query"]}").')
+        lines.append(
+            f'Searched for "{data["corrected"]}" (corrected from "{data.get("searched") or data["query"]}").'
+        )
     if data["results"]:
-        lines.append(f'{data["count"]} result(s) for "{data.get("corrected") or data["query"]}", best first:')
+        lines.append(f'{data["count"]} result(s) for "{searched_text(data)}", best first:')
         for number, result in enumerate(data["results"], 1):
             label = result["label"]
             where = f"; {result['section']}" if result["section"] and result["section"] not in label else ""

@@ -210,7 +210,8 @@ def _with_stored_line(data: dict[str, Any], text: str) -> str:
 # Every string argument has a maximum length, and every list a maximum count, in its schema
 # (SECURITY.md): a longer one is invalid_arguments before the tool runs. A name is at most
 # npm's 214 characters (a service name becomes a package and a folder name); a path is at most
-# Linux's PATH_MAX; free text (a query) what a question needs.
+# Linux's PATH_MAX; free text (a query) what a question needs, and search_docs' query what a
+# pasted error output needs (below).
 NAME_CHARACTERS = 214
 PATH_CHARACTERS = 4096
 URL_CHARACTERS = 2048
@@ -220,6 +221,18 @@ MAX_SERVICES = 100
 
 Query = Annotated[
     str, Field(min_length=1, max_length=200, description="What you want to know, in plain words")
+]
+# search_docs also takes what a failing command printed, pasted whole: the ranker searches its
+# message lines (ranker.pasted), at most MAX_SEARCHED_CHARACTERS of them.
+PASTE_CHARACTERS = 8000
+SearchQuery = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=PASTE_CHARACTERS,
+        description="What you want to know, in plain words; or an error output pasted whole (its stack "
+        "frames, markers and file locations are left out of the search)",
+    ),
 ]
 Limit = Annotated[int, Field(ge=1, le=20, description="How many results, 1-20")]
 ExampleLimit = Annotated[
@@ -301,6 +314,9 @@ ServiceNames = Annotated[
         "results with title, section, description, canonical URL and what each is (kind and label, "
         "e.g. 'API · @imqueue/core method'); a deprecated API's description starts 'DEPRECATED'. "
         "Call it before writing or changing @imqueue code, then read the best hits with get_doc. "
+        "An error output can be pasted whole: its message lines are searched (stack frames, markers "
+        "and file locations left out; `searched` shows the text), and a known error code gets a "
+        "diagnosis[] first. "
         "package (e.g. 'rpc' or '@imqueue/pg-prisma') limits results to one package. A miss lists "
         "the sections the corpus covers and the nearest indexed terms: search again with those "
         "instead of concluding the topic is undocumented. When results involve one of two mutually "
@@ -317,7 +333,7 @@ ServiceNames = Annotated[
 )
 def search_docs(services: Services) -> Handler:
     async def search_docs(
-        query: Query,
+        query: SearchQuery,
         limit: Limit = 6,
         package: PackageFilter = None,
         passages: PassagesOn = True,
