@@ -7,8 +7,8 @@
     index.py          inverted index (packed postings), term forms (as written, inflection, prefix, typo)
     page_evidence.py  whole pages as a fielded BM25 (title, headings, body) with RM3-style feedback,
                       fused with record scores by rules.PAGE_FUSION (off unless the nested CV keeps it)
-    search.py         searched -> checked_plan -> rank (score_records, coverage, record_factors) -> order (floor,
-                      caps) -> hit_of -> SearchResponse; --explain's notes made beside the score
+    search.py         searched -> checked_plan -> rank (score_records, coverage, record_factors) ->
+                      order (floor, caps) -> hit_of -> SearchResponse; --explain's notes beside the score
     confidence.py     high / medium / low per hit, from its score and the share of the query it matches
     results.py        the one result shape: response_dict / hit_dict (imq-search --json, search_docs)
 

@@ -38,8 +38,8 @@ _FRAME = re.compile(
 )
 _FRAME_LINE = re.compile(r"^\s*" + _FRAME.pattern + r"\s*$")
 # A frame inside a line whose newlines a client turned into spaces.
-_INLINE_FRAME = re.compile(r"\s+" + _FRAME.pattern)
-_MARKER_LINE = re.compile(r"^[\s~^|]*[~^][\s~^|]*$")  # tsc's ~~~~ and Node's ^^^^ under a code line
+_INLINE_FRAME = re.compile(r"(?<=\s)" + _FRAME.pattern)  # (the space before stays: words are re-split)
+_MARKER_LINE = re.compile(r"^[\s|]*[~^][\s~^|]*$")  # tsc's ~~~~ and Node's ^^^^ under a code line
 _LOCATION_LINE = re.compile(r"^\s*(?:node:\S+|(?:file://)?(?:[A-Za-z]:)?[/\\~.][^\s]*)(?::\d+){1,2}\s*$")
 _PATH_LINE = re.compile(r"^\s*(?:file://)?(?:[A-Za-z]:)?[/\\~][^\s]*\s*$")  # a log file's path alone
 _TOOL_PREFIX = re.compile(r"^\s*npm (?:error|ERR!|WARN|warn)(?: |$)")  # npm's tag on every line
@@ -53,10 +53,11 @@ _FIELD_LINE = re.compile(
     r"^\s*[A-Za-z_]\w*: (?:'[^']*'|\"[^\"]*\"|-?\d+|true|false|null|undefined|\[[^\]]*\]),?\s*$"
 )
 _BRACE_LINE = re.compile(r"^\s*[{}\[\]]+,?\s*$")
-_OPENS_DUMP = re.compile(r"\s+\{\s*$")  # "Error: connect ECONNREFUSED 127.0.0.1:6379 {"
+_OPENS_DUMP = re.compile(r"(?<=\S)\s+\{\s*$")  # "Error: connect ECONNREFUSED 127.0.0.1:6379 {"
 _EXCERPT_LINE = re.compile(r"^\s*\d+\s{2,}(\S.*)$")  # tsc --pretty: "12     @expose()"
-# Folders up to and including node_modules, from the start of the path.
-_MODULES_PREFIX = re.compile(r"(?:file://)?(?:[A-Za-z]:)?(?:[^\s'\"()\[\]]*[/\\])?node_modules[/\\]")
+# Folders up to and including node_modules, from the start of the path (tried only where a word
+# of the text starts, so a long run without spaces is read once, not from each of its characters).
+_MODULES_PREFIX = re.compile(r"(?<![^\s'\"()\[\]])[^\s'\"()\[\]]*node_modules[/\\]")
 _LINE_COLUMN = re.compile(r"(\.[A-Za-z]\w*):\d+(?::\d+)?")  # index.js:312:27 -> index.js
 _CHEAP_SIGNS = ("\n", " at ", "node_modules", "~~", "^^")
 
@@ -94,13 +95,16 @@ def distill(query: str) -> Distilled:
     dropped = 0
     written = query.splitlines()
     lines = [_TOOL_PREFIX.sub("", line) for line in written]
+    seen: set[str] = set()
     for number, line in enumerate(lines):
         if not line.strip():
             continue
         if line != written[number] and _TOOL_FIELD.match(line):
             dropped += 1
             continue
-        if line in lines[:number] or thrown_at(lines, number):
+        said = line in seen
+        seen.add(line)
+        if said or thrown_at(lines, number):
             dropped += 1  # said already; or the code a location above and a marker below point at
             continue
         if any(
@@ -124,7 +128,7 @@ def distill(query: str) -> Distilled:
         excerpt = _EXCERPT_LINE.match(line)
         kept.append(excerpt.group(1) if excerpt and len(kept) > 0 else line)
     text = " ".join(kept)
-    shorter = _LINE_COLUMN.sub(r"\1", _MODULES_PREFIX.sub("", text))
+    shorter = _LINE_COLUMN.sub(r"\1", _MODULES_PREFIX.sub("", text) if "node_modules" in text else text)
     if not (dropped or shorter != text) or not shorter.strip():
         return Distilled(query)
     return Distilled(" ".join(shorter.split()), dropped, shorter != text)

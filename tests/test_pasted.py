@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -241,3 +242,33 @@ def test_every_dev_question_pasted_with_a_trace_under_it_is_searched_as_written(
     changed = [q for q in questions if searched(pasted(q, draw), rules.MAX_SEARCHED_CHARACTERS).query != q]
 
     assert len(questions) > 700 and changed == []
+
+
+# Text built to make a backtracking pattern try each of its characters from each of the others:
+# long runs without a space, of spaces, of markers, of path parts, each 8,000 characters long
+# (search_docs' limit). Linear reading takes a few milliseconds; quadratic took 0.3-0.8 s.
+ADVERSARIAL = {
+    "a path after at": "x at " + "a/" * 4000,
+    "a word after at": "x at " + "a" * 8000,
+    "spaces after at": " at " + " " * 7990 + "(",
+    "spaces before a brace": "x" + " " * 7990 + "{x",
+    "node_modules in one word": ("a" * 50 + "/node_modules") * 120,
+    "a path before node_modules": "a/" * 3990 + "node_modules/",
+    "markers then a letter": "~" * 7999 + "x",
+    "the same frame": "\n".join(["    at x (a:1:2)"] * 500),
+    "distinct lines": "\n".join(f"    l{number}" for number in range(1500)),
+    "at async new": " at async new " * 600,
+    "a location of colons": "node:" + ":1" * 3990,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_no_text_of_search_docs_length_makes_the_reduction_slow(name: str) -> None:
+    text = ADVERSARIAL[name][:8000]
+
+    started = time.perf_counter()
+    result = searched(text, rules.MAX_SEARCHED_CHARACTERS)
+    elapsed = time.perf_counter() - started
+
+    assert len(result.query) <= rules.MAX_SEARCHED_CHARACTERS
+    assert elapsed < 0.2, f"{name}: {elapsed:.3f} s"

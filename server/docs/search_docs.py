@@ -199,7 +199,7 @@ def render_search_text(data: dict[str, Any]) -> str:
         else:
             lines.append("Read a result with get_doc(url) before relying on it, and cite its URL.")
     else:
-        lines.append(f'No results for "{data["query"]}".')
+        lines.append(f'No results for "{searched_text(data)}".')
     miss = data.get("miss")
     if miss:
         lines.append(
