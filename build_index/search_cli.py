@@ -3,6 +3,7 @@
 It lives with the builder because `--from` builds a corpus in memory: it needs both layers.
 
     imq-search "expose a method" [--limit N] [--package P] [--explain] [--json]
+    npm run build 2>&1 | imq-search -         # the query from stdin: an error output pasted whole
     imq-search --batch queries.jsonl          # one results line per query (../shared/kpi format)
 
 Corpus: --snapshot PATH (default: the user cache snapshot), or --from DIR|URL to build in memory.
@@ -44,7 +45,11 @@ def parser() -> argparse.ArgumentParser:
         prog="imq-search",
         description="Search the @imqueue docs corpus with the same ranker the MCP server uses.",
     )
-    ap.add_argument("query", nargs="?", help='the search query, e.g. "expose a method"')
+    ap.add_argument(
+        "query",
+        nargs="?",
+        help='the search query, e.g. "expose a method"; - reads it from stdin (an error output pasted whole)',
+    )
     ap.add_argument("--limit", type=int, default=6, help="results to show (1-200, default 6)")
     ap.add_argument("--package", help="only this package's records: rpc or @imqueue/rpc")
     ap.add_argument(
@@ -247,6 +252,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
             raise UsageError("give a query or --batch FILE, not both")
         if not 1 <= args.limit <= 200:
             raise UsageError(f"--limit must be between 1 and 200, got {args.limit}")
+        if args.query == "-":
+            args.query = read_stdin_query()
         index = load_index(args.snapshot, args.source)
         if args.batch is not None:
             return run_batch(index, args.batch, out)
@@ -263,6 +270,15 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         if out is sys.stdout:  # Python flushes stdout again at exit: let that write go nowhere
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_RESULTS if response.results else EXIT_MISS
+
+
+def read_stdin_query() -> str:
+    """`imq-search -`: the query is what stdin holds (a pasted error output, as search_docs takes
+    it), decoded as UTF-8."""
+    try:
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(f"stdin is not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
 def write_response(response: SearchResponse, args: argparse.Namespace, out: TextIO) -> int:

@@ -546,3 +546,36 @@ def test_the_console_script_fits_columns_and_links_urls_on_a_terminal(tmp_path: 
     assert f";{url}\x1b\\" in shown  # OSC 8 names the whole URL as the link target
     visible = re.sub(r"\x1b\]8;[^\x1b]*\x1b\\|\x1b\[[0-9;]*m", "", shown)
     assert max(len(line) for line in visible.splitlines()) <= 70
+
+
+def test_a_dash_reads_a_pasted_error_output_from_stdin_and_says_what_it_searched(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    pasted = (
+        "Error: connect ECONNREFUSED 127.0.0.1:6379 redis queue\n"
+        "    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)\n"
+        "    at Module._compile (node:internal/modules/cjs/loader:1376:14)\n\nNode.js v22.11.0\n"
+    )
+
+    done = subprocess.run(
+        [*imq_search_command(), "--from", str(SITE), "-"],
+        input=pasted,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    garbled = subprocess.run(
+        [*imq_search_command(), "--from", str(SITE), "-"],
+        input=b"\xff\xfe",
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+    )
+
+    assert (done.returncode, done.stderr) == (0, "")
+    lines = done.stdout.splitlines()
+    assert lines[0] == "(searched for: Error: connect ECONNREFUSED 127.0.0.1:6379 redis queue)"
+    assert lines[2].split()[3] == "RedisQueue"
+    assert garbled.returncode == 2 and garbled.stdout == b""
+    assert garbled.stderr.decode().startswith("imq-search: stdin is not UTF-8 text")
