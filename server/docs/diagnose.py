@@ -6,14 +6,17 @@ are not @imqueue's: the docs rarely quote them, yet what they mean in an @imqueu
 fixed; so is what each of @imqueue/rpc's own codes (IMQ_RPC_NO_ACCESS, ...) says is wrong. A
 service and its clients reach each other only through Redis (default localhost:6379, named by
 IMQ_REDIS in the tutorial's bootstrap), a project created from imq's template declares its
-dependencies as "*", and @imqueue 3.x compiles standard decorators where 1.x and 2.x compiled
-legacy ones. This module reads such codes out of the query and says, in two or three sentences,
+dependencies as "*", @imqueue 3.x compiles standard decorators where 1.x and 2.x compiled
+legacy ones, its packages are native ES modules (Node.js 22.12+), and its safe delivery moves
+messages with LMOVE/BLMOVE (Redis 6.2+; a Redis that wants a password gets it from the queue's
+options). This module reads such codes out of the query and says, in two or three sentences,
 what failed and what to do, with the docs pages that hold the fix. It is a fixed table of codes,
 never a table of queries, and it never changes the ranking.
 
-A diagnosis is read by an agent, so it repeats nothing of the query but a host name or a port
-that parses as one (`quoted_host`, `quoted_port`), and then marks it as the user's text; the
-rest is this module's own words. A name that is an error code (ENOTFOUND ETIMEDOUT) is no host.
+A diagnosis is read by an agent, so it repeats nothing of the query but a host name, a port or an
+@imqueue package name that parses as one (`quoted_host`, `quoted_port`, `_NPM_NAME`), and then
+marks it as the user's text; the rest is this module's own words. A name that is an error code
+(ENOTFOUND ETIMEDOUT) is no host.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ DOC_BLOCKS = f"{ORIGIN}/api/#the-importance-of-doc-blocks"
 REMOVE_COMMENTS = f"{ORIGIN}/api/faq/#why-must-removecomments-be-false-in-a-project-that-uses-imqueue"
 GENERATE_CLIENT = f"{ORIGIN}/api/faq/#how-do-i-generate-a-typed-client-for-a-running-service"
 LATE_REPLY = f"{ORIGIN}/blog/silent-failures-nodejs-message-queue/#a-late-reply-is-not-a-missing-reply"
+ES_MODULES = f"{ORIGIN}/api/#es-modules-and-node"  # 3.x packages are native ES modules, Node 22.12+
+SAFE_DELIVERY = f"{ORIGIN}/api/core/latest/core.imqoptions.safedelivery/"
+QUEUE_CREDENTIALS = f"{ORIGIN}/api/core/latest/core.imessagequeueauthconnection/"
 CALL_TIMEOUT = f"{ORIGIN}/glossary/#calltimeout"
 REDIS_DEFAULT_PORT = 6379
 
@@ -200,6 +206,68 @@ RPC_CODES = (
 )
 
 
+def _old_redis(match: re.Match[str]) -> Diagnosis:
+    return Diagnosis(
+        f"ERR unknown command {match['command'].upper()}",
+        "The Redis server is older than 6.2: it has no LMOVE or BLMOVE, which @imqueue/core 3.x uses "
+        "to move each message when safeDelivery is on (and to take back a dead worker's messages). "
+        "@imqueue needs Redis 6.2 or newer: upgrade the server (an older one serves only with "
+        "safeDelivery off).",
+        (PREREQUISITES, SAFE_DELIVERY),
+    )
+
+
+def _credentials(match: re.Match[str]) -> Diagnosis:
+    sent = "sent none" if match["code"] == "NOAUTH" else "sent a user name and password it does not accept"
+    return Diagnosis(
+        match["code"],
+        f"The Redis server requires a password (requirepass, or an ACL user) and the connection {sent}. "
+        "Give the queue's password, and username for an ACL user, in the options of the service and "
+        "of every client that reaches it (IMQOptions takes them; a cluster's entries use the top-level "
+        "pair).",
+        (QUEUE_CREDENTIALS,),
+    )
+
+
+_NPM_NAME = re.compile(r"@imqueue/[a-z0-9][a-z0-9._-]{0,200}")
+
+
+def _missing_package(match: re.Match[str]) -> Diagnosis:
+    package = match["package"]
+    named = f"{quoted(package)} is" if _NPM_NAME.fullmatch(package) else "An @imqueue package is"
+    install = f"npm install {package}" if _NPM_NAME.fullmatch(package) else "npm install it"
+    return Diagnosis(
+        match["code"] or "MODULE_NOT_FOUND",
+        f"{named} not installed where this code runs: {install} in the project whose code imports it "
+        "(its package.json should name it). @imqueue 3.x packages are ES modules for Node.js 22.12 or "
+        'newer; TypeScript finds them with "module" and "moduleResolution" set to "nodenext".',
+        (ES_MODULES,),
+    )
+
+
+def _module_kind(match: re.Match[str]) -> Diagnosis:
+    return Diagnosis(
+        match["code"] or "ESM",
+        "CommonJS and ES modules are mixed. @imqueue 3.x packages are native ES modules (Node.js "
+        "22.12 or newer): import them, never require() them, from a project that is ESM itself "
+        '("type": "module" in package.json, tsconfig "module" and "moduleResolution" "nodenext", '
+        "relative imports with their .js extension). 'Cannot use import statement outside a module' "
+        "is the same mismatch seen from the other side: the file ran as CommonJS.",
+        (ES_MODULES,),
+    )
+
+
+def _legacy_decorators_compiler(match: re.Match[str]) -> Diagnosis:
+    return Diagnosis(
+        "TS1219",
+        "tsc is compiling decorators the legacy way: a TypeScript older than 5.0, which knows only "
+        "experimentalDecorators. @imqueue 3.x uses standard (TC39) decorators: use a current "
+        "TypeScript with the tsconfig the migration guide shows (no experimentalDecorators); a "
+        "project still on @imqueue 1.x or 2.x sets experimentalDecorators: true instead.",
+        (STANDARD_DECORATORS,),
+    )
+
+
 def _always(diagnosis: Diagnosis) -> Callable[[re.Match[str]], Diagnosis]:
     """A code whose diagnosis takes nothing from the query."""
     return lambda _match: diagnosis
@@ -221,6 +289,25 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
         _decorator_signature,
     ),
     *((re.compile(rf"\b{diagnosis.code}\b"), _always(diagnosis)) for diagnosis in RPC_CODES),
+    # Redis's own replies: a server too old for core 3.x, and one that wants credentials
+    (re.compile(r"\bERR unknown command [`'\"]?(?P<command>b?lmove)\b", re.IGNORECASE), _old_redis),
+    (re.compile(r"\b(?P<code>NOAUTH|WRONGPASS)\b"), _credentials),
+    # Node's and tsc's word for a package that is not installed, and the ESM / CommonJS mismatch
+    (
+        re.compile(
+            r"(?:\b(?P<code>ERR_MODULE_NOT_FOUND|MODULE_NOT_FOUND|TS2307)\b[^\n]{0,80}?)?"
+            r"Cannot find (?:module|package) ['\"](?P<package>@imqueue/[^'\"\s]{1,214})['\"]"
+        ),
+        _missing_package,
+    ),
+    (
+        re.compile(
+            r"\b(?P<code>ERR_REQUIRE_ESM|ERR_REQUIRE_ASYNC_MODULE)\b|require\(\) of ES Module"
+            r"|Cannot use import statement outside a module|require is not defined in ES module scope"
+        ),
+        _module_kind,
+    ),
+    (re.compile(r"\bTS1219\b|Experimental support for decorators is a feature"), _legacy_decorators_compiler),
 )
 
 
