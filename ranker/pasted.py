@@ -32,13 +32,13 @@ _WHERE = (
     r"(?:(?:node:|file:|[A-Za-z]:\\|[/\\.~]|[\w@.-]+[/\\])[^\s()]*:\d+(?::\d+)?"
     r"|node:[\w/.-]+|<anonymous>|index \d+|native)"
 )
-_FRAME = re.compile(
+_FRAME = (
     r"at\s+(?:async\s+)?(?:new\s+)?"
     r"(?:(?:[\w$.<>\[\]]+)(?:\s+\[as\s+[\w$.<>]+\])?\s+\(" + _WHERE + r"\)|" + _WHERE + r")"
 )
-_FRAME_LINE = re.compile(r"^\s*" + _FRAME.pattern + r"\s*$")
+_FRAME_LINE = re.compile(r"^\s*" + _FRAME + r"\s*$")
 # A frame inside a line whose newlines a client turned into spaces.
-_INLINE_FRAME = re.compile(r"(?<=\s)" + _FRAME.pattern)  # (the space before stays: words are re-split)
+_INLINE_FRAME = re.compile(r"(?<=\s)" + _FRAME)  # (the space before stays: words are re-split)
 _MARKER_LINE = re.compile(r"^[\s|]*[~^][\s~^|]*$")  # tsc's ~~~~ and Node's ^^^^ under a code line
 _LOCATION_LINE = re.compile(r"^\s*(?:node:\S+|(?:file://)?(?:[A-Za-z]:)?[/\\~.][^\s]*)(?::\d+){1,2}\s*$")
 _PATH_LINE = re.compile(r"^\s*(?:file://)?(?:[A-Za-z]:)?[/\\~][^\s]*\s*$")  # a log file's path alone
