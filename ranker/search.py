@@ -104,7 +104,8 @@ class SearchResponse:
     corrected: str | None = None
     notes: list[str] = field(default_factory=list)  # query-level explain lines
     named_unknown: tuple[str, ...] = ()  # QueryPlan.named_unknown: the hits needed more coverage
-    # the text searched when a pasted output was reduced to its message lines (ranker.pasted)
+    # the text searched when it is not the query: a pasted output reduced to its message lines, or
+    # a long query cut at MAX_SEARCHED_CHARACTERS (ranker.pasted)
     searched: str | None = None
 
     @property

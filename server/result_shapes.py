@@ -170,9 +170,9 @@ class SearchResult(BaseModel):
     query: str = Field(description="The query as asked")
     searched: str | None = Field(
         None,
-        description="Present when the query was a pasted error output: the message lines actually "
-        "searched (stack frames, caret/tilde markers, file locations and folders up to node_modules "
-        "left out)",
+        description="Present when the text searched is not the query: a pasted error output's message "
+        "lines (stack frames, caret/tilde markers, file locations and folders up to node_modules left "
+        "out), or a long query's first 600 characters",
     )
     corrected: str | None = Field(
         None, description="Present when a typo was corrected: the query as actually searched"
