@@ -129,26 +129,24 @@ def _unreachable(match: re.Match[str]) -> Diagnosis:
     )
 
 
-def _in_use(match: re.Match[str]) -> Diagnosis:
-    return Diagnosis(
-        "EADDRINUSE",
-        "Another process already listens on that port: stop it, or start this one on another port. "
-        "(A second copy of the same service started by hand and by `imq ctl` is a common cause.)",
-        (f"{ORIGIN}/cli/troubleshooting/#a-service-won-t-start-with-imq-ctl",),
-    )
+IN_USE = Diagnosis(
+    "EADDRINUSE",
+    "Another process already listens on that port: stop it, or start this one on another port. "
+    "(A second copy of the same service started by hand and by `imq ctl` is a common cause.)",
+    (f"{ORIGIN}/cli/troubleshooting/#a-service-won-t-start-with-imq-ctl",),
+)
 
 
-def _peer_conflict(match: re.Match[str]) -> Diagnosis:
-    return Diagnosis(
-        "ERESOLVE",
-        "npm found two packages whose peer-dependency ranges cannot both hold; the 'Found:' and "
-        "'Could not resolve dependency:' lines name them. A project created from imq's template "
-        'declares its dependencies as "*", so npm takes the newest TypeScript, outside the range '
-        "typedoc accepts: pin typescript (and @types/node) in package.json to the versions the docs "
-        "describe, then npm install. The create_service tool reports those pins and writes them with "
-        "pin: true; imq service create --no-install skips the install so you can pin first.",
-        (CREATING_SERVICES,),
-    )
+PEER_CONFLICT = Diagnosis(
+    "ERESOLVE",
+    "npm found two packages whose peer-dependency ranges cannot both hold; the 'Found:' and "
+    "'Could not resolve dependency:' lines name them. A project created from imq's template "
+    'declares its dependencies as "*", so npm takes the newest TypeScript, outside the range '
+    "typedoc accepts: pin typescript (and @types/node) in package.json to the versions the docs "
+    "describe, then npm install. The create_service tool reports those pins and writes them with "
+    "pin: true; imq service create --no-install skips the install so you can pin first.",
+    (CREATING_SERVICES,),
+)
 
 
 DECORATOR_CODES = {"class": "TS1238", "parameter": "TS1239", "property": "TS1240", "method": "TS1241"}
@@ -257,15 +255,14 @@ def _module_kind(match: re.Match[str]) -> Diagnosis:
     )
 
 
-def _legacy_decorators_compiler(match: re.Match[str]) -> Diagnosis:
-    return Diagnosis(
-        "TS1219",
-        "tsc is compiling decorators the legacy way: a TypeScript older than 5.0, which knows only "
-        "experimentalDecorators. @imqueue 3.x uses standard (TC39) decorators: use a current "
-        "TypeScript with the tsconfig the migration guide shows (no experimentalDecorators); a "
-        "project still on @imqueue 1.x or 2.x sets experimentalDecorators: true instead.",
-        (STANDARD_DECORATORS,),
-    )
+LEGACY_DECORATORS_COMPILER = Diagnosis(
+    "TS1219",
+    "tsc is compiling decorators the legacy way: a TypeScript older than 5.0, which knows only "
+    "experimentalDecorators. @imqueue 3.x uses standard (TC39) decorators: use a current "
+    "TypeScript with the tsconfig the migration guide shows (no experimentalDecorators); a "
+    "project still on @imqueue 1.x or 2.x sets experimentalDecorators: true instead.",
+    (STANDARD_DECORATORS,),
+)
 
 
 def _always(diagnosis: Diagnosis) -> Callable[[re.Match[str]], Diagnosis]:
@@ -277,8 +274,8 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
     (re.compile(rf"\bECONNREFUSED\b(?:[^\n]*?\s{_ADDRESS})?"), _refused),
     (re.compile(r"\bENOTFOUND\b(?:\s+(?P<name>[\w.-]+))?"), _not_found),
     (re.compile(r"\b(?P<code>ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)\b"), _unreachable),
-    (re.compile(r"\bEADDRINUSE\b"), _in_use),
-    (re.compile(r"\bERESOLVE\b"), _peer_conflict),
+    (re.compile(r"\bEADDRINUSE\b"), _always(IN_USE)),
+    (re.compile(r"\bERESOLVE\b"), _always(PEER_CONFLICT)),
     # TS1238-TS1241: "Unable to resolve signature of class / parameter / property / method
     # decorator when called as an expression", by its code or by its words when pasted without one
     (
@@ -307,7 +304,10 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
         ),
         _module_kind,
     ),
-    (re.compile(r"\bTS1219\b|Experimental support for decorators is a feature"), _legacy_decorators_compiler),
+    (
+        re.compile(r"\bTS1219\b|Experimental support for decorators is a feature"),
+        _always(LEGACY_DECORATORS_COMPILER),
+    ),
 )
 
 
