@@ -60,6 +60,17 @@ _EXCERPT_LINE = re.compile(r"^\s*\d+\s{2,}(\S.*)$")  # tsc --pretty: "12     @ex
 _MODULES_PREFIX = re.compile(r"(?<![^\s'\"()\[\]])[^\s'\"()\[\]]*node_modules[/\\]")
 _LINE_COLUMN = re.compile(r"(\.[A-Za-z]\w*):\d+(?::\d+)?")  # index.js:312:27 -> index.js
 _CHEAP_SIGNS = ("\n", " at ", "node_modules", "~~", "^^")
+# Lines left out whole.
+_DROPPED_LINES = (
+    _FRAME_LINE,
+    _MARKER_LINE,
+    _LOCATION_LINE,
+    _FOOTER_LINE,
+    _PYTHON_FRAME_LINE,
+    _FIELD_LINE,
+    _BRACE_LINE,
+    _PATH_LINE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,19 +118,7 @@ def distill(query: str) -> Distilled:
         if said or thrown_at(lines, number):
             dropped += 1  # said already; or the code a location above and a marker below point at
             continue
-        if any(
-            pattern.match(line)
-            for pattern in (
-                _FRAME_LINE,
-                _MARKER_LINE,
-                _LOCATION_LINE,
-                _FOOTER_LINE,
-                _PYTHON_FRAME_LINE,
-                _FIELD_LINE,
-                _BRACE_LINE,
-                _PATH_LINE,
-            )
-        ):
+        if any(pattern.match(line) for pattern in _DROPPED_LINES):
             dropped += 1
             continue
         line = _OPENS_DUMP.sub("", line)

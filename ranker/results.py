@@ -2,6 +2,7 @@
 returns (the server adds only its own fields: advisories, the corpus it answered from).
 
     response_dict(response)   {query, searched?, corrected?, count, results: [hit_dict...], weak, miss?}
+    searched_text(data, asked) the text the ranker searched: corrected, else searched, else asked
     hit_dict(hit)             url, path, title, section, description, kind, label, recordKind,
                               package, symbol, external, score, confidence, deprecated?
 
@@ -24,6 +25,7 @@ Pure functions of the response: no I/O, no MCP.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .search import Hit, SearchResponse
@@ -80,6 +82,12 @@ def hit_dict(hit: Hit) -> dict[str, Any]:
     if hit.deprecated:
         data["deprecated"] = True
     return data
+
+
+def searched_text(data: Mapping[str, Any], asked: str) -> str:
+    """The text the ranker searched for a response_dict: its typo-corrected query, else the
+    message lines of a pasted output or a long query's cut (`searched`), else `asked`."""
+    return str(data.get("corrected") or data.get("searched") or asked)
 
 
 def response_dict(response: SearchResponse) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from imqueue_mcp.ranker.results import searched_text
 from imqueue_mcp.server.docs.budget import FENCE, estimate_tokens
 from imqueue_mcp.server.docs.corpus_keeper import LoadedCorpus
 from imqueue_mcp.server.docs.passage_text import (
@@ -316,7 +317,7 @@ def add_search_passages(
 ) -> None:
     """Each hit's `passage`, best hit first, at most options.per_hit tokens each and options.total
     in all; `passageBudget` says what they used and how many hits the budget left without one."""
-    words = QueryWords.of(data.get("corrected") or data.get("searched") or query, source.stems)
+    words = QueryWords.of(searched_text(data, query), source.stems)
     _spend(data, options, lambda hit, budget, shown: hit_passage(source, hit, words, budget, shown))
 
 

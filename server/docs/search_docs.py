@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from imqueue_mcp.ranker import response_dict
+from imqueue_mcp.ranker.results import searched_text
 from imqueue_mcp.ranker.text import STOPWORDS, inflection_roots, words
 from imqueue_mcp.server.catalogue.packages import (
     EXCLUSIVE_PAIRS,
@@ -149,12 +150,6 @@ def _canonical(name: str) -> str:
     return scoped
 
 
-def searched_text(data: dict[str, Any]) -> str:
-    """The text the ranker searched: the typo-corrected query, the message lines of a pasted
-    output (ranker.pasted), or the query as asked."""
-    return str(data.get("corrected") or data.get("searched") or data["query"])
-
-
 def render_search_text(data: dict[str, Any]) -> str:
     lines: list[str] = []
     for diagnosis in data.get("diagnosis", []):
@@ -172,7 +167,7 @@ def render_search_text(data: dict[str, Any]) -> str:
             f'Searched for "{data["corrected"]}" (corrected from "{data.get("searched") or data["query"]}").'
         )
     if data["results"]:
-        lines.append(f'{data["count"]} result(s) for "{searched_text(data)}", best first:')
+        lines.append(f'{data["count"]} result(s) for "{searched_text(data, data["query"])}", best first:')
         for number, result in enumerate(data["results"], 1):
             label = result["label"]
             where = f"; {result['section']}" if result["section"] and result["section"] not in label else ""
@@ -199,7 +194,7 @@ def render_search_text(data: dict[str, Any]) -> str:
         else:
             lines.append("Read a result with get_doc(url) before relying on it, and cite its URL.")
     else:
-        lines.append(f'No results for "{searched_text(data)}".')
+        lines.append(f'No results for "{searched_text(data, data["query"])}".')
     miss = data.get("miss")
     if miss:
         lines.append(
