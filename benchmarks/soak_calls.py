@@ -35,6 +35,8 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, PromptReference, ResourceTemplateReference, TextContent
 
+from imqueue_mcp.server.mcp.tools import PASTE_CHARACTERS
+
 from .bench_server import QUERIES  # the known questions: the server benchmark's
 
 Expect = Literal["ok", "guided", "either", "refused"]
@@ -204,7 +206,7 @@ class Mix:
 def random_call(rng: random.Random, mix: Mix) -> Call:
     """One call of the steady mix."""
     if rng.random() < 1 / 6:
-        return _invalid_call(rng, mix.surface)
+        return rng.choice(invalid_calls(mix.surface))
     choices: list[Callable[[random.Random, Mix], Call]] = [
         *[_search] * 6,
         *[_example] * 3,
@@ -339,13 +341,14 @@ def _cancelled(rng: random.Random, mix: Mix) -> Call:
     return Call("cancel", inner.name, {"arguments": inner.arguments, "after": rng.uniform(0.001, 0.05)})
 
 
-def _invalid_call(rng: random.Random, surface: Surface) -> Call:
-    """Wrong arguments an agent really sends; each must come back as a guided error."""
+def invalid_calls(surface: Surface) -> list[Call]:
+    """Wrong arguments an agent really sends; each must come back as a guided error
+    (tests/test_soak.py sends every one, so a bound that moves cannot hide behind sampling)."""
     invalid = [
         tool("search_docs", "guided", query=""),
         tool("search_docs", "guided", query="redis", limit=0),
         tool("search_docs", "guided", query="redis", bogus=True),
-        tool("search_docs", "guided", query="x" * 300),
+        tool("search_docs", "guided", query="x" * (PASTE_CHARACTERS + 1)),
         tool("search_docs", "guided", query="redis", passageTokens=5),
         tool("find_examples", "guided", query="redis", limit=99),
         tool("find_examples", "guided", query=42),
@@ -367,7 +370,7 @@ def _invalid_call(rng: random.Random, surface: Surface) -> Call:
         invalid.append(tool("inspect_project", "guided", path="relative/folder"))
     else:
         invalid.append(tool("cli_status", "guided"))  # a local tool: unknown on the hosted surface
-    return rng.choice(invalid)
+    return invalid
 
 
 # --- making a call -----------------------------------------------------------------------

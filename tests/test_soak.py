@@ -14,6 +14,7 @@ import io
 import json
 import subprocess
 import sys
+from functools import partial
 
 import pytest
 
@@ -21,8 +22,27 @@ from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.tool_results import error_result, text_result
 
 from benchmarks.soak import log_problems
-from benchmarks.soak_calls import Call, Expect, cold_calls, tool, tool_verdict
-from conftest import HOSTED_TOOLS, REPO, SHARED_TOOLS, SITE
+from benchmarks.soak_calls import (
+    Call,
+    Expect,
+    Surface,
+    cold_calls,
+    invalid_calls,
+    perform,
+    tool,
+    tool_verdict,
+)
+from conftest import (
+    HOSTED_TOOLS,
+    REPO,
+    SHARED_TOOLS,
+    SITE,
+    HttpServer,
+    McpConnection,
+    offline_args,
+    server_environment,
+    stdio_connection,
+)
 
 SOAK = [
     "--seconds",
@@ -71,6 +91,28 @@ def test_every_tool_at_once_from_many_clients_fails_no_call_and_logs_no_error() 
     assert LOCAL_READ_ONLY <= stdio, LOCAL_READ_ONLY - stdio
     for kinds in served.values():
         assert {"resources/read", "prompts/get", "completion/complete", "get_doc cursor walk"} <= kinds
+
+
+def test_every_invalid_call_the_soak_may_send_is_refused_with_guidance(
+    hosted: HttpServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The soak samples its invalid calls; a bound that moved (search_docs' query length did)
+    would pass a short run by chance. Here each is sent once, to both surfaces."""
+    home = tmp_path_factory.mktemp("invalid")
+    local = stdio_connection(offline_args(home), server_environment(home), home, "legacy")
+    remote = McpConnection(hosted.url + "/mcp", "auto")
+    try:
+        surfaces: list[tuple[Surface, McpConnection]] = [("local", local), ("hosted", remote)]
+        for surface, connection in surfaces:
+            wrong = []
+            for call in invalid_calls(surface):
+                verdict = connection.run(partial(perform, call=call))
+                if verdict.outcome != "guided":
+                    wrong.append((call.name, verdict.detail))
+            assert not wrong, (surface, wrong)
+    finally:
+        local.close()
+        remote.close()
 
 
 def test_an_internal_error_counts_as_unexpected_even_where_an_error_was_due() -> None:

@@ -58,6 +58,7 @@ from imqueue_mcp.server.hosting import operations as hosting
 from imqueue_mcp.server.hosting.host_origin import malformed_header
 from imqueue_mcp.server.hosting.lifecycle import Lifecycle
 from imqueue_mcp.server.hosting.wire import judge, parse_error
+from imqueue_mcp.server.mcp.tools import PASTE_CHARACTERS
 from imqueue_mcp.server.services import Services
 
 logger = logging.getLogger(__name__)
@@ -156,7 +157,8 @@ BODY_TOO_LARGE = json.dumps(
         "error": {
             "code": INVALID_PARAMS,
             "message": f"Request body too large: this endpoint takes at most {MAX_BODY_BYTES:,} bytes per "
-            "request. Send shorter arguments (a search query is at most 200 characters).",
+            f"request. Send shorter arguments (a search query, pasted output included, is at most "
+            f"{PASTE_CHARACTERS:,} characters).",
         },
     }
 ).encode()
