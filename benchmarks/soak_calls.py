@@ -35,7 +35,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, PromptReference, ResourceTemplateReference, TextContent
 
-from imqueue_mcp.server.mcp.tools import PASTE_CHARACTERS
+from imqueue_mcp.server.docs.search_docs import PASTE_CHARACTERS
 
 from .bench_server import QUERIES  # the known questions: the server benchmark's
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from imqueue_mcp.server.mcp.tools import PASTE_CHARACTERS
+from imqueue_mcp.server.docs.search_docs import PASTE_CHARACTERS
 
 from benchmarks.journey_kit import (
     LEGACY_RUNTIME,

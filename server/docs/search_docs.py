@@ -39,6 +39,9 @@ from imqueue_mcp.server.docs.hit_passages import (
 from imqueue_mcp.server.docs.sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
+# search_docs' query bound: it also takes what a failing command printed, pasted whole; the ranker
+# searches its message lines (ranker.pasted), at most MAX_SEARCHED_CHARACTERS of them.
+PASTE_CHARACTERS = 8000
 PAIR_SHARE = 0.5  # a pair's members more than this share of the results: its need is the subject
 
 

@@ -54,11 +54,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imqueue_mcp.server import server_version
 from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config
+from imqueue_mcp.server.docs.search_docs import PASTE_CHARACTERS
 from imqueue_mcp.server.hosting import operations as hosting
 from imqueue_mcp.server.hosting.host_origin import malformed_header
 from imqueue_mcp.server.hosting.lifecycle import Lifecycle
 from imqueue_mcp.server.hosting.wire import judge, parse_error
-from imqueue_mcp.server.mcp.tools import PASTE_CHARACTERS
 from imqueue_mcp.server.services import Services
 
 logger = logging.getLogger(__name__)

@@ -222,14 +222,11 @@ MAX_SERVICES = 100
 Query = Annotated[
     str, Field(min_length=1, max_length=200, description="What you want to know, in plain words")
 ]
-# search_docs also takes what a failing command printed, pasted whole: the ranker searches its
-# message lines (ranker.pasted), at most MAX_SEARCHED_CHARACTERS of them.
-PASTE_CHARACTERS = 8000
 SearchQuery = Annotated[
     str,
     Field(
         min_length=1,
-        max_length=PASTE_CHARACTERS,
+        max_length=search.PASTE_CHARACTERS,
         description="What you want to know, in plain words; or an error output pasted whole (its stack "
         "frames, markers and file locations are left out of the search)",
     ),
