@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import itertools
 import json
 import os
 import random
@@ -269,12 +268,14 @@ class Setup:
     words: tuple[str, ...]
     seed: int
 
-    def round_length(self, left: float) -> float:
-        """The next round's seconds, with `left` to go: a last round shorter than half a round is
-        folded into this one."""
-        if not self.round_seconds or left < 1.5 * self.round_seconds:
-            return left
-        return self.round_seconds
+    def rounds(self, seconds: float) -> tuple[int, float]:
+        """How many rounds `seconds` of load make, and each one's seconds: round_seconds each, a
+        remainder under half a round folded in. Counted up front, so a round that overruns (a cold
+        burst on a busy machine) never takes the next round's fresh start away."""
+        if not self.round_seconds:
+            return 1, seconds
+        count = max(1, round(seconds / self.round_seconds))
+        return count, seconds / count
 
     def environment(self, home: Path) -> dict[str, str]:
         home.mkdir(parents=True, exist_ok=True)
@@ -396,16 +397,14 @@ def soak_http(seconds: float, clients: int, workers: int, setup: Setup, home: Pa
         await asyncio.gather(*(http_session_loop(url, n, stop_at, tally, start, mix) for n in numbers))
 
     watch = MemoryWatch(lambda: pids[-1:])
-    loaded = 0.0  # seconds of load so far: a server's start is not counted, so each round has its due
+    loaded = 0.0  # seconds of load: a server's start is not counted, so each round has its due
+    count, each = setup.rounds(seconds)
     with tempfile.TemporaryFile() as log:
-        for round_number in itertools.count():
-            left = seconds - loaded
-            if left <= 0:
-                break
+        for round_number in range(count):
             with hosted_server(workers, setup, home, log) as (url, pid):
                 pids.append(pid)
                 started = time.perf_counter()
-                asyncio.run(drive(url, round_number, started + setup.round_length(left)))
+                asyncio.run(drive(url, round_number, started + each))
                 loaded += time.perf_counter() - started
         memory = watch.stop()
         problems = log_problems(log)
@@ -452,9 +451,9 @@ async def stdio_client_loop(
     )
     mix = Mix("local", setup.words, str(project))
     rng = random.Random(number)
-    rounds, loaded = 0, 0.0
-    while (left := seconds - loaded) > 0:
-        rounds += 1
+    loaded = 0.0
+    rounds, each = setup.rounds(seconds)
+    for _ in range(rounds):
         mode, verbose = rng.choice(["legacy", "auto"]), rng.random() < 0.5
         started = time.perf_counter()
         try:
@@ -462,7 +461,7 @@ async def stdio_client_loop(
                 stdio_client(parameters, errlog=log), **client_options(mode, verbose, tally)
             ) as client:
                 started = time.perf_counter()
-                round_ends = started + setup.round_length(left)
+                round_ends = started + each
                 await opt_in(client, mode, verbose, tally.call_timeout)
                 burst = cold_calls("local")
                 rng.shuffle(burst)
