@@ -358,7 +358,7 @@ def test_speed_batch_runs_both_sides_and_ours_writes_what_imq_search_batch_write
     snapshot = build(mirror=tiny_site())
     save_snapshot(snapshot, tmp_path / "s.msgpack")
     queries = ["redis queue", "expose a method", "nothing matches zzz", "Redis queue?"]
-    ours = speed.batch_ours(tmp_path / "s.msgpack", queries, tmp_path)
+    ours = speed.batch_ours(load_snapshot(tmp_path / "s.msgpack").index(), queries, tmp_path)
     assert (ours["n"], ours["depth"]) == (4, 60) and ours["wall_s"] > 0 and ours["cpu_s"] >= 0
     index = load_snapshot(tmp_path / "s.msgpack").index()
     expected = "".join(json.dumps(batch_line(index, q), ensure_ascii=False) + "\n" for q in queries)
@@ -366,8 +366,18 @@ def test_speed_batch_runs_both_sides_and_ours_writes_what_imq_search_batch_write
 
     docs = baseline_documents(snapshot.corpus.documents)
     Bm25sBaseline(docs).save(tmp_path / "bm25s")
-    limit = speed.batch_bm25s(tmp_path / "bm25s", docs, queries)
+    limit = speed.batch_bm25s(Bm25sBaseline.load(tmp_path / "bm25s", docs), queries)
     assert (limit["n"], limit["depth"]) == (4, 60) and limit["wall_s"] > 0
+
+    # paired: the same queries in slices the two sides take in turn, each side's seconds summed
+    paired = speed.paired_batch(index, Bm25sBaseline.load(tmp_path / "bm25s", docs), queries, tmp_path)
+    assert set(paired) == {"ours", "bm25s"}
+    for figures in paired.values():
+        assert (figures["n"], figures["depth"]) == (4, 60) and figures["wall_s"] > 0
+    # four queries, ten rounds: four slices of one; ours' last wrote the last query's line
+    assert (tmp_path / "batch-ours.jsonl").read_text(encoding="utf-8") == (
+        json.dumps(batch_line(index, queries[-1]), ensure_ascii=False) + "\n"
+    )
 
 
 def test_speed_table_shows_the_batch_seconds_and_the_ratio_against_4x() -> None:
@@ -388,6 +398,52 @@ def test_speed_table_shows_the_batch_seconds_and_the_ratio_against_4x() -> None:
     results["ours"]["batch"] = speed.batch_figures(10, 3.0, 3.0)
     verdict = speed.table(results).splitlines()[-1]
     assert "3.0x" in verdict and "<=4x met (wall" in verdict and "NOT" not in verdict
+
+
+def test_speed_judges_the_paired_child_and_prints_the_alone_ratios_beside() -> None:
+    """With a paired child (both sides query by query in one process), the targets are judged on
+    its figures; each side's own child stays in the table and its ratio is printed beside."""
+    from benchmarks import speed
+
+    results = {"ours": side(0.6, 3.0), "bm25": side(1.0, 4.0), "bm25s": side(0.2, 1.0)}
+    results["bm25s"]["query_retrieve"] = side(0.2, 0.4)["query"]  # alone: 3.0x p50, 7.5x p99
+    results["ours"]["batch"] = speed.batch_figures(10, 6.0, 6.0)
+    results["bm25s"]["batch"] = speed.batch_figures(10, 1.0, 1.0)  # alone: 6.0x
+    assert speed.judged_ratios(results) == pytest.approx({"p50_ms": 3.0, "p95_ms": 7.5, "p99_ms": 7.5})
+    results["paired"] = {
+        "ours": side(0.5, 2.0)["query"],
+        "bm25s": side(0.4, 1.0)["query"],
+        "batch": {"ours": speed.batch_figures(10, 3.0, 3.0), "bm25s": speed.batch_figures(10, 1.0, 1.0)},
+    }
+    assert speed.judged_ratios(results) == pytest.approx({"p50_ms": 1.25, "p95_ms": 2.0, "p99_ms": 2.0})
+    assert speed.batch_ratios(results) == pytest.approx({"wall_s": 3.0, "cpu_s": 3.0})
+    assert speed.batch_ratios(results, alone=True) == pytest.approx({"wall_s": 6.0, "cpu_s": 6.0})
+    lines = speed.table(results).splitlines()
+    paired = next(line for line in lines if line.startswith("paired (ms)"))
+    assert "0.500/2.000" in paired and "0.400/1.000" in paired and "alone 3.0x/7.5x" in paired
+    p50 = next(line for line in lines if line.startswith("ours / bm25s retrieve() p50"))
+    assert "1.2x" in p50 and p50.endswith(" met")
+    batch = next(line for line in lines if line.startswith("ours / bm25s batch"))
+    assert "3.0x" in batch and "<=4x met" in batch and "alone 6.0x" in batch
+
+
+def test_speed_paired_child_times_both_sides_on_every_query(tmp_path: Path) -> None:
+    """measure_paired on the tiny site: one latency sample per query on each side, both batches."""
+    pytest.importorskip("bm25s")
+    from benchmarks import speed
+    from conftest import tiny_site
+
+    shared = tmp_path / "shared"
+    (shared / "kpi").mkdir(parents=True)
+    (shared / "site").symlink_to(tiny_site(), target_is_directory=True)
+    queries = ["redis queue", "expose a method", "nothing matches zzz"] * 4
+    (shared / "kpi" / "artificial-queries.json").write_text(
+        json.dumps({"main": [{"query": q} for q in queries]}), encoding="utf-8"
+    )
+    figures = speed.measure_paired(shared, tmp_path, None)
+    for name in ("ours", "bm25s"):
+        assert figures[name]["n"] == len(queries) and 0 < figures[name]["p50_ms"] <= figures[name]["p99_ms"]
+        assert figures["batch"][name]["n"] == len(queries) and figures["batch"][name]["wall_s"] > 0
 
 
 # --- restraint (benchmarks/restraint.py) --------------------------------------------------------
