@@ -89,6 +89,14 @@ class Index:
             parent_cap=parent_cap,
         )
 
+    def records_using(self, word: str, inflections: bool = True) -> frozenset[int]:
+        """The ids of the records holding `word` as written (lowercase; an identifier's joined
+        form, e.g. ddtrace), and with `inflections` its inflected forms too (trace: traced,
+        tracing); no prefixes, no typo corrections."""
+        forms, _ = self.inverted.term_forms(word.lower(), allow_typo=False)
+        kinds = ("as written", "inflection") if inflections else ("as written",)
+        return frozenset(i for form in forms if form.kind in kinds for i in self.inverted.row(form.word)[0])
+
     def brief(self, query: str, limit: int, package: str | None = None) -> tuple[list[Brief], str | None]:
         """search()'s ranking, each result only its path, site, score and confidence (what
         `imq-search --batch` writes), and the typo-corrected query if one was made."""

@@ -121,6 +121,35 @@ def test_a_question_sharing_a_word_with_the_pairs_need_gets_the_advisory(server:
     assert [record["pair"] for record in data["advisories"]] == [TRACING_PAIR]
 
 
+@pytest.mark.parametrize(
+    ("query", "pair"),
+    [
+        ("how do I add tracing to my services", TRACING_PAIR),
+        ("which ORM should my postgres service use", ORM_PAIR),
+    ],
+)
+def test_a_question_asking_the_need_gets_the_advisory_when_no_hit_is_a_members_api(
+    server: McpConnection, query: str, pair: list[str]
+) -> None:
+    # The hits are guides, an FAQ and a tutorial that speak of a member (OpenTelemetry,
+    # pg-sequelize); none is a member's API page. "tracing" and "ORM" are the needs' own words.
+    data, _ = search(server, query, limit=6)
+    assert not {hit["package"] for hit in data["results"]} & set(pair)
+    assert [record["pair"] for record in data["advisories"]] == [pair]
+
+
+@pytest.mark.parametrize(
+    "query", ["distributed systems without a registry", "which postgresql packages are there", "postgresql"]
+)
+def test_a_word_the_need_shares_with_everything_else_asks_for_no_advisory(
+    server: McpConnection, query: str
+) -> None:
+    # "distributed" and "PostgreSQL" are in the needs' sentences, but most pages using them speak
+    # of neither member: the results naming one (a tutorial on pg-sequelize) do not make it asked.
+    data, text = search(server, query, limit=6)
+    assert "advisories" not in data and "Advisory:" not in text
+
+
 def test_the_published_schema_refuses_an_advisory_record_with_unknown_fields(server: McpConnection) -> None:
     data, _ = search(server, "datadog tracing")
     schema = search_schema(server)
@@ -274,6 +303,36 @@ def test_advisory_follows_the_pairs_need_not_members_brushed_by_the_results() ->
     # one member among the results and a word of the need ("distributed tracing")
     assert advisory_packages("trace a request", [blog, rpc, dd]) == ["@imqueue/datadog"]
     assert advisory_packages("replay a request", [blog, rpc, dd]) == []
+
+
+def test_a_needs_own_words_are_those_most_records_using_them_name_a_member() -> None:
+    from imqueue_mcp.server.docs.search_docs import advisory_packages, need_roots
+
+    from fixtures.corpus_tiny import index_of, page
+
+    index = index_of(
+        page("/guide/tracing/", "Tracing", text="Tracing with OpenTelemetry: each call traced."),
+        page("/guide/dd/", "Datadog", text="Datadog traces every call through dd-trace."),
+        page("/guide/grid/", "A distributed grid", text="A distributed lock over PostgreSQL."),
+        page("/guide/pg/", "PostgreSQL", text="PostgreSQL connections, distributed across replicas."),
+        page("/guide/orm/", "ORM", text="Prisma is an ORM for PostgreSQL."),
+    )
+    assert index.records_using("traced", inflections=False) == {0}
+    assert index.records_using("traced") == {0, 1}  # tracing ~ traced ~ traces
+    needs = need_roots(index)
+    # tracing: 2 of 2 records name a member; distributed: 0 of 2; ORM: 1 of 1; PostgreSQL: 1 of 3
+    assert "tracing" in needs["distributed tracing"] and "distributed" not in needs["distributed tracing"]
+    assert needs["an ORM for PostgreSQL"] == {"orm"}
+    assert need_roots(index) is needs  # worked out once per index
+
+    def hit(title: str) -> dict[str, Any]:
+        return {"package": None, "confidence": "low", "url": "https://imqueue.org/guide/", "title": title}
+
+    spoken = [hit("Intro"), hit("Registering OpenTelemetry at start-up")]
+    assert advisory_packages("add tracing to a service", spoken, needs) == ["@imqueue/opentelemetry"]
+    assert advisory_packages("a distributed grid", spoken, needs) == []
+    assert advisory_packages("a distributed grid", spoken) == ["@imqueue/opentelemetry"]  # every need word
+    assert advisory_packages("add tracing to a service", [hit("Intro")], needs) == []
 
 
 def test_advisory_records_follow_retired_names_and_cover_both_pairs() -> None:

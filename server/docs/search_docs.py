@@ -15,14 +15,17 @@ date). The result itself is the ranker's one shape (ranker.response_dict), the s
 from __future__ import annotations
 
 import re
+import weakref
+from collections.abc import Mapping
 from typing import Any
 
-from imqueue_mcp.ranker import response_dict
+from imqueue_mcp.ranker import Index, response_dict
 from imqueue_mcp.ranker.results import searched_text
 from imqueue_mcp.ranker.text import STOPWORDS, inflection_roots, words
 from imqueue_mcp.server.catalogue.packages import (
     EXCLUSIVE_PAIRS,
     SCOPE,
+    ExclusivePair,
     api_page_package,
     exclusive_pair_advisories,
     exclusive_pair_advisory,
@@ -39,10 +42,13 @@ from imqueue_mcp.server.docs.hit_passages import (
 from imqueue_mcp.server.docs.sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
+_WHOLE_WORD = re.compile(r"[a-z][a-z0-9]*")
 # search_docs' query bound: it also takes what a failing command printed, pasted whole; the ranker
 # searches its message lines (ranker.pasted), at most MAX_SEARCHED_CHARACTERS of them.
 PASTE_CHARACTERS = 8000
 PAIR_SHARE = 0.5  # a pair's members more than this share of the results: its need is the subject
+NEED_WORD_SHARE = 0.5  # a need's word is the pair's when more of the records using it name a member
+_NEEDS: weakref.WeakKeyDictionary[Index, dict[str, frozenset[str]]] = weakref.WeakKeyDictionary()
 
 
 async def search_docs(
@@ -94,7 +100,7 @@ def _reply(
                 result["tokens"], result["tokensBasis"] = size
     if passages is not None and passages.enabled:
         add_search_passages(data, source_for(corpus), query, passages)
-    named = advisory_packages(query, data["results"])
+    named = advisory_packages(query, data["results"], need_roots(corpus.index))
     advisory = exclusive_pair_advisory(named)
     if advisory:
         data["advisory"] = advisory
@@ -106,7 +112,9 @@ def _reply(
     return data
 
 
-def advisory_packages(query: str, results: list[dict[str, Any]]) -> list[str]:
+def advisory_packages(
+    query: str, results: list[dict[str, Any]], needs: Mapping[str, frozenset[str]] | None = None
+) -> list[str]:
     """The packages an exclusive-pair advisory may speak about: those a result concerns, when the
     pair is what the query is about.
 
@@ -115,9 +123,11 @@ def advisory_packages(query: str, results: list[dict[str, Any]]) -> list[str]:
     or a member the query itself names), or when the query asks for the pair's need: the pair's
     members make up more than PAIR_SHARE of the results (`tracing` brings a blog post, then
     datadog's and opentelemetry's symbols), or the query shares a word with the need (`trace`
-    and "distributed tracing") and a result concerns a member. Tail hits on one member
-    (datadog's IMQClientPlugin, two of six under a question about IMQClient's constructor) do
-    not make tracing the subject."""
+    and "distributed tracing") and a result concerns a member, or speaks of one beside that word
+    (an FAQ on OpenTelemetry "so every RPC is traced"). Tail hits on one member (datadog's
+    IMQClientPlugin, two of six under a question about IMQClient's constructor) do not make
+    tracing the subject. With `needs` (need_roots: per pair, the roots of the need's own words),
+    a word the need shares with everything else (PostgreSQL, distributed) asks for nothing."""
     asked = {_canonical(word) for word in _WORD.findall(query)}
     roots = _need_roots(query)
     named: list[str] = []
@@ -135,9 +145,55 @@ def advisory_packages(query: str, results: list[dict[str, Any]]) -> list[str]:
     for pair in EXCLUSIVE_PAIRS:
         reached = [member for member in pair.members if member in concerning]
         share = sum(hits.get(member, 0) for member in pair.members) / max(len(results), 1)
-        if reached and (share > PAIR_SHARE or roots & _need_roots(pair.need)):
+        need = roots & (_need_roots(pair.need) if needs is None else needs.get(pair.need, frozenset()))
+        asks_need = bool(need)
+        if reached and (share > PAIR_SHARE or asks_need):
             named.extend(concerning[member] for member in reached if concerning[member] not in named)
+        elif asks_need:
+            # No result is a member's API page, but one speaks of a member (an FAQ on registering
+            # OpenTelemetry, a tutorial's service on pg-sequelize) and the query asks the need
+            spoken = [member for member in pair.members if _spoken_of(pair, member, results)]
+            named.extend(member for member in spoken if member not in named)
     return named
+
+
+def _spoken_of(pair: ExclusivePair, member: str, results: list[dict[str, Any]]) -> bool:
+    """A result's title or description names the member: as a package, by a retired name, or by
+    the product it wraps (`@imqueue/pg-prisma`: Prisma)."""
+    names = sorted(_member_names(pair, member))
+    said = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w-])", re.I)
+    return any(said.search(f"{r.get('title', '')} {r.get('description', '')}") for r in results)
+
+
+def need_roots(index: Index) -> dict[str, frozenset[str]]:
+    """Per exclusive pair (keyed by its need), the inflection roots of the need's own words: those
+    most records using them also name a member (over NEED_WORD_SHARE: "ORM" and "tracing", not
+    "PostgreSQL" or "distributed", which half the docs use for other things). Worked out once per
+    index, from its postings."""
+    known = _NEEDS.get(index)
+    if known is None:
+        known = {}
+        for pair in EXCLUSIVE_PAIRS:
+            names = {name for member in pair.members for name in _member_names(pair, member)}
+            naming = frozenset().union(*(index.records_using(name, False) for name in names))
+            own: set[str] = set()
+            for word in _WHOLE_WORD.findall(pair.need.lower()):  # PostgreSQL whole, not its segment "sql"
+                using = index.records_using(word) if word not in STOPWORDS else frozenset()
+                if using and len(using & naming) > NEED_WORD_SHARE * len(using):
+                    own.update(inflection_roots(word))
+            known[pair.need] = frozenset(own)
+        _NEEDS[index] = known
+    return known
+
+
+def _member_names(pair: ExclusivePair, member: str) -> set[str]:
+    """The words a text names a member by: the package's short name, its joined form (pgprisma),
+    the product it wraps (prisma), and the same of its retired names (dd-trace, ddtrace)."""
+    names = {
+        name.removeprefix(SCOPE)
+        for name in (member, *(old for old, new in pair.aliases.items() if new == member))
+    }
+    return {form for name in names for form in (name, name.replace("-", ""), name.removeprefix("pg-"))}
 
 
 def _need_roots(text: str) -> frozenset[str]:
