@@ -123,8 +123,8 @@ def advisory_packages(
     or a member the query itself names), or when the query asks for the pair's need: the pair's
     members make up more than PAIR_SHARE of the results (`tracing` brings a blog post, then
     datadog's and opentelemetry's symbols), or the query shares a word with the need (`trace`
-    and "distributed tracing") and a result concerns a member, or speaks of one beside that word
-    (an FAQ on OpenTelemetry "so every RPC is traced"). Tail hits on one member (datadog's
+    and "distributed tracing") and a result concerns a member, or names one in its title or
+    description (an FAQ on registering OpenTelemetry). Tail hits on one member (datadog's
     IMQClientPlugin, two of six under a question about IMQClient's constructor) do not make
     tracing the subject. With `needs` (need_roots: per pair, the roots of the need's own words),
     a word the need shares with everything else (PostgreSQL, distributed) asks for nothing."""
