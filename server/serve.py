@@ -55,6 +55,9 @@ def run_http(config: Config, *, host: str, port: int, workers: int) -> None:
 
 
 def run_stdio(config: Config) -> None:
+    from imqueue_mcp.server.docs.hit_passages import STDIO_WARM_PAUSE, pace_warm_up
+
+    pace_warm_up(STDIO_WARM_PAUSE)  # one client: its call's turns of the loop come before the warm-up's pages
     server, services = create_server(config, hosted=False)
 
     async def serve_with_the_snapshot_preloaded() -> None:

@@ -4,6 +4,7 @@ cut markers, the budgets, and where a hit's text comes from. No server, no mirro
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -322,6 +323,31 @@ def test_on_the_event_loop_the_warm_up_takes_a_page_a_turn_between_the_queries()
 
     # one page a turn (the three pages' markdown, then /queues/'s prose); then the warm-up ends
     assert asyncio.run(scenario()) == [1, 2, 3, 4, 4]
+
+
+def test_paced_the_warm_up_leaves_the_loop_idle_between_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pace_warm_up (the stdio server's STDIO_WARM_PAUSE): after each page the warm-up sleeps, so a
+    call's turns of the loop run before the next page, not after it."""
+    from imqueue_mcp.server.docs import hit_passages
+
+    monkeypatch.setattr(hit_passages, "_warm_pause", hit_passages._warm_pause)  # restored after
+    hit_passages.pace_warm_up(0.2)
+    pages = {f"https://imqueue.org/p{n}/": MARKDOWN for n in range(3)}
+
+    async def scenario() -> tuple[list[int], float]:
+        source = source_for(corpus(pages))
+        started, seen = time.monotonic(), []
+        for _ in range(10):  # ten turns of a busy caller: the first page, then the pause
+            await asyncio.sleep(0)
+            seen.append(len(source.prepared()))
+        assert source.warmed.wait(0) is False
+        while not source.warmed.is_set():
+            await asyncio.sleep(0.01)
+        return seen, time.monotonic() - started
+
+    seen, took = asyncio.run(scenario())
+    assert seen == [1] * 10  # one page, then the loop is the caller's while the warm-up sleeps
+    assert took >= 4 * 0.2  # four pages (three markdown, /queues/'s prose), a pause after each
 
 
 def test_the_answering_corpus_is_warmed_in_the_background_and_the_one_it_replaces_stops() -> None:

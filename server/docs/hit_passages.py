@@ -4,7 +4,8 @@
                                   maxTokens over the reply's passages together
     PassageSource                 one corpus's text, each page prepared once and kept while the
                                   corpus answers: all of them by a warm-up that source_for starts
-                                  (on the event loop, a page a turn), or a page on first use if a
+                                  (on the event loop, a page a turn; on stdio a pause after
+                                  each, pace_warm_up), or a page on first use if a
                                   query comes first; for a hit's page, in order:
                                     markdown  the page's markdown as the corpus was built with it
                                               (the snapshot's: every llms-full.txt page, and with
@@ -60,6 +61,15 @@ MIN_PASSAGE_TOKENS = 20  # less than this left of maxTokens: the remaining hits 
 MAX_PASSAGE_TOKENS = 2000
 MAX_REPLY_TOKENS = 20_000
 SUMMARY_CACHE = 4096  # hits' descriptions prepared as their text (the API symbols of a default build)
+# The warm-up's pause between two pages on the event loop (pace_warm_up). 0, a page every turn,
+# suits the hosted endpoint: many calls in flight, and each turn of its loop moves all of them on.
+# The stdio server has one client whose call crosses a dozen turns (the stdin thread, the session's
+# streams, the handler, stdout), each of which waited for a page of 1-30 ms: the second call after a
+# cold start took 390 ms, the first answer after initialize 110-160 ms. With STDIO_WARM_PAUSE
+# between pages the loop idles there and a call's turns come first (16-26 ms and 67-103 ms); the
+# warm-up takes its 0.7 s of work over about 6 s instead.
+STDIO_WARM_PAUSE = 0.005
+_warm_pause = 0.0
 
 
 @dataclass(frozen=True)
@@ -125,9 +135,10 @@ class PassageSource:
             self._warming.start()
 
     async def warm_in_turns(self) -> None:
-        """The warm-up on the event loop: one page a turn, the queries' turns in between."""
+        """The warm-up on the event loop: one page a turn, the queries' turns in between, and the
+        pause pace_warm_up set after each page."""
         for _ in self._warm_up():
-            await asyncio.sleep(0)
+            await asyncio.sleep(_warm_pause)
 
     def warm(self) -> None:
         """The warm-up in one go (in a thread, or by a caller that wants every page now)."""
@@ -269,6 +280,13 @@ def heading_lines(lines: list[str]) -> dict[str, int]:
 
 
 _sources: tuple[LoadedCorpus, PassageSource] | None = None
+
+
+def pace_warm_up(pause: float) -> None:
+    """The pause between two pages of every warm-up on an event loop from now on, in seconds: the
+    stdio server's STDIO_WARM_PAUSE; 0 (the default) a page every turn."""
+    global _warm_pause
+    _warm_pause = pause
 
 
 def source_for(corpus: LoadedCorpus) -> PassageSource:
