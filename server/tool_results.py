@@ -10,6 +10,7 @@ accepting_errors(schema)          an outputSchema that admits the result or {err
 
 from __future__ import annotations
 
+import functools
 from copy import deepcopy
 from typing import Any
 
@@ -68,7 +69,7 @@ def accepting_errors(schema: dict[str, Any]) -> dict[str, Any]:
     """
     success = deepcopy(schema)
     definitions = success.pop("$defs", {})
-    failure = ToolErrorResult.model_json_schema(ref_template="#/$defs/{model}")
+    failure = deepcopy(_error_schema())
     definitions.update(failure.pop("$defs", {}))
     merged: dict[str, Any] = {
         "type": "object",
@@ -82,3 +83,10 @@ def accepting_errors(schema: dict[str, Any]) -> dict[str, Any]:
     if definitions:
         merged["$defs"] = definitions
     return merged
+
+
+@functools.cache
+def _error_schema() -> dict[str, Any]:
+    """ToolErrorResult's JSON schema, made once: every tool's outputSchema embeds it, and pydantic
+    took 2-3 ms a tool to make it again at each server start."""
+    return ToolErrorResult.model_json_schema(ref_template="#/$defs/{model}")
