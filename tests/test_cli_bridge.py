@@ -537,6 +537,34 @@ def test_a_cancelled_call_kills_imq_and_everything_it_started(
     assert still_running(pids, group=pids[0]) == []
 
 
+@pytest.mark.parametrize("turns", [0, 1, 2, 3, 5, 8])
+def test_a_call_cancelled_while_imq_starts_leaves_nothing_running(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, work: Path, turns: int
+) -> None:
+    """Cancelled a few turns of the loop after it began, the call may still be inside the process's
+    start (a busy loop takes longer to finish it than imq takes to start its children): whatever
+    had started by then is killed, the children too, not the leader alone."""
+    runner, pidfile = hanging_runner(monkeypatch, tmp_path, work, "tree", timeout=60)
+
+    async def cancel_early() -> list[int]:
+        call = asyncio.ensure_future(fleet("status", runner=runner))
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.sleep(1.5)  # anything that escaped would have written its pid by now
+        pids = [int(line) for line in pidfile.read_text().split()] if pidfile.exists() else []
+        for _ in range(50):
+            if not pids or not still_running(pids, group=pids[0]):
+                break
+            await asyncio.sleep(0.1)
+        return pids
+
+    pids = run(cancel_early())
+    assert not pids or still_running(pids, group=pids[0]) == []
+
+
 def test_output_over_the_cap_keeps_the_tail_and_says_how_much_was_cut(
     monkeypatch: pytest.MonkeyPatch, work: Path
 ) -> None:

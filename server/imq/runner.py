@@ -156,6 +156,16 @@ def group_alive(group_id: int) -> bool:
     return False
 
 
+async def _kill_once_started(starting: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """SIGKILL the group of a process whose start a cancelled call was awaiting, once it has
+    started; a start that failed left nothing to kill."""
+    try:
+        process = await starting
+    except Exception:
+        return
+    signal_group(process.pid, signal.SIGKILL)
+
+
 async def _stop_process_group(process: asyncio.subprocess.Process, grace_seconds: float) -> None:
     """SIGTERM the group, give it a grace period, then SIGKILL whatever is left of it."""
     group_id = process.pid  # start_new_session makes imq the leader of its own group
@@ -264,8 +274,8 @@ class ImqRunner:
         """Runs argv (in `cwd`, else the working directory; `environment` added to this process's);
         a long run reports its progress to a client that asked (progress.py)."""
         timeout = self.timeout_seconds if self.timeout_seconds is not None else timeout_seconds
-        try:
-            process = await asyncio.create_subprocess_exec(
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.DEVNULL,  # a prompt sees EOF instead of waiting forever
                 stdout=asyncio.subprocess.PIPE,
@@ -274,6 +284,15 @@ class ImqRunner:
                 cwd=cwd if cwd is not None else self.working_directory,
                 env={**_child_environment(), **(environment or {})},
             )
+        )
+        try:
+            # Shielded: a call cancelled while the start completes (a busy loop can take longer
+            # than imq takes to start its children) must still find the group to kill; cancelled
+            # inside create_subprocess_exec, asyncio would kill the leader alone.
+            process = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            await _kill_once_started(starting)
+            raise
         except OSError as error:
             return BridgeResult(
                 text=f"Could not start {argv[0]}: {error}. Check that it is an executable file "
@@ -287,17 +306,19 @@ class ImqRunner:
         readers = asyncio.gather(_read_into(process.stdout, stdout), _read_into(process.stderr, stderr))
         timed_out = False
         watch = progress.ticking(_display(argv), timeout) if long else contextlib.nullcontext()
-        async with watch:
-            try:
-                await asyncio.wait_for(process.wait(), timeout)
-            except TimeoutError:
-                timed_out = True
-                await _stop_process_group(process, self.kill_grace_seconds)
-            except asyncio.CancelledError:
-                # The caller gave up (an MCP cancellation, a server shutdown): leave nothing running.
-                signal_group(process.pid, signal.SIGKILL)
-                readers.cancel()
-                raise
+        try:
+            async with watch:
+                try:
+                    await asyncio.wait_for(process.wait(), timeout)
+                except TimeoutError:
+                    timed_out = True
+                    await _stop_process_group(process, self.kill_grace_seconds)
+        except asyncio.CancelledError:
+            # The caller gave up (an MCP cancellation, a server shutdown), wherever it was waiting
+            # (the progress notice too, or the timeout's grace period): leave nothing running.
+            signal_group(process.pid, signal.SIGKILL)
+            readers.cancel()
+            raise
         try:
             await asyncio.wait_for(readers, OUTPUT_DRAIN_SECONDS)
         except TimeoutError:
