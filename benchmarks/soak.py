@@ -397,7 +397,7 @@ def soak_http(seconds: float, clients: int, workers: int, setup: Setup, home: Pa
         await asyncio.gather(*(http_session_loop(url, n, stop_at, tally, start, mix) for n in numbers))
 
     watch = MemoryWatch(lambda: pids[-1:])
-    loaded = 0.0  # seconds of load: a server's start is not counted, so each round has its due
+    loaded = 0.0  # seconds of load, the servers' starts not counted: the run's elapsed figure
     count, each = setup.rounds(seconds)
     with tempfile.TemporaryFile() as log:
         for round_number in range(count):

@@ -148,13 +148,9 @@ def measure_paired(shared: Path, scratch: Path, docs_file: Path | None) -> dict[
     of a side alone (build, load, peak RSS); the ratios are judged on these."""
     from imqueue_mcp.docsource import build, load_snapshot, save_snapshot
 
-    from .baseline import BaselineDocument
     from .bm25s_baseline import Bm25sBaseline
 
-    if docs_file is None:
-        docs = export_baseline_documents(shared)
-    else:
-        docs = [BaselineDocument(**d) for d in json.loads(docs_file.read_text(encoding="utf-8"))]
+    docs = baseline_child_documents(shared, docs_file)
     path, folder = scratch / "snapshot.msgpack", scratch / "bm25s"
     save_snapshot(build(mirror=site_dir(shared)), path)
     Bm25sBaseline(docs).save(folder)
@@ -253,14 +249,11 @@ def with_passages(path: Path, index: Any) -> Any:
 
 def measure_bm25(shared: Path, scratch: Path, docs_file: Path | None) -> dict[str, Any]:
     start = time.perf_counter()
-    from .baseline import BaselineDocument, Bm25Baseline
+    from .baseline import Bm25Baseline
 
     imported = time.perf_counter() - start
 
-    if docs_file is None:  # run alone: read the corpus here (its memory then counts for this side)
-        docs = export_baseline_documents(shared)
-    else:
-        docs = [BaselineDocument(**d) for d in json.loads(docs_file.read_text(encoding="utf-8"))]
+    docs = baseline_child_documents(shared, docs_file)
 
     start = time.perf_counter()
     baseline = Bm25Baseline(docs)
@@ -293,15 +286,11 @@ def measure_bm25(shared: Path, scratch: Path, docs_file: Path | None) -> dict[st
 
 def measure_bm25s(shared: Path, scratch: Path, docs_file: Path | None) -> dict[str, Any]:
     start = time.perf_counter()
-    from .baseline import BaselineDocument
     from .bm25s_baseline import Bm25sBaseline
 
     imported = time.perf_counter() - start
 
-    if docs_file is None:
-        docs = export_baseline_documents(shared)
-    else:
-        docs = [BaselineDocument(**d) for d in json.loads(docs_file.read_text(encoding="utf-8"))]
+    docs = baseline_child_documents(shared, docs_file)
 
     start = time.perf_counter()
     baseline = Bm25sBaseline(docs)
@@ -395,6 +384,16 @@ def judged_ratios(results: dict[str, dict[str, Any]]) -> dict[str, float]:
     if paired:
         return over(paired.get("ours"), paired.get("bm25s"))
     return ratios(results, TARGET_UNIT)
+
+
+def baseline_child_documents(shared: Path, docs_file: Path | None) -> list[Any]:
+    """A child's documents: the parent's list (`docs_file`, JSON), or, run alone, the corpus read
+    here (its memory then counts for this side)."""
+    from .baseline import BaselineDocument
+
+    if docs_file is None:
+        return export_baseline_documents(shared)
+    return [BaselineDocument(**d) for d in json.loads(docs_file.read_text(encoding="utf-8"))]
 
 
 def export_baseline_documents(shared: Path) -> list[Any]:
@@ -558,9 +557,9 @@ def main(argv: list[str] | None = None) -> int:
                 **results,
                 "ratios_ours_over_bm25s": ratios(results),
                 "ratios_ours_over_bm25s_retrieve": ratios(results, TARGET_UNIT),
-                "ratios_paired_ours_over_bm25s_retrieve": over(
-                    results.get("paired", {}).get("ours"), results.get("paired", {}).get("bm25s")
-                ),
+                "ratios_paired_ours_over_bm25s_retrieve": judged_ratios(results)
+                if "paired" in results
+                else {},
                 "ratios_ours_passages_over_bm25s_retrieve": ratios(results, TARGET_UNIT, "query_passages"),
                 "target_ratios": TARGET_RATIOS,
                 "target_unit": TARGET_UNIT,

@@ -21,7 +21,7 @@ from typing import Any
 
 from imqueue_mcp.ranker import Index, response_dict
 from imqueue_mcp.ranker.results import searched_text
-from imqueue_mcp.ranker.text import STOPWORDS, inflection_roots, words
+from imqueue_mcp.ranker.text import RAW_TOKEN, STOPWORDS, inflection_roots, words
 from imqueue_mcp.server.catalogue.packages import (
     EXCLUSIVE_PAIRS,
     SCOPE,
@@ -42,7 +42,6 @@ from imqueue_mcp.server.docs.hit_passages import (
 from imqueue_mcp.server.docs.sizes import DocSizes
 
 _WORD = re.compile(r"[@\w./-]+")
-_WHOLE_WORD = re.compile(r"[a-z][a-z0-9]*")
 # search_docs' query bound: it also takes what a failing command printed, pasted whole; the ranker
 # searches its message lines (ranker.pasted), at most MAX_SEARCHED_CHARACTERS of them.
 PASTE_CHARACTERS = 8000
@@ -152,16 +151,15 @@ def advisory_packages(
         elif asks_need:
             # No result is a member's API page, but one speaks of a member (an FAQ on registering
             # OpenTelemetry, a tutorial's service on pg-sequelize) and the query asks the need
-            spoken = [member for member in pair.members if _spoken_of(pair, member, results)]
+            spoken = [member for member in pair.members if _spoken_of(member, results)]
             named.extend(member for member in spoken if member not in named)
     return named
 
 
-def _spoken_of(pair: ExclusivePair, member: str, results: list[dict[str, Any]]) -> bool:
+def _spoken_of(member: str, results: list[dict[str, Any]]) -> bool:
     """A result's title or description names the member: as a package, by a retired name, or by
     the product it wraps (`@imqueue/pg-prisma`: Prisma)."""
-    names = sorted(_member_names(pair, member))
-    said = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w-])", re.I)
+    said = _MEMBER_SAID[member]
     return any(said.search(f"{r.get('title', '')} {r.get('description', '')}") for r in results)
 
 
@@ -174,10 +172,10 @@ def need_roots(index: Index) -> dict[str, frozenset[str]]:
     if known is None:
         known = {}
         for pair in EXCLUSIVE_PAIRS:
-            names = {name for member in pair.members for name in _member_names(pair, member)}
+            names = {name for member in pair.members for name in _MEMBER_NAMES[member]}
             naming = frozenset().union(*(index.records_using(name, False) for name in names))
             own: set[str] = set()
-            for word in _WHOLE_WORD.findall(pair.need.lower()):  # PostgreSQL whole, not its segment "sql"
+            for word in RAW_TOKEN.findall(pair.need.lower()):  # PostgreSQL whole, not its segment "sql"
                 using = index.records_using(word) if word not in STOPWORDS else frozenset()
                 if using and len(using & naming) > NEED_WORD_SHARE * len(using):
                     own.update(inflection_roots(word))
@@ -194,6 +192,14 @@ def _member_names(pair: ExclusivePair, member: str) -> set[str]:
         for name in (member, *(old for old, new in pair.aliases.items() if new == member))
     }
     return {form for name in names for form in (name, name.replace("-", ""), name.removeprefix("pg-"))}
+
+
+# Made once: advisory_packages reads them on every search_docs call that asks a pair's need.
+_MEMBER_NAMES = {member: _member_names(pair, member) for pair in EXCLUSIVE_PAIRS for member in pair.members}
+_MEMBER_SAID = {
+    member: re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, sorted(names))) + r")(?![\w-])", re.I)
+    for member, names in _MEMBER_NAMES.items()
+}
 
 
 def _need_roots(text: str) -> frozenset[str]:
