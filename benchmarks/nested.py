@@ -45,6 +45,7 @@ SWITCHES: dict[str, tuple[float, ...]] = {
     "FEEDBACK_WEIGHT": (0.0, 0.3),
     "ANSWER_BOOST": (0.0, 0.3),
     "SYMPTOM_BOOST": (0.0, 0.6),
+    "CHOICE_BOOST": (0.0, 0.3),
     "SYMBOL_NAME_BOOST": (0.0, 0.25),
     "PHRASE_EXACT_BOOST": (0.0, 0.6),
     "PHRASE_PART_BOOST": (0.0, 0.25),

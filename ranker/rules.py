@@ -170,6 +170,35 @@ SYMPTOM_PHRASES = (
 )
 TROUBLESHOOTING_MARKS = ("troubleshoot", "debugging", "common errors", "known issues", "common problems")
 SYMPTOM_BOOST = 0.6
+# A query that weighs options ("tRPC or imqueue?", "cache ttl vs tags", "should we use X") lifts
+# the sections written to decide between them ("How to choose", "Where NATS is the better
+# choice", "A quick decision guide"): by CHOICE_BOOST in the ranking, and when a page hit's
+# passage picks its section (server.docs.passage_text.CHOICE_SECTION_BOOST). A section by its
+# own heading only, never a whole page: the page-level lift (comparison pages) was measured and
+# dropped above. Plain English, written from the words' meaning (phrase_key's words: "trade-offs"
+# is "trade offs").
+CHOICE_WORDS = frozenset(
+    "or vs versus choose choosing pick picking prefer better worth instead alternative alternatives "
+    "compare comparing comparison".split()
+)
+CHOICE_PHRASES = ("should i use", "should we use", "which one", "which is better", "which should")
+DECISION_WORDS = frozenset(
+    "choose choosing pick picking decide decision vs versus compare compared comparing comparison "
+    "alternative alternatives tradeoff tradeoffs".split()
+)
+DECISION_PHRASES = (
+    "which one",
+    "which should",
+    "when to use",
+    "reach for",
+    "better choice",
+    "trade off",
+    "trade offs",
+    "should you use",
+    "should i use",
+)
+NOT_DECISION_PHRASES = ("vs code",)  # the editor, not a comparison
+CHOICE_BOOST = 0.3
 
 # An API symbol whose own name the query writes as code (RedisQueue, safeDeliveryTtl: an inner
 # capital or an underscore), in a short query (under LONG_COVERAGE_TERMS content words: a lookup,

@@ -318,18 +318,36 @@ def is_question(query: str) -> bool:
 
 
 def query_shapes(query: str) -> list[str]:
-    """The query's shapes: "symptom" when it describes one (rules.SYMPTOM_WORDS, SYMPTOM_PHRASES)."""
-    tokens = phrase_key(query).split()
-    padded = f" {' '.join(tokens)} "
-    if any(t in rules.SYMPTOM_WORDS for t in tokens) or any(
-        f" {p} " in padded for p in rules.SYMPTOM_PHRASES
-    ):
-        return ["symptom"]
-    return []
+    """The query's shapes: "symptom" when it describes one (rules.SYMPTOM_WORDS, SYMPTOM_PHRASES),
+    "choice" when it weighs options (rules.CHOICE_WORDS, CHOICE_PHRASES)."""
+    padded = f" {phrase_key(query)} "
+    shapes = []
+    if says(padded, rules.SYMPTOM_WORDS, rules.SYMPTOM_PHRASES):
+        shapes.append("symptom")
+    if says(padded, rules.CHOICE_WORDS, rules.CHOICE_PHRASES):
+        shapes.append("choice")
+    return shapes
+
+
+def decides(heading: str) -> bool:
+    """A section heading written to decide between options ("How to choose", "Quick comparison",
+    "Where NATS is the better choice"; rules.DECISION_WORDS, DECISION_PHRASES), not "VS Code"."""
+    padded = f" {phrase_key(heading)} "
+    for phrase in rules.NOT_DECISION_PHRASES:
+        padded = padded.replace(f" {phrase} ", " ")
+    return says(padded, rules.DECISION_WORDS, rules.DECISION_PHRASES)
+
+
+def says(padded: str, words: frozenset[str], phrases: Iterable[str]) -> bool:
+    """`padded` (phrase_key's words, a space either side) has one of the words or phrases."""
+    return any(f" {w} " in padded for w in words) or any(f" {p} " in padded for p in phrases)
 
 
 def on_subject(doc: Document, subject: str) -> bool:
-    """Whether the record's page is about the subject; the one subject is troubleshooting."""
+    """Whether the record is on the subject: troubleshooting by its page (title, label or
+    heading), choice by its own section heading (decides)."""
+    if subject == "choice":
+        return bool(doc.heading) and decides(doc.heading)
     about = f"{doc.title} {doc.section} {doc.heading}".lower()
     return subject == "troubleshooting" and any(mark in about for mark in rules.TROUBLESHOOTING_MARKS)
 
@@ -349,10 +367,15 @@ def record_mask(index: InvertedIndex, key: tuple[str, str], keep: Callable[[Docu
 
 def shape_boosts(query: str) -> list[tuple[str, str, float]]:
     """(subject, rule name, boost) for each shape of the query whose boost is on: a symptom
-    lifts troubleshooting records by SYMPTOM_BOOST."""
-    if rules.SYMPTOM_BOOST and "symptom" in query_shapes(query):
-        return [("troubleshooting", "SYMPTOM_BOOST", rules.SYMPTOM_BOOST)]
-    return []
+    lifts troubleshooting records by SYMPTOM_BOOST, a choice the sections that decide by
+    CHOICE_BOOST."""
+    shapes = query_shapes(query)
+    boosts = []
+    if rules.SYMPTOM_BOOST and "symptom" in shapes:
+        boosts.append(("troubleshooting", "SYMPTOM_BOOST", rules.SYMPTOM_BOOST))
+    if rules.CHOICE_BOOST and "choice" in shapes:
+        boosts.append(("choice", "CHOICE_BOOST", rules.CHOICE_BOOST))
+    return boosts
 
 
 def term_evidence(index: InvertedIndex, term: TermPlan) -> dict[int, tuple[float, Form]]:
@@ -800,7 +823,7 @@ def query_notes(ranking: Ranking) -> list[str]:
             f"{rules.FEEDBACK_WEIGHT:g} of the query (FEEDBACK_WEIGHT)"
         )
     notes += [
-        f"{SHAPE_MEANING[rule]}: {subject} records x{1 + boost:g} ({rule})"
+        f"{SHAPE_MEANING[rule][0]}: {SHAPE_MEANING[rule][1]} x{1 + boost:g} ({rule})"
         for subject, rule, boost in ranking.shaped
     ]
     return notes
@@ -981,8 +1004,18 @@ FORM_RULES = {
     "prefix": "PREFIX_WEIGHT",
     "typo": "TYPO_WEIGHT",
 }
+# Per query-shape rule: what the query is, which records it lifts, and why a lifted one is lifted.
 SHAPE_MEANING = {
-    "SYMPTOM_BOOST": "the query describes a symptom",
+    "SYMPTOM_BOOST": (
+        "the query describes a symptom",
+        "troubleshooting records",
+        "this record's page answers it",
+    ),
+    "CHOICE_BOOST": (
+        "the query weighs options",
+        "sections that decide between options",
+        "this section decides between them",
+    ),
 }
 BOOST_MEANING = {
     "SYMBOL_NAME_BOOST": "a query word is this symbol's own name",
@@ -1041,7 +1074,7 @@ def explain_hit(
             f"ANSWER_BOOST x{1 + rules.ANSWER_BOOST:g}: an answer record, and the query is a question"
         )
     for rule, value in shaped:
-        lines.append(f"{rule} x{1 + value:g}: {SHAPE_MEANING[rule]}, and this record's page answers it")
+        lines.append(f"{rule} x{1 + value:g}: {SHAPE_MEANING[rule][0]}, and {SHAPE_MEANING[rule][2]}")
     if page_share:
         lines.append(
             f"PAGE_FUSION x{1 + rules.PAGE_FUSION * page_share:.3g}: its page scores {page_share:.2f} of the "

@@ -140,6 +140,25 @@ def test_a_page_hits_passage_comes_from_the_section_that_answers_not_a_passing_m
     )
 
 
+def test_a_question_weighing_options_gets_the_section_that_decides_between_them() -> None:
+    # "Where NATS fits" shares more of the question's words; "How to choose" is written to decide.
+    markdown = (
+        "# imqueue vs NATS\n\nSource: https://imqueue.org/vs-nats/\n\n"
+        "Two ways to connect services.\n\n"
+        "## Where NATS fits {#where-nats-fits}\n\nNATS fits a team that already runs NATS for streaming.\n\n"
+        "## How to choose {#how-to-choose}\n\nPick imqueue when your services are TypeScript; keep NATS "
+        "when other languages call them.\n"
+    )
+    ranges = {"where-nats-fits": [6, 9], "how-to-choose": [9, 12]}
+    page = prepare(markdown_sections(PAGE, markdown, ranges), "markdown", True)
+    weighing = QueryWords.of("our team already runs NATS: imqueue or NATS for services?")
+    assert weighing.choice
+    assert page.parts[rank_parts(page, weighing)[0]].url == PAGE + "#how-to-choose"
+    plain = QueryWords.of("our team already runs NATS for services")
+    assert not plain.choice
+    assert page.parts[rank_parts(page, plain)[0]].url == PAGE + "#where-nats-fits"
+
+
 def test_a_page_hits_passage_prefers_a_section_to_the_lead_that_sums_the_page_up() -> None:
     # The lead names what the sections answer, in fewer words (so BM25 alone would favour it).
     markdown = (

@@ -1165,8 +1165,13 @@ def test_roots_are_never_read_from_a_cache_filled_under_other_rules(monkeypatch:
         ("best way to debug a failing call", ["symptom"]),
         ("expose a service method", []),
         ("how do I send a message", []),
-        ("which job queue should I use", []),
+        ("which job queue should I use", ["choice"]),
+        ("tRPC or imqueue for a TypeScript backend", ["choice"]),
+        ("cache ttl vs tags", ["choice"]),
+        ("is gRPC worth it between our services", ["choice"]),
+        ("queue timeout or a bigger instance", ["symptom", "choice"]),
         ("errorHandler option of send", []),  # an identifier is not the word "error"
+        ("vscode setup for the mcp server", []),
     ],
 )
 def test_query_shapes(query: str, shapes: list[str]) -> None:
@@ -1213,6 +1218,56 @@ def test_troubleshooting_pages_are_known_by_title_page_label_or_heading() -> Non
     assert on_subject(section("/api/#dbg", "Profiling and debugging"), "troubleshooting")
     assert not on_subject(page("/cli/", "CLI guide"), "troubleshooting")
     assert not on_subject(page("/cli/help/", "Troubleshooting"), "comparison")  # no other subject
+    assert not on_subject(page("/cli/help/", "How to choose"), "choice")  # a page: no heading of its own
+
+
+@pytest.mark.parametrize(
+    ("heading", "decides_"),
+    [
+        ("How to choose", True),
+        ("Where NATS is the better choice", True),
+        ("A quick decision guide", True),
+        ("Quick comparison", True),
+        ("Picking a recipe", True),
+        ("The trade-offs to respect", True),
+        ("Which one to reach for", True),
+        ("gRPC vs @imqueue performance, honestly", True),
+        ("VS Code", False),
+        ("Installing the CLI", False),
+        ("", False),
+    ],
+)
+def test_a_section_that_decides_is_known_by_its_heading(heading: str, decides_: bool) -> None:
+    from imqueue_mcp.ranker.search import decides
+
+    assert decides(heading) is decides_
+
+
+def choice_corpus() -> Index:
+    """One comparison page's two sections with the same words: one of them decides."""
+    return index_of(
+        section("/vs-nats/#fits", "Where it fits", text="nats imqueue services team"),
+        section("/vs-nats/#choose", "How to choose", text="nats imqueue services team"),
+    )
+
+
+def test_a_question_weighing_options_lifts_the_section_that_decides_and_only_then(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index = choice_corpus()
+    weighing = index.search("nats or imqueue for our services", limit=2, parent_cap=2, explain=True)
+    assert weighing.results[0].path == "/vs-nats/#choose"
+    assert weighing.results[0].score > weighing.results[1].score
+    assert any(
+        "CHOICE_BOOST x1.3: the query weighs options, and this section decides between them" in line
+        for line in weighing.results[0].explanation or []
+    )
+    plain = index.search("nats imqueue services", limit=2, parent_cap=2)
+    assert plain.results[0].score == plain.results[1].score  # no choice, no lift
+
+    monkeypatch.setattr(rules, "CHOICE_BOOST", 0.0)
+    off = index.search("nats or imqueue for our services", limit=2, parent_cap=2)
+    assert off.results[0].score == off.results[1].score
 
 
 def test_a_caller_may_hold_two_records_of_one_page_together() -> None:

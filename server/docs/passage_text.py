@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from imqueue_mcp.ranker.search import decides, query_shapes
 from imqueue_mcp.ranker.text import STOPWORDS, inflection_roots, query_terms, words
 from imqueue_mcp.server.docs.budget import CHARS_PER_TOKEN, FENCE, HEADING, HEADING_ID, estimate_tokens
 
@@ -45,6 +46,9 @@ SECTION_K1 = 1.2
 SECTION_B = 0.75
 HEADING_TERMS = 2.0
 LEAD_SHARE = 0.3  # a page's lead (the text before its first section) sums it up: its score counts so much
+# A query weighing options (QueryWords.choice): a section whose heading decides between them
+# (ranker.search.decides: "How to choose", "Where NATS is the better choice") scores this much more.
+CHOICE_SECTION_BOOST = 0.6
 PAGE_META = re.compile(r"^(Source|Published|Updated|Author|Package): ")
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
 TABLE_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
@@ -159,6 +163,7 @@ class PreparedPage:
 @dataclass(frozen=True)
 class QueryWords:
     words: tuple[tuple[str, frozenset[str]], ...]  # (word, its roots), content words only
+    choice: bool = False  # the query weighs options (the ranker's "choice" shape)
 
     @classmethod
     def of(cls, query: str, stems: Mapping[str, str] | None = None) -> QueryWords:
@@ -166,7 +171,8 @@ class QueryWords:
         terms = query_terms(query)
         content = [t for t in terms if t not in STOPWORDS] or terms
         known = stems or {}
-        return cls(tuple((t, inflection_roots(t, known.get(t))) for t in content))
+        words = tuple((t, inflection_roots(t, known.get(t))) for t in content)
+        return cls(words, "choice" in query_shapes(query))
 
 
 @dataclass(frozen=True)
@@ -442,10 +448,15 @@ def choose(
 
 def rank_parts(page: PreparedPage, query: QueryWords) -> list[int]:
     """The page's sections with text, best answer first (section_scores, the lead's at LEAD_SHARE
-    when the page has sections: it mentions what they answer); ties in page order."""
+    when the page has sections: it mentions what they answer; for a query weighing options, a
+    section that decides between them x(1 + CHOICE_SECTION_BOOST)); ties in page order."""
     scores = section_scores(page, query)
     if len(scores) > 1 and not page.parts[0].heading and 0 in scores:
         scores[0] *= LEAD_SHARE
+    if query.choice:
+        for number in scores:
+            if decides(page.parts[number].heading):
+                scores[number] *= 1 + CHOICE_SECTION_BOOST
     return sorted(scores, key=lambda n: (-scores[n], n))
 
 
