@@ -459,6 +459,51 @@ def test_probes_name_the_generation_never_the_snapshot_url_or_its_credentials(
         publisher.close()
 
 
+def test_resources_and_their_errors_never_name_the_snapshot_url_or_its_credentials(
+    generations: dict[str, Path], tmp_path: Path
+) -> None:
+    """What resources/read and resources/list tell an anonymous client (a page's `_meta` source,
+    the catalogue's source, a missing page's error) names the snapshot it follows as "the
+    published snapshot", never its URL, user, token or path: the redaction tool results get."""
+    from mcp.shared.exceptions import MCPError
+
+    folder = tmp_path / "published"
+    folder.mkdir()
+    publish(generations["a"], folder / "snapshot.msgpack")
+    publisher = Publisher(folder)
+    secret_url = publisher.url.replace("http://", "http://operator:hunter2token@") + (
+        "/snapshot.msgpack?X-Amz-Signature=sig0123456789"
+    )
+    server = HttpServer(
+        ["--offline", "--snapshot-url", secret_url, "--snapshot-poll-seconds", "0"],
+        server_environment(tmp_path),
+        tmp_path,
+    )
+    try:
+        wait_ready(server)
+        connection = McpConnection(server.url + "/mcp", "legacy")
+        heard: list[str] = []
+        try:
+            page = connection.run(lambda client: client.read_resource(PAGE)).contents[0]
+            assert page.meta["imqueue.org/source"]["from"] == "the published snapshot", page.meta
+            heard.append(page.model_dump_json())
+            catalogue = connection.run(lambda client: client.read_resource("imqueue://packages")).contents[0]
+            heard.append(catalogue.text)
+            heard.append(connection.run(lambda client: client.list_resources()).model_dump_json())
+            with pytest.raises(MCPError) as missing:
+                connection.run(lambda client: client.read_resource("https://imqueue.org/no-such-page/"))
+            heard.append(f"{missing.value.message} {missing.value.data}")
+        finally:
+            connection.close()
+        assert len(heard) == 4 and "the published snapshot" in heard[1]
+        for text in heard:
+            for secret in ("operator", "hunter2token", "sig0123456789", "snapshot.msgpack", str(tmp_path)):
+                assert secret not in text, (secret, text[:300])
+    finally:
+        server.close()
+        publisher.close()
+
+
 def generation_of_file(path: Path) -> str:
     from imqueue_mcp.docsource import generation_of
 

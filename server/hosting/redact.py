@@ -13,19 +13,29 @@ paths. Redactor rewrites every string a hosted tool result or log notification c
 
 Longest first, so a path inside the cache folder is named as the snapshot, not half-rewritten.
 The operator still sees everything on stderr.
+
+A tool call's result is rewritten where it is made (app.ImqueueServer._call_tool, with its own
+types); RedactingMiddleware rewrites every other answer and every error: resources/read (a page's
+`_meta` source, the catalogue's), resources/list, prompts, completions.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcp_types import CallToolResult, TextContent
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, CallToolResult, TextContent
+from pydantic import ValidationError
 
 from imqueue_mcp.docsource import pages as source_pages
 from imqueue_mcp.server.config import Config
+
+logger = logging.getLogger(__name__)
 
 
 class Redactor:
@@ -57,6 +67,9 @@ class Redactor:
         """Every string inside a JSON-like value, rewritten (keys included)."""
         return _walk(value, self.text)
 
+    def middleware(self) -> RedactingMiddleware:
+        return RedactingMiddleware(self)
+
     def result(self, result: CallToolResult) -> CallToolResult:
         content = [
             block.model_copy(update={"text": self.text(block.text)})
@@ -68,6 +81,39 @@ class Redactor:
         if result.structured_content is not None:
             update["structured_content"] = self.value(result.structured_content)
         return result.model_copy(update=update)
+
+
+class RedactingMiddleware:
+    """Every answer but a tool call's, and every error, with the operator's places rewritten.
+
+    An exception that is neither an MCP error nor a refused parameter (the SDK answers those
+    itself, with no text of ours) would reach the wire as its own text; it is logged here and
+    answered as an internal error, its text rewritten too."""
+
+    def __init__(self, redactor: Redactor):
+        self.redactor = redactor
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        try:
+            result = await call_next(ctx)
+        except MCPError as error:
+            raise MCPError(
+                error.code, self.redactor.text(error.message), self.redactor.value(error.data)
+            ) from None
+        except ValidationError:
+            raise
+        except Exception as error:
+            logger.exception("%s failed", ctx.method)
+            raise MCPError(INTERNAL_ERROR, self.redactor.text(str(error))) from None
+        if ctx.method == "tools/call" or result is None:
+            return result  # a tool's result is rewritten where it is made, in its own types
+        wire = (
+            result
+            if isinstance(result, dict)
+            else result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        )
+        redacted: dict[str, Any] = self.redactor.value(wire)
+        return redacted
 
 
 def _walk(value: Any, rewrite: Callable[[str], str]) -> Any:

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -154,6 +154,10 @@ class Scrubber(Protocol):
     def result(self, result: CallToolResult) -> CallToolResult: ...
 
     def text(self, value: str) -> str: ...
+
+    def middleware(self) -> ServerMiddleware[Any]:
+        """What rewrites every other answer and error (resources, prompts, completions)."""
+        ...
 
 
 class ImqueueServer(MCPServer[Any]):
@@ -314,10 +318,16 @@ def create_server(
         tools = local_tools(services)
     bus = InMemorySubscriptionBus()
     announcer = ResourceListAnnouncer(bus)
+    scrubber = redactor(services) if hosted and redactor is not None else None
+    middleware: list[ServerMiddleware[Any]] = [PromptNameMiddleware()]
+    if not hosted:
+        middleware.append(announcer)
+    if scrubber is not None:
+        middleware.insert(0, scrubber.middleware())  # outermost: it hears every answer and error last
     server = ImqueueServer(
         services,
         hosted=hosted,
-        redactor=redactor(services) if hosted and redactor is not None else None,
+        redactor=scrubber,
         name=SERVER_NAME,
         title=SERVER_TITLE,
         version=server_version(),
@@ -325,7 +335,7 @@ def create_server(
         website_url="https://imqueue.org/mcp/",
         tools=tools,
         log_level="WARNING",
-        middleware=[PromptNameMiddleware()] if hosted else [PromptNameMiddleware(), announcer],
+        middleware=middleware,
         subscriptions=False if hosted else bus,
     )
     for prompt in service_prompts(hosted=hosted):
