@@ -69,3 +69,15 @@ def test_a_bad_path_is_refused_with_what_to_pass(server: McpConnection, tmp_path
     empty = server.call("get_api", {"symbol": "IMQService", "path": str(tmp_path)})
     assert not empty.is_error and empty.structured_content["found"] is False
     assert "npm install" in empty.structured_content["problems"][0]
+
+
+def test_without_a_project_in_reach_get_api_says_so_and_what_to_pass(server: McpConnection) -> None:
+    """The server's folder (the test's home) holds no project: the answer says there is none in
+    reach (it once read "under None") and the problem says where it looked and what to pass."""
+    result = server.call("get_api", {"symbol": "IMQClient"})
+    data = result.structured_content
+    assert data["found"] is False and data["root"] is None
+    first = result.content[0].text.splitlines()[0]
+    expected = "No installed @imqueue declaration named 'IMQClient' (no project in reach: see below)."
+    assert first == expected, first
+    assert "None" not in result.content[0].text and data["problems"], result.content[0].text

@@ -112,6 +112,37 @@ def test_search_docs_in_such_a_project_answers_and_the_server_serves_on(tmp_path
     assert seconds < ANSWER_SECONDS and peak < PEAK_MEGABYTES, (seconds, peak)
 
 
+@pytest.mark.parametrize("manifest", ["fifo", "device"])
+def test_get_api_and_api_diff_read_installed_manifests_as_files_only(tmp_path: Path, manifest: str) -> None:
+    """Both read each installed @imqueue package's package.json to find its version: a FIFO there
+    held the call (and the process's exit) forever, /dev/zero grew it past 1.6 GB."""
+    project = hostile_project(tmp_path / "project")
+    installed = project / "node_modules" / "@imqueue" / "rpc" / "package.json"
+    if manifest == "fifo":
+        installed.unlink()
+        os.mkfifo(installed)
+    raw = RawStdio(offline_args(tmp_path / "snapshot"), server_environment(tmp_path), tmp_path)
+    try:
+        initialize(raw)
+        lookup, lookup_seconds = call(raw, 2, "get_api", {"symbol": "IMQClient", "path": str(project)})
+        diff, diff_seconds = call(raw, 3, "api_diff", {"package": "rpc", "path": str(project)})
+        peak = peak_megabytes(raw.process.pid)
+        ping = raw.request(4, "ping")
+    finally:
+        raw.close()
+
+    said = "a FIFO (named pipe)" if manifest == "fifo" else "a device"
+    for answer in (lookup, diff):
+        text = answer["result"]["content"][0]["text"]
+        assert f"{installed} is {said}, not a regular file" in text, text
+    assert max(lookup_seconds, diff_seconds) < ANSWER_SECONDS and peak < PEAK_MEGABYTES, (
+        lookup_seconds,
+        diff_seconds,
+        peak,
+    )
+    assert ping["result"] == {}
+
+
 def test_the_reader_stops_one_chunk_past_the_cap_and_refuses_what_is_not_a_file(tmp_path: Path) -> None:
     big = tmp_path / "big.json"
     big.write_bytes(b" " * 10_001)

@@ -26,7 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from imqueue_mcp.server.user_files import FileTooLarge, NotARegularFile, read_capped
+from imqueue_mcp.server.user_files import (
+    MANIFEST_BYTES,
+    FileTooLarge,
+    NotARegularFile,
+    read_capped,
+    read_text_capped,
+)
 
 SCOPE = "@imqueue"
 MAX_DTS_BYTES = 2 * 1024 * 1024  # a declaration file larger than this is not parsed
@@ -102,9 +108,16 @@ def _parser() -> Any:
     return Parser(Language(tree_sitter_typescript.language_typescript()))
 
 
-def _read_manifest(folder: Path) -> dict[str, Any] | None:
+def _read_manifest(folder: Path, problems: list[str]) -> dict[str, Any] | None:
+    """The folder's package.json, read as the project's other files are (a regular file, at most
+    MANIFEST_BYTES: a FIFO or /dev/zero in a cloned project must not hang or flood the server);
+    None when it is missing or not a JSON object, and a problem named when it was refused."""
+    path = folder / "package.json"
     try:
-        data = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+        data = json.loads(read_text_capped(path, MANIFEST_BYTES))
+    except (FileTooLarge, NotARegularFile) as error:
+        problems.append(f"{error}: that package is skipped")
+        return None
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -138,7 +151,7 @@ def installed_packages(root: Path) -> tuple[list[InstalledPackage], list[str]]:
             except (OSError, RuntimeError):
                 problems.append(f"broken or looping link skipped: {pkg}")
                 continue
-            manifest = _read_manifest(pkg_real)
+            manifest = _read_manifest(pkg_real, problems)
             if manifest is None:
                 continue
             name = str(manifest.get("name") or f"{SCOPE}/{pkg.name}")

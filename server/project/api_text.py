@@ -27,7 +27,8 @@ def render(data: dict[str, Any], query: str) -> str:
                 lines.append(f"- @{key}: {doc[key]}")
         lines.append(f"\nDeclared in {sym['file']}.")
     else:
-        lines = [f"No installed @imqueue declaration named {query!r} under {data['root']}."]
+        where = f" under {data['root']}" if data.get("root") else " (no project in reach: see below)"
+        lines = [f"No installed @imqueue declaration named {query!r}{where}."]
         if data["nearest"]:
             lines.append("Nearest names: " + ", ".join(data["nearest"]))
     lines += _render_latest(data)
