@@ -365,6 +365,22 @@ def test_an_unknown_ref_or_argument_completes_to_nothing(server: McpConnection) 
     assert complete(server, ResourceTemplateReference(uri=API_PAGES), "package", "rp").values == ["rpc"]
 
 
+def test_a_typed_value_past_any_real_list_completes_to_nothing(server: McpConnection) -> None:
+    """Each `using` suggestion repeats what was typed: a 990 kB value came back as 16.8 MB. Past
+    MAX_TYPED characters there is nothing to suggest; at the bound, the suggestions still come."""
+    from imqueue_mcp.server.mcp.completions import MAX_TYPED
+
+    padded = "rpc," * ((MAX_TYPED - 3) // 4)
+    assert len(padded) <= MAX_TYPED
+    near = complete(server, PromptReference(name=CHOOSE), "using", padded)
+    assert near.values and all(value.startswith(padded.rstrip(",")) for value in near.values)
+    for typed in ("rpc," * (MAX_TYPED // 4 + 1), "," * 100_000):
+        flood = complete(server, PromptReference(name=CHOOSE), "using", typed)
+        assert flood.values == [] and flood.total == 0 and not flood.has_more
+    path = complete(server, ResourceTemplateReference(uri=ORG_PAGES), "path", "t" * (MAX_TYPED + 1))
+    assert path.values == []
+
+
 # --- provenance ------------------------------------------------------------------------
 
 

@@ -13,10 +13,10 @@ What completes, and from where:
 Ranking for what was typed (case-insensitive): values that start with it, then values in which
 a later path segment or word starts with it, then values that merely contain it; within a
 group, fewer path segments first, then shorter, then alphabetical. At most MAX_VALUES come back;
-`total` and `hasMore` say how many matched. An unknown prompt, template or argument completes to
-nothing rather than failing: hosts probe completion for whatever the user is typing into, and an
-empty list is the protocol's "no suggestions" (the MCP conformance suite asks for one with a ref
-it made up and expects a result).
+`total` and `hasMore` say how many matched. An unknown prompt, template or argument, or a typed
+value over MAX_TYPED characters, completes to nothing rather than failing: hosts probe
+completion for whatever the user is typing into, and an empty list is the protocol's "no
+suggestions" (the MCP conformance suite asks for one with a ref it made up and expects a result).
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ from imqueue_mcp.server.mcp.prompts import CHOOSE_NAME
 from imqueue_mcp.server.mcp.resources import API_TEMPLATE, PAGE_TEMPLATE
 
 MAX_VALUES = 20
+# A typed value longer than this completes to nothing: every catalogued package written out with
+# its scope (17 of them, 343 characters) fits in it twice, and each suggestion for `using` repeats
+# what was typed, so an unbounded one made a reply 17 times its request (a 990 kB value, 16.8 MB).
+MAX_TYPED = 1000
 _SITES = {"imqueue.org": "org", "imqueue.com": "com"}
 _API_PAGE = re.compile(r"^/api/([a-z0-9-]+)/latest/")
 _BOUNDARY = re.compile(r"[/\-_. ]")
@@ -87,6 +91,8 @@ async def complete(
     ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument, keeper: CorpusKeeper
 ) -> Completion:
     nothing = Completion(values=[], total=0, has_more=False)
+    if len(argument.value) > MAX_TYPED:
+        return nothing
     if isinstance(ref, PromptReference):
         if ref.name == CHOOSE_NAME and argument.name == "using":
             return complete_package_list(argument.value)
