@@ -6,6 +6,8 @@ error_result(code, message)       the isError result of errors.py's table: what 
                                   next step, and structuredContent.error {code, message,
                                   suggestedAction}
 accepting_errors(schema)          an outputSchema that admits the result or {error}
+refused_call(name, error)         a call the SDK refused before the tool ran: invalid_arguments
+                                  naming each argument, or unknown_tool
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from copy import deepcopy
 from typing import Any
 
 from mcp_types import CallToolResult, TextContent
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from imqueue_mcp.server.errors import ACTIONS, MEANINGS, ErrorCode
 
@@ -90,3 +92,27 @@ def _error_schema() -> dict[str, Any]:
     """ToolErrorResult's JSON schema, made once: every tool's outputSchema embeds it, and pydantic
     took 2-3 ms a tool to make it again at each server start."""
     return ToolErrorResult.model_json_schema(ref_template="#/$defs/{model}")
+
+
+def refused_call(name: str, error: Exception) -> CallToolResult:
+    """A call the SDK refused before the tool body ran (its ToolError): bad arguments or an unknown name."""
+    cause = error.__cause__
+    if isinstance(cause, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: "
+            f"{str(problem['msg']).removeprefix('Value error, ')}{_given(problem.get('input'))}"
+            for problem in cause.errors()
+        )
+        return error_result(
+            ErrorCode.INVALID_ARGUMENTS, f"{name} was not run: invalid arguments: {problems}."
+        )
+    if str(error).startswith("Unknown tool"):
+        return error_result(ErrorCode.UNKNOWN_TOOL, f"There is no tool named {name!r} on this server.")
+    return error_result(ErrorCode.INTERNAL_ERROR, str(error))
+
+
+def _given(value: Any) -> str:
+    """The refused value, echoed to the caller who sent it, when it is one short scalar."""
+    if isinstance(value, str | int | float | bool) and len(repr(value)) <= 80:
+        return f" (got {value!r})"
+    return ""

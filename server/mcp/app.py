@@ -74,7 +74,7 @@ from imqueue_mcp.server.mcp.instructions import INSTRUCTIONS
 from imqueue_mcp.server.mcp.prompts import service_prompts
 from imqueue_mcp.server.mcp.tools import hosted_tools, local_tools
 from imqueue_mcp.server.services import Services
-from imqueue_mcp.server.tool_results import error_of, error_result
+from imqueue_mcp.server.tool_results import error_of, error_result, refused_call
 
 logger = logging.getLogger(__name__)
 HOSTED_DIAGNOSTICS = "imqueue_mcp.server.mcp."  # the loggers whose records a hosted client may hear
@@ -218,7 +218,7 @@ class ImqueueServer(MCPServer[Any]):
                     f"{name} failed unexpectedly; nothing was changed by the server itself.",
                 )
             except ToolError as error:
-                result = _refused_call(name, error)
+                result = refused_call(name, error)
             if not self.hosted:  # the user's project is on the local server's disk only
                 result = await project_tools.noted(name, arguments, result, self.services)
                 result = await api_tools.marked(name, arguments, result, self.services)
@@ -279,30 +279,6 @@ def _request_of(context: Context[Any, Any] | None) -> ServerRequestContext[Any, 
         return context.request_context
     except ValueError:  # called outside a request (a test calling the server in-process)
         return None
-
-
-def _refused_call(name: str, error: ToolError) -> CallToolResult:
-    """A call the SDK refused before the tool body ran: bad arguments or an unknown name."""
-    cause = error.__cause__
-    if isinstance(cause, ValidationError):
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: "
-            f"{str(problem['msg']).removeprefix('Value error, ')}{_given(problem.get('input'))}"
-            for problem in cause.errors()
-        )
-        return error_result(
-            ErrorCode.INVALID_ARGUMENTS, f"{name} was not run: invalid arguments: {problems}."
-        )
-    if str(error).startswith("Unknown tool"):
-        return error_result(ErrorCode.UNKNOWN_TOOL, f"There is no tool named {name!r} on this server.")
-    return error_result(ErrorCode.INTERNAL_ERROR, str(error))
-
-
-def _given(value: Any) -> str:
-    """The refused value, echoed to the caller who sent it, when it is one short scalar."""
-    if isinstance(value, str | int | float | bool) and len(repr(value)) <= 80:
-        return f" (got {value!r})"
-    return ""
 
 
 def create_server(
