@@ -28,6 +28,7 @@ import pytest
 from imq_real import IMQ, TEMPLATE, require_real_imq, use_real_imq_home
 from test_faults_cli_bridge import HANGING_IMQ, still_running
 
+from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq.arguments import refuse_unsafe_flags
 from imqueue_mcp.server.imq.bridge import (
     cli_help,
@@ -437,6 +438,25 @@ def test_cli_install_refuses_a_version_that_is_not_semver(runner: ImqRunner) -> 
 
     assert result.is_error
     assert result.command == []
+
+
+@pytest.mark.parametrize("version", ["\u0661\u0662", "\uff15.2.2", "5.2.\u0662"])
+def test_cli_install_refuses_a_version_of_digits_other_than_ascii_before_npm_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, version: str
+) -> None:
+    """A npm on PATH that notes each run: a refused version must not reach it (the real one
+    would be asked for '@imqueue/cli@١٢' and fail with EINVALIDTAGNAME)."""
+    npm_dir = tmp_path / "npm-bin"
+    npm_dir.mkdir()
+    (npm_dir / "npm").write_text(f'#!/bin/sh\necho "$*" >> {npm_dir / "runs.txt"}\n')
+    (npm_dir / "npm").chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(npm_dir), os.environ["PATH"]]))
+
+    result = run(cli_install(version))
+
+    assert result.is_error and result.error_code == ErrorCode.ARGUMENT_REFUSED and result.command == []
+    assert repr(version) in result.text and "Nothing was run." in result.text
+    assert not (npm_dir / "runs.txt").exists()
 
 
 # --------------------------------------------------------------------------- faults

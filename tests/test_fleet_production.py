@@ -383,6 +383,38 @@ def test_redis_where_nothing_answers_is_broker_unreachable_and_nothing_runs(
     assert not (work / "alpha" / "builds.txt").exists() and read_pids(var) == {}
 
 
+@pytest.mark.parametrize(("action", "mode"), [("start", "dev"), ("restart", "production")])
+def test_redis_where_nothing_answers_is_explained_as_what_the_started_services_need(
+    runner: ImqRunner, work: Path, var: Path, action: str, mode: str
+) -> None:
+    """The refusal says what fleet needs the broker for (generate_client's words are its own)
+    and holds for restart too: the running service is not stopped."""
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE, "dev": SERVE})
+    running = read_pids_after(production_start(runner), runner) if action == "restart" else None
+    broker = f"127.0.0.1:{free_port()}"
+
+    result = run(fleet(action, str(work), mode=mode, redis=broker, runner=runner))
+
+    assert result.is_error and result.error_code == ErrorCode.BROKER_UNREACHABLE and result.command == []
+    assert f"No broker at {broker} (the redis argument)" in result.text
+    assert f"fleet {action} gives the services it starts IMQ_REDIS={broker}" in result.text
+    assert "describe itself" not in result.text and "fleet(action='status')" not in result.next_step
+    assert f"Start Redis at {broker}" in result.next_step and "leave redis out" in result.next_step
+    if running is None:
+        assert "nothing was started" in result.text and read_pids(var) == {}
+    else:
+        assert "nothing was stopped or started" in result.text
+        assert read_pids(var) == {"alpha": running} and process_group(running)
+
+
+def test_a_pids_line_whose_pid_is_not_ascii_digits_is_skipped_as_imq_skips_it(var: Path) -> None:
+    """imq's Number() reads no digits but ASCII; str.isdigit takes these, and int() fails on '²'."""
+    var.mkdir(parents=True, exist_ok=True)
+    (var / ".pids").write_text("alpha:\u00b2\nbeta:\u0661\u0662\ngamma:\uff14\uff12\ndelta:42\n")
+
+    assert read_pids(var) == {"delta": 42}
+
+
 @pytest.mark.parametrize(
     ("arguments", "says"),
     [

@@ -57,6 +57,13 @@ def test_a_malformed_address_is_refused_naming_the_form(bad: str) -> None:
         broker_address(bad)
 
 
+@pytest.mark.parametrize("port", ["\u0666\u0663\u0667\u0669", "\uff16\uff13\uff17\uff19", "\u00b2"])
+def test_a_port_of_digits_other_than_ascii_is_refused_naming_the_form(port: str) -> None:
+    """str.isdigit takes Arabic-Indic, fullwidth and superscript digits; the services' Node does not."""
+    with pytest.raises(ValueError, match="which is not a broker address"):
+        broker_address(f"localhost:{port}")
+
+
 def test_a_malformed_address_reaches_the_agent_as_a_refusal_and_runs_nothing(tmp_path: Path) -> None:
     result = asyncio.run(
         bridge.generate_client(

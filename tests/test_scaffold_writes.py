@@ -159,6 +159,31 @@ def test_a_symlinked_file_or_folder_inside_the_target_is_never_written_through(
     assert list(elsewhere.iterdir()) == [] and files_under(other) == set()
 
 
+@pytest.mark.parametrize(
+    ("tool", "dry_run", "name"),
+    [
+        ("scaffold_service", True, "a" * 300),
+        ("scaffold_service", False, "\u00e9" * 130),  # 130 characters, 260 bytes
+        ("scaffold_client", True, "\u00e9" * 130),
+        ("scaffold_client", False, "a" * 300),
+    ],
+)
+def test_a_folder_name_over_name_max_is_refused_up_front_naming_it_dry_run_or_not(
+    local: McpConnection, workspace: Path, tool: str, dry_run: bool, name: str
+) -> None:
+    """No file system takes a name over 255 bytes: the refusal comes before any look at the disk,
+    so a dry run is not told that files written before it stay."""
+    subject = {"scaffold_service": "name", "scaffold_client": "service"}[tool]
+    path = str(workspace / name / "svc")
+    result = local.call(tool, {subject: "inventory", "path": path, "dry_run": dry_run})
+    assert result.is_error
+    error = result.structured_content["error"]
+    assert error["code"] == "invalid_scaffold_input"
+    assert f"folder name '{name[:40]}...' is {len(name.encode())} bytes" in error["message"], error
+    assert "nothing was written" in error["message"] and "written before" not in error["message"]
+    assert not any(entry.name.startswith(name[:40]) for entry in workspace.iterdir())
+
+
 def test_the_client_scaffold_writes_its_caller_project_and_names_the_generate_call(
     local: McpConnection, workspace: Path
 ) -> None:
@@ -257,3 +282,17 @@ def test_the_hosted_scaffolders_take_no_folder(hosted: HttpServer) -> None:
         assert result.is_error and "path" in text_of(result)
     finally:
         connection.close()
+
+
+def test_a_dry_run_the_disk_refuses_says_nothing_was_written(local: McpConnection, workspace: Path) -> None:
+    """A path past PATH_MAX (4,096 bytes) whose every name fits: the dry run's look at the disk
+    fails (ENAMETOOLONG), and it is not told that files written before it stay."""
+    path = str(workspace)
+    while len(path) < 4096 - 201:
+        path += "/" + "a" * 200
+    path += "/" + "b" * (4096 - len(path) - 1)
+    result = local.call("scaffold_service", {"name": "inventory", "path": path, "dry_run": True})
+    assert result.is_error
+    message = result.structured_content["error"]["message"]
+    assert "for a dry run failed" in message and "nothing was written" in message, message
+    assert "written before" not in message and not (workspace / ("a" * 200)).exists()

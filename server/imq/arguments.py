@@ -13,6 +13,7 @@ from pathlib import Path
 
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq.runner import BridgeResult
+from imqueue_mcp.server.scaffold.placement import overlong_folder_name
 
 __all__ = [
     "BRIDGE_OWNED_OPTIONS",
@@ -33,11 +34,11 @@ def refused(message: str, code: ErrorCode = ErrorCode.ARGUMENT_REFUSED) -> Bridg
 
 
 # A service name becomes a folder and an npm package name (npm allows 214 characters); no
-# other value imq takes is longer than a Linux path (4096 bytes). Past these imq fails on its own
-# (ENAMETOOLONG), so the bridge refuses first, with a message instead of a stack trace.
+# other value imq takes is longer than a Linux path (4096 bytes), nor a folder name in a path
+# longer than NAME_MAX. Past these imq fails on its own (ENAMETOOLONG), so the bridge refuses
+# first, with a message instead of a stack trace.
 LONGEST = {"service name": 214}
 LONGEST_VALUE = 4096
-LONGEST_FOLDER_NAME = 255  # NAME_MAX: one component of a path
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -58,13 +59,9 @@ def refuse_option_like(label: str, value: str) -> BridgeResult | None:
             f"{label} is {len(value):,} characters long; imq takes at most {longest:,} bytes here. "
             "Pass a shorter value. Nothing was run."
         )
-    if label == "path" and any(
-        len(part.encode("utf-8", errors="surrogatepass")) > LONGEST_FOLDER_NAME for part in value.split("/")
-    ):
-        return refused(
-            f"path has a folder name longer than {LONGEST_FOLDER_NAME} bytes, which no file system "
-            "takes. Pass a shorter path. Nothing was run."
-        )
+    overlong = overlong_folder_name(value) if label == "path" else None
+    if overlong:
+        return refused(f"path's {overlong}. Pass a shorter path. Nothing was run.")
     if value.startswith("-"):
         hint = " For a path, prefix it with ./ (for example ./-dir)." if "path" in label else ""
         return refused(

@@ -45,6 +45,9 @@ NO_RPC_EXIT = 3  # the generator script's exit codes, read by the bridge
 NO_ANSWER_EXIT = 4
 
 _HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]")
+# ASCII digits: str.isdigit also takes '٦٣٧٩' and '²', which Node (the services reading
+# IMQ_REDIS themselves) reads as no port.
+_PORT = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ def broker_address(given: str | None) -> BrokerAddress:
 def _parse(text: str, origin: str) -> BrokerAddress:
     host, colon, port = text.strip().rpartition(":")
     where = "redis" if origin == "argument" else f"the environment variable {IMQ_REDIS_ENV}"
-    if not colon or not _HOST.fullmatch(host) or not port.isdigit() or not 0 < int(port) < 65536:
+    if not colon or not _HOST.fullmatch(host) or not _PORT.fullmatch(port) or not 0 < int(port) < 65536:
         raise ValueError(
             f"{where} is {text!r}, which is not a broker address: use host:port, e.g. "
             "'localhost:6379' or '10.0.0.5:6380', as the services' IMQ_REDIS takes it."

@@ -109,15 +109,16 @@ def var_home() -> Path:
 
 
 def read_pids(var: Path) -> dict[str, int]:
-    """imq's .pids: `service:pid` per line; blank and malformed lines are skipped, as imq does."""
+    """imq's .pids: `service:pid` per line; blank and malformed lines are skipped, as imq does
+    (its Number() reads ASCII digits only, where str.isdigit takes '١٢' and '²' too)."""
     try:
-        text = (var / ".pids").read_text("utf-8")
+        text = (var / ".pids").read_text("utf-8", errors="replace")  # imq reads it as Node does
     except OSError:
         return {}
     pids: dict[str, int] = {}
     for line in text.splitlines():
         service, colon, pid = line.strip().rpartition(":")
-        if colon and service and pid.isdigit() and int(pid) > 0:
+        if colon and service and pid.isascii() and pid.isdigit() and int(pid) > 0:
             pids[service] = int(pid)
     return pids
 

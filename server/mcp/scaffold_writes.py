@@ -24,6 +24,7 @@ from pydantic import Field
 
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.project import roots as project_roots
+from imqueue_mcp.server.scaffold.placement import placement_failed
 from imqueue_mcp.server.tool_results import error_result
 from imqueue_mcp.server.user_files import WriteRefused, plan_writes, target_folder, write_planned
 
@@ -75,9 +76,5 @@ async def place(data: dict[str, Any], path: str, dry_run: bool, overwrite: bool)
     except WriteRefused as refused:
         return error_result(ErrorCode.ARGUMENT_REFUSED, str(refused), refused.next_step)
     except OSError as error:
-        return error_result(
-            ErrorCode.ARGUMENT_REFUSED,
-            f"Writing into {path} failed: {error.strerror or error}; files written before it stay.",
-            "Check the folder's permissions and free space, then call again.",
-        )
+        return error_result(ErrorCode.ARGUMENT_REFUSED, *placement_failed(path, error, dry_run))
     return None

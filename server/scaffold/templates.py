@@ -42,6 +42,7 @@ from imqueue_mcp.server.scaffold.manifest import (
     package_json_source,
 )
 from imqueue_mcp.server.scaffold.object_types import LiftedType, lift_object_types
+from imqueue_mcp.server.scaffold.placement import refuse_unplaceable
 from imqueue_mcp.server.scaffold.types import (
     CLIENT_SUFFIX,
     Method,
@@ -143,7 +144,7 @@ def scaffold_service(
     method, because a service with no exposed method does not start. ``calls`` names the
     services it calls: their clients are wired in (wiring.py), each call timing out after
     ``call_timeout_ms`` (DEFAULT_CALL_TIMEOUT_MS when None); ``project`` is the folder the
-    files go to, named in the generate_client arguments.
+    files go to, named in the generate_client arguments, and refused when it cannot exist.
     """
     service = normalize_service_name(name)
     parsed, lifted, notes = lift_object_types(coerce_methods(methods), [service])
@@ -151,6 +152,7 @@ def scaffold_service(
     timeout = _call_timeout(call_timeout_ms)
     if call_timeout_ms is not None and not called:
         raise ScaffoldError("call_timeout_ms is the timeout of the clients in calls: pass calls, or omit it.")
+    refuse_unplaceable(project)
     types = method_types(parsed)
     if service in types:
         raise ScaffoldError(f"Type {service!r} has the same name as the service class; rename the type.")
@@ -450,11 +452,13 @@ def scaffold_client(
     The client itself is not fabricated: it is generated from the running service,
     so a copy written here could only drift from it. The caller sets ``callTimeout``
     (``call_timeout_ms``, DEFAULT_CALL_TIMEOUT_MS when None); ``files`` lists every file
-    shown, the caller included.
+    shown, the caller included. ``project``, the folder they go to, is refused when it
+    cannot exist.
     """
     timeout = _call_timeout(call_timeout_ms)
     service_class = normalize_service_name(service)
     parsed = coerce_methods(methods)
+    refuse_unplaceable(project)
     namespace = service_class[0].lower() + service_class[1:]
     client_class = service_base_name(service_class) + CLIENT_SUFFIX
     caller = f"{kebab_case(service_class)}-caller"
