@@ -6,7 +6,8 @@ exactly (pydantic strict mode, no JSON pre-parse of strings): `limit: true`, `"6
 where the schema says integer, `passages: "true"` or `1` where it says boolean, a list sent as
 JSON text, are each refused with `invalid_arguments` naming the argument. A lone surrogate
 escape in an argument ("\\ud800", well-formed JSON, no Unicode) is `invalid_arguments` too,
-over stdio and HTTP, not a parse error of the whole message.
+over stdio and HTTP, not a parse error of the whole message; sent to a tool the server lacks, it
+is `unknown_tool`, the answer the name alone gets, and counted in /metrics as that is.
 """
 
 from __future__ import annotations
@@ -176,3 +177,48 @@ def test_a_lone_surrogate_in_an_argument_is_invalid_arguments_over_http(tmp_path
     assert answer["id"] == 3
     assert answer["result"]["structuredContent"]["error"]["code"] == "invalid_arguments"
     assert "'query'" in answer["result"]["structuredContent"]["error"]["message"]
+
+
+def test_a_lone_surrogate_call_to_a_tool_the_server_lacks_is_unknown_tool_over_stdio(tmp_path: Path) -> None:
+    """The name is what is wrong first: the same answer as the name alone, not invalid_arguments."""
+    raw = RawStdio(offline_args(tmp_path / "snapshot"), server_environment(tmp_path), tmp_path)
+    try:
+        initialize(raw)
+        raw.send(surrogate_call(7, "no_such_tool", '{"q": "\\ud800"}'))
+        answer = raw.answer(7)
+        raw.send(surrogate_call(8, "no_such_tool", "{}"))
+        name_alone = raw.answer(8)
+    finally:
+        raw.close()
+
+    assert answer["result"]["structuredContent"]["error"]["code"] == "unknown_tool", answer
+    assert answer["result"] == name_alone["result"]
+
+
+def test_a_lone_surrogate_call_to_a_local_only_tool_is_unknown_tool_over_http_and_counted(
+    tmp_path: Path,
+) -> None:
+    from test_hosted_operations import metric
+
+    server = HttpServer(offline_args(tmp_path / "snapshot"), server_environment(tmp_path), tmp_path)
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Mcp-Protocol-Version": "2025-11-25",
+    }
+    try:
+        answers = [
+            httpx.post(
+                server.url + "/mcp", content=surrogate_call(n, "inspect_project", arguments), headers=headers
+            )
+            for n, arguments in ((3, '{"path": "/tmp/\\udc00"}'), (4, "{}"))
+        ]
+        page = httpx.get(server.url + "/metrics", timeout=10).text
+    finally:
+        server.close()
+
+    surrogate, name_alone = (response.json() for response in answers)
+    assert answers[0].status_code == 200 and surrogate["id"] == 3, answers[0].text[:300]
+    assert surrogate["result"]["structuredContent"]["error"]["code"] == "unknown_tool", surrogate
+    assert surrogate["result"] == name_alone["result"]
+    assert metric(page, "imqueue_mcp_tool_calls_total", tool="other", outcome="unknown_tool") == 2

@@ -4,6 +4,9 @@ JSON-RPC over Streamable HTTP: a body that is no single JSON-RPC message is answ
 the error JSON-RPC 2.0 names (-32700 for what is not JSON, -32600 for a batch, a non-message or
 a request id that is not a string or an integer), never 202 with no body and never a -32602
 that carries a library's validation dump. Host and Origin are read strictly: a port is digits.
+A Host, an Origin or a Content-Type the endpoint refuses, and an MCP-Protocol-Version it does not
+speak, are JSON-RPC errors saying what to send instead, never plain text or another revision's
+complaint.
 A client that gives up in the middle of its body is no server error: nothing at ERROR, no
 traceback, and the server serves on.
 """
@@ -21,7 +24,7 @@ import pytest
 from conftest import INITIALIZE, HttpServer
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+PARSE_ERROR, INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION = -32700, -32600, -32022
 DUMP_WORDS = ("validation error", "input_value", "pydantic", "type=", "Traceback")
 
 
@@ -122,6 +125,54 @@ def test_a_host_header_that_is_not_host_and_numeric_port_is_421(hosted: HttpServ
 def test_an_origin_that_is_not_scheme_host_and_numeric_port_is_403(hosted: HttpServer, origin: str) -> None:
     response = post(hosted, json.dumps(INITIALIZE).encode(), Origin=origin)
     assert response.status_code == 403, (origin, response.status_code)
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "words"),
+    [
+        ({"Host": "evil.example"}, 421, ("Host header", "--allow-host")),
+        ({"Host": "10.0.0.7:8000"}, 421, ("Host header", "--allow-host")),
+        ({"Origin": "https://evil.example"}, 403, ("Origin header", "--allow-origin")),
+        ({"Content-Type": "text/plain"}, 400, ("Content-Type", "application/json")),
+    ],
+)
+def test_a_refused_host_origin_or_content_type_is_a_jsonrpc_error_saying_what_to_send(
+    hosted: HttpServer, headers: dict[str, str], status: int, words: tuple[str, ...]
+) -> None:
+    """Well formed, but not allowed: these were plain text with no Content-Type ("Invalid Host
+    header"), which an MCP client can only report as an opaque transport failure."""
+    response = post(hosted, json.dumps(INITIALIZE).encode(), **headers)
+    assert response.status_code == status, (headers, response.status_code)
+    assert response.headers["content-type"].startswith("application/json"), response.headers
+    answer = response.json()
+    assert answer["jsonrpc"] == "2.0" and answer["id"] is None and answer["error"]["code"] == INVALID_REQUEST
+    assert all(word in answer["error"]["message"] for word in words), answer
+
+
+@pytest.mark.parametrize("version", ["1999-01-01", "garbage", "2026-07-29", ""])
+def test_an_unknown_protocol_version_is_400_naming_the_supported_ones(
+    hosted: HttpServer, version: str
+) -> None:
+    """It was read as 2026-07-28 and refused for lacking that revision's `_meta` envelope. Now the
+    spec's -32022 with the supported revisions, so a client can pick one of them."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
+    response = post(hosted, body, **{"Mcp-Protocol-Version": version})
+    assert response.status_code == 400 and response.headers["content-type"].startswith("application/json")
+    error = response.json()["error"]
+    assert error["code"] == UNSUPPORTED_PROTOCOL_VERSION, error
+    assert error["data"]["requested"] == version and {"2025-11-25", "2026-07-28"} <= set(
+        error["data"]["supported"]
+    )
+    message = error["message"]
+    assert "Unsupported protocol version" in message and "2025-11-25" in message and "_meta" not in message
+
+
+def test_refused_params_are_answered_naming_the_param_over_http(hosted: HttpServer) -> None:
+    params = {"name": "search_docs", "arguments": [1]}
+    body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}).encode()
+    answer = post(hosted, body, **{"Mcp-Protocol-Version": "2025-11-25"}).json()
+    assert answer["error"]["code"] == -32602
+    assert "arguments must be an object" in answer["error"]["message"], answer
 
 
 def test_well_formed_hosts_and_origins_are_still_served(hosted: HttpServer) -> None:

@@ -210,6 +210,57 @@ def test_a_thousand_hostile_lines_are_each_answered_as_the_protocol_says(tmp_pat
     assert b"Traceback" not in raw.stderr
 
 
+# (method, params, what the message must say): the SDK answered each with a bare "Invalid request
+# parameters" and empty data, or (prompts/get) a pydantic dump with a link to its docs.
+REFUSED_PARAMS: list[tuple[str, dict[str, Any], str]] = [
+    ("tools/call", {"arguments": {}}, "name is required"),
+    ("tools/call", {"name": "search_docs", "arguments": ["redis"]}, "arguments must be an object"),
+    ("logging/setLevel", {"level": "verbose"}, "level must be 'alert', 'critical', 'debug'"),
+    (
+        "completion/complete",
+        {"ref": {"type": "ref/foo"}, "argument": {"name": "a", "value": "b"}},
+        "ref.type must be 'ref/prompt' or 'ref/resource' (got 'ref/foo')",
+    ),
+    (
+        "completion/complete",
+        {"ref": {"type": "ref/prompt"}, "argument": {"name": "a", "value": "b"}},
+        "ref.name is required",
+    ),
+    (
+        "prompts/get",
+        {"name": "build_imqueue_service", "arguments": {"name": 5}},
+        "arguments.name must be a string (got 5)",
+    ),
+    (
+        "tools/call",
+        {"name": "search_docs", "_meta": {"progressToken": [1]}},
+        "_meta.progressToken must be a string or an integer",
+    ),
+]
+
+
+def test_refused_params_and_a_request_before_initialize_say_what_to_fix(tmp_path: Path) -> None:
+    raw = RawStdio([], server_environment(tmp_path, IMQUEUE_MCP_OFFLINE="1"), tmp_path)
+    try:
+        early = raw.request(0, "tools/list")["error"]
+        initialize(raw)
+        refusals = [
+            raw.request(n, method, params)["error"] for n, (method, params, _) in enumerate(REFUSED_PARAMS, 2)
+        ]
+    finally:
+        raw.close()
+
+    assert early["code"] == INVALID_PARAMS
+    assert "initialize" in early["message"] and "tools/list" in early["message"], early
+    for (method, _params, said), error in zip(REFUSED_PARAMS, refusals, strict=True):
+        assert error["code"] == INVALID_PARAMS, error
+        message = error["message"]
+        assert message.startswith(f"Invalid params for {method}: ") and said in message, message
+        assert "\n" not in message and "pydantic" not in message and "validation error" not in message, (
+            message
+        )
+
+
 # --- a line far over the limit, and stdin closed with work queued (issue 19 §8, §9) ---------
 
 BIG_LINE = 50 * 2**20
@@ -293,6 +344,55 @@ def test_a_request_still_running_when_stdin_closes_is_answered_with_connection_c
     assert answer["error"]["code"] == -32000 and answer["error"]["message"], answer  # Connection closed
     assert DRAIN_SECONDS - 1 < took < DRAIN_SECONDS + EXIT_MARGIN
     assert raw.process.returncode == 0
+
+
+@pytest.mark.parametrize(("request_id", "cancelled_id"), [("slow", "slow"), (7, "7")])
+def test_a_request_the_client_cancelled_is_never_answered_and_does_not_hold_the_exit(
+    tmp_path: Path, request_id: Any, cancelled_id: Any
+) -> None:
+    """MCP: a cancelled request should not be answered. It was kept waiting for at end of input,
+    so the exit came DRAIN_SECONDS late, with a -32000 "had not finished" answer for it. The SDK
+    matches "7" to 7, and so must the count of what is unanswered."""
+    env = server_environment(tmp_path, IMQUEUE_MCP_OFFLINE="1", IMQ_STANDIN_SLEEP="120")
+    env["PATH"] = os.pathsep.join([str(IMQ_STANDIN_DIR), env["PATH"]])  # an imq that sleeps: a hang
+    raw = RawStdio([], env, tmp_path)
+    initialize(raw)
+    raw.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": "cli_status"}})
+    time.sleep(0.5)  # the call is under way
+    raw.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": cancelled_id}})
+    assert raw.request(2, "ping")["result"] == {}
+    assert raw.process.stdin is not None
+    raw.process.stdin.close()
+    closed = time.monotonic()
+    raw.process.wait(DRAIN_SECONDS + EXIT_MARGIN)
+    took = time.monotonic() - closed
+    assert raw.process.returncode == 0
+    assert not [line for line in raw.lines if json.loads(line).get("id") == request_id], raw.lines
+    assert took < DRAIN_SECONDS - 1, f"the exit waited {took:.1f} s for a cancelled request"
+
+
+def test_an_open_listen_stream_ends_with_its_result_when_stdin_closes(tmp_path: Path) -> None:
+    """A 2026-07-28 subscriptions/listen stream never ends by itself: it held the exit for
+    DRAIN_SECONDS and then got a -32000 error. At end of input it is closed, and ends as the
+    SDK's graceful close ends it, with its result."""
+    raw = RawStdio([], server_environment(tmp_path, IMQUEUE_MCP_OFFLINE="1"), tmp_path)
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    listen = {"_meta": envelope, "notifications": {"resourcesListChanged": True}}
+    raw.send({"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen", "params": listen})
+    assert raw.next_frame()["method"] == "notifications/subscriptions/acknowledged"
+    assert raw.process.stdin is not None
+    raw.process.stdin.close()
+    closed = time.monotonic()
+    answer = raw.answer("listen")
+    raw.process.wait(DRAIN_SECONDS + EXIT_MARGIN)
+    took = time.monotonic() - closed
+    assert "result" in answer, answer
+    assert answer["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen"
+    assert raw.process.returncode == 0
+    assert took < DRAIN_SECONDS - 1, f"the exit waited {took:.1f} s for the listen stream"
 
 
 def test_an_answer_whose_handler_is_cancelled_while_the_writer_is_busy_still_goes_out() -> None:

@@ -18,6 +18,11 @@ server runs on, which for a hosted server is nobody's). The HTTP surface, in ful
 In front of all of it, for every path: the Host header must be allowed (421 otherwise) and
 a browser Origin, when present, must be allowed (403 otherwise); a request without Origin
 is fine. Both are read strictly first (host_origin.py: HOST[:PORT] with a numeric port).
+A POST to /mcp must say Content-Type: application/json (400 otherwise), and an
+MCP-Protocol-Version header must name a revision the SDK speaks (400 otherwise, -32022 with
+the supported ones, which a client can fall back to). Each of these refusals is a JSON-RPC
+error saying what to send instead, which an MCP client can show; the SDK's were plain text,
+and an unknown revision was read as 2026-07-28 and refused for lacking its envelope.
 Bodies over MAX_BODY_BYTES get 413, with a JSON-RPC -32602 error naming the limit. A body
 that is no single JSON-RPC message gets 400 with -32700 (not JSON) or -32600 (a batch, a
 non-message, a request id that is not a string or an integer), as wire.py judges it. A
@@ -37,15 +42,22 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp_types import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError, JSONRPCResponse
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    JSONRPCError,
+    JSONRPCResponse,
+    UnsupportedProtocolVersionErrorData,
+)
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -57,8 +69,9 @@ from imqueue_mcp.server.config import DEFAULT_ALLOWED_HOSTS, Config
 from imqueue_mcp.server.docs.search_docs import PASTE_CHARACTERS
 from imqueue_mcp.server.hosting import operations as hosting
 from imqueue_mcp.server.hosting.host_origin import malformed_header
+from imqueue_mcp.server.hosting.invalid_params import GuidedParams
 from imqueue_mcp.server.hosting.lifecycle import Lifecycle
-from imqueue_mcp.server.hosting.wire import judge, parse_error
+from imqueue_mcp.server.hosting.wire import Reread, judge, parse_error
 from imqueue_mcp.server.services import Services
 
 logger = logging.getLogger(__name__)
@@ -71,6 +84,26 @@ CORS_HEADERS = (
     "Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Last-Event-ID"
 )
 CORS_EXPOSE = "Mcp-Session-Id, Mcp-Protocol-Version"
+# The revisions an MCP-Protocol-Version header may name: the SDK's, of both eras.
+PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+JSON = "application/json"
+HOST_REFUSED = (
+    "Misdirected Request: this server does not answer to the host the Host header names; reach it "
+    "by a host name it serves (its operator adds one with --allow-host or IMQUEUE_MCP_ALLOWED_HOSTS)."
+)
+ORIGIN_REFUSED = (
+    "Forbidden: a browser page from the origin the Origin header names may not call this server; "
+    "call it from an allowed page or from a client that sends no Origin (its operator adds an "
+    "origin with --allow-origin or IMQUEUE_MCP_ALLOWED_ORIGINS)."
+)
+NOT_JSON = (
+    "Bad Request: the Content-Type header must be application/json; send the MCP JSON-RPC message "
+    "as JSON with Content-Type: application/json."
+)
+UNSUPPORTED_VERSION = (
+    "Unsupported protocol version: the MCP-Protocol-Version header names a revision this server "
+    f"does not speak; send one of {', '.join(PROTOCOL_VERSIONS)}."
+)
 
 
 def landing_text(tools: Sequence[tuple[str, str]]) -> str:
@@ -107,42 +140,61 @@ class McpEndpoint:
     progressToken (answered as SSE). Every other request is answered as JSON.
     """
 
-    def __init__(self, manager: StreamableHTTPSessionManager, streaming: StreamableHTTPSessionManager):
+    def __init__(
+        self,
+        manager: StreamableHTTPSessionManager,
+        streaming: StreamableHTTPSessionManager,
+        tools: Collection[str],
+    ):
         self.manager = manager
         self.streaming = streaming
+        self.tools = tools  # the names of the server's tools (wire.judge)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
             await method_not_allowed(scope["method"])(scope, receive, send)
             return
+        if not _header(scope, b"content-type").lower().startswith(JSON.encode()):  # as the SDK reads it
+            await jsonrpc_error(400, NOT_JSON)(scope, receive, send)
+            return
         if _refuses_json(scope):
             await event_stream_only()(scope, receive, send)
+            return
+        unsupported = _unsupported_version(scope)
+        if unsupported is not None:
+            await unsupported_version(unsupported)(scope, receive, send)
             return
         send = body_limit_as_json(send)
         messages, body = await _read_body(receive)
         if messages[-1]["type"] == "http.disconnect":  # the client left mid-body: its choice, not an error
             logger.info("a client disconnected mid-body (%d bytes of the request came)", len(body))
             return
-        receive = _replay(messages, receive)
-        refusal = unreadable_message(messages, body)
-        if refusal is not None:
-            await refusal(scope, receive, send)
+        judged = judged_body(messages, body, self.tools)
+        if isinstance(judged, Reread):  # the SDK reads the message as wire.py reread it, not the body
+            body = judged.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            messages = [{"type": "http.request", "body": body, "more_body": False}]
+        elif judged is not None:
+            await judged(scope, _replay(messages, receive), send)
             return
+        receive = _replay(messages, receive)
         if _accepts_event_stream(scope) and (_modern(scope) or _asks_for_progress(body)):
             await self.streaming.handle_request(scope, receive, send)
             return
         await self.manager.handle_request(with_json_accepted(scope), receive, send)
 
 
-def unreadable_message(messages: list[Message], body: bytes) -> Response | None:
+def judged_body(messages: list[Message], body: bytes, tools: Collection[str]) -> Response | Reread | None:
     """400 with the JSON-RPC error that answers a whole body which is no single valid message
     (wire.judge: -32700, or -32600 for a batch, a non-message or a request id of the wrong
-    type), where the SDK would answer 202 or -32602 with a validation dump; None otherwise.
-    A body over the limit is left to the SDK (413)."""
+    type), where the SDK would answer 202 or -32602 with a validation dump; a tool call refused
+    for its arguments, or the message wire.judge reread for the SDK (wire.py); None for a body
+    the SDK reads as it is. A body over the limit is left to the SDK (413)."""
     last = messages[-1] if messages else {}
     if last.get("type") != "http.request" or last.get("more_body") or len(body) > MAX_BODY_BYTES:
         return None
-    judged = judge(body) if body.strip() else parse_error()
+    judged = judge(body, tools) if body.strip() else parse_error()
+    if isinstance(judged, Reread):
+        return judged
     if isinstance(judged, JSONRPCResponse):  # a tool call refused for its arguments (wire.py)
         return JSONResponse(judged.model_dump(mode="json", by_alias=True, exclude_unset=True))
     if not isinstance(judged, JSONRPCError):
@@ -164,10 +216,19 @@ BODY_TOO_LARGE = json.dumps(
 ).encode()
 
 
-def jsonrpc_error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+def jsonrpc_error(
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    *,
+    code: int = INVALID_REQUEST,
+    data: dict[str, Any] | None = None,
+) -> Response:
     """An HTTP refusal whose body is a JSON-RPC error object, which MCP clients can show."""
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
-    return JSONResponse(body, status_code=status, headers=headers)
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=status, headers=headers)
 
 
 def method_not_allowed(method: str) -> Response:
@@ -184,6 +245,16 @@ def event_stream_only() -> Response:
         406,
         "Not Acceptable: the client must accept both application/json and text/event-stream; "
         "send Accept: application/json, text/event-stream.",
+    )
+
+
+def unsupported_version(requested: str) -> Response:
+    """The spec's answer to an unknown revision (-32022 with `supported`): a client that proposed a
+    newer one picks one of these, where the SDK answered as if it were 2026-07-28 and asked for
+    that revision's envelope."""
+    data = UnsupportedProtocolVersionErrorData(supported=list(PROTOCOL_VERSIONS), requested=requested)
+    return jsonrpc_error(
+        400, UNSUPPORTED_VERSION, code=UNSUPPORTED_PROTOCOL_VERSION, data=data.model_dump(mode="json")
     )
 
 
@@ -257,6 +328,14 @@ def _header(scope: Scope, name: bytes) -> bytes:
     return b", ".join(value for key, value in scope["headers"] if key == name)
 
 
+def _unsupported_version(scope: Scope) -> str | None:
+    """The first MCP-Protocol-Version value that names no revision the SDK speaks, if any."""
+    versions = (
+        value.decode("latin-1").strip() for key, value in scope["headers"] if key == b"mcp-protocol-version"
+    )
+    return next((version for version in versions if version not in PROTOCOL_VERSIONS), None)
+
+
 def _modern(scope: Scope) -> bool:
     version = _header(scope, b"mcp-protocol-version").decode("latin-1").strip()
     return bool(version) and version not in HANDSHAKE_PROTOCOL_VERSIONS
@@ -305,9 +384,10 @@ class Guard:
             await jsonrpc_error(*malformed)(scope, receive, send)
             return
         request = Request(scope)
-        refusal = await self.checks.validate_request(request)
+        refusal = await self.checks.validate_request(request)  # the SDK's allow-lists: 421 or 403
         if refusal is not None:
-            await refusal(scope, receive, send)
+            message = HOST_REFUSED if refusal.status_code == 421 else ORIGIN_REFUSED
+            await jsonrpc_error(refusal.status_code, message)(scope, receive, send)
             return
         origin = request.headers.get("origin")
         allowed = ALLOWED_METHODS.get(scope["path"])
@@ -345,6 +425,7 @@ def hosted_app(
 ) -> ASGIApp:
     """`server` (the adapter's hosted MCPServer, server/serve.py) behind the HTTP surface above;
     `tools` (name, title) are listed on the landing page."""
+    server.middleware.append(GuidedParams())  # innermost: refused params answered with what to fix
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=list(config.allowed_hosts),
@@ -378,7 +459,7 @@ def hosted_app(
 
     routes = [
         Route("/", landing(tools), methods=["GET", "HEAD"]),
-        Route(ENDPOINT, McpEndpoint(manager, streaming)),
+        Route(ENDPOINT, McpEndpoint(manager, streaming, frozenset(name for name, _title in tools))),
     ]
     guarded = Guard(Starlette(routes=routes, lifespan=lifespan), security)
     state = Lifecycle()  # this app's (one worker process's): draining or not, calls in flight

@@ -13,7 +13,10 @@ stdin itself:
     at end of input, every request already read is answered before the server exits:
     the session goes on until each has its answer, for at most DRAIN_SECONDS; the SDK then
     cancels what is left, and any request still without an answer gets a -32000
-    "Connection closed" error from here, so none is left unanswered
+    "Connection closed" error from here, so none is left unanswered. A request the client
+    cancelled (notifications/cancelled) is not waited for: the SDK never answers it, and MCP
+    says it should not be. A subscriptions/listen stream never ends by itself, so each is
+    closed at end of input and ends with its result, as the SDK's graceful close sends it
     an answer is queued for the SDK's writer, never handed over by a send that a cancel can
     interrupt (WatchedWrites): one so interrupted was withdrawn unsent while the SDK counted it
     sent, which lost answers on a loaded machine; the queue is written out while the writer
@@ -31,7 +34,7 @@ import io
 import os
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -40,16 +43,30 @@ import anyio
 from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import SUBSCRIPTION_ID_META_KEY, ListenHandler
 from mcp.shared._stream_protocols import WriteStream
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
-from mcp_types import CONNECTION_CLOSED, ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
+from mcp_types import (
+    CONNECTION_CLOSED,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+)
 
+from imqueue_mcp.server.hosting.invalid_params import GuidedParams
 from imqueue_mcp.server.hosting.wire import judge, parse_error
 
 MAX_LINE_BYTES = 4 * 2**20  # the SDK's own HTTP body limit; the hosted endpoint takes 1 MB
 READ_BYTES = 2**16  # one read of the wire
 DRAIN_SECONDS = 10.0  # after stdin closes, how long requests already read may take to finish
 WRITE_SECONDS = 5.0  # at the end, how long the writer may take no message before the rest is dropped
+CANCELLED = "notifications/cancelled"
+LISTEN = "subscriptions/listen"
+LISTEN_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"  # the first frame of an open stream
 LINE_TOO_LONG = (
     f"Parse error: the line is over {MAX_LINE_BYTES // 2**20} MiB, more than this server reads as one "
     "message, so it was dropped unread; send a smaller message"
@@ -97,35 +114,66 @@ async def wire_lines(wire: BinaryIO, limit: int = MAX_LINE_BYTES) -> AsyncIterat
         yield bytes(pending)
 
 
-def read_line(line: bytes | TooLong) -> SessionMessage | JSONRPCError | JSONRPCResponse | None:
+def read_line(
+    line: bytes | TooLong, tools: Collection[str]
+) -> SessionMessage | JSONRPCError | JSONRPCResponse | None:
     """The message on one stdin line (for the session), or the error that answers the line, or
-    None for a blank line."""
-    return parse_error(LINE_TOO_LONG) if isinstance(line, TooLong) else judge(line)
+    None for a blank line. `tools`: the names of the server's tools (wire.judge)."""
+    return parse_error(LINE_TOO_LONG) if isinstance(line, TooLong) else judge(line, tools)
 
 
 class Unanswered:
     """The requests read from stdin that have no answer yet, kept by watching the writes.
 
     A request counts as answered once its response or error is queued for the writer
-    (WatchedWrites), which writes out everything queued before the server exits.
+    (WatchedWrites), which writes out everything queued before the server exits. A request the
+    client cancels is forgotten unanswered: the SDK drops its answer (matching the id as it
+    does, "7" and 7 alike), so there is nothing to wait for. A subscriptions/listen request is
+    answered only when its stream is closed, which reaches it once the stream is open: once its
+    acknowledgement went out (`listens`).
     """
 
     def __init__(self) -> None:
         self.ids: dict[Any, None] = {}  # insertion-ordered: leftovers are answered in reading order
-        self._settled = anyio.Event()
-        self._settled.set()
+        self.listens: dict[Any, bool] = {}  # the listen requests among them: whether their stream is open
+        self._changed = anyio.Event()  # set, and replaced, whenever `ids` shrinks or a stream opens
 
-    def read(self, request_id: Any) -> None:
+    def read(self, request_id: Any, *, listen: bool = False) -> None:
         self.ids[request_id] = None
-        self._settled = anyio.Event() if self._settled.is_set() else self._settled
+        if listen:
+            self.listens[request_id] = False
+
+    def opened(self, request_id: Any) -> None:
+        if request_id in self.listens:
+            self.listens[request_id] = True
+            self._change()
 
     def answered(self, request_id: Any) -> None:
-        self.ids.pop(request_id, None)
-        if not self.ids:
-            self._settled.set()
+        if request_id in self.ids:
+            self._forget(request_id)
+
+    def cancelled(self, request_id: Any) -> None:
+        cancelled = coerce_request_id(request_id)
+        for read in [read for read in self.ids if coerce_request_id(read) == cancelled]:
+            self._forget(read)
+
+    def _forget(self, request_id: Any) -> None:
+        del self.ids[request_id]
+        self.listens.pop(request_id, None)
+        self._change()
+
+    def _change(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def streams_open(self) -> None:
+        """Until every listen request still unanswered has its stream open."""
+        while not all(self.listens.values()):
+            await self._changed.wait()
 
     async def settled(self) -> None:
-        await self._settled.wait()
+        while self.ids:
+            await self._changed.wait()
 
 
 class WatchedWrites:
@@ -148,8 +196,13 @@ class WatchedWrites:
 
     def put(self, item: SessionMessage) -> None:
         self.queue.append(item)
-        if isinstance(item.message, JSONRPCResponse | JSONRPCError) and item.message.id is not None:
-            self.unanswered.answered(item.message.id)
+        message = item.message
+        if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
+            self.unanswered.answered(message.id)
+        elif isinstance(message, JSONRPCNotification) and message.method == LISTEN_ACKNOWLEDGED:
+            meta = (message.params or {}).get("_meta")
+            if isinstance(meta, dict):
+                self.unanswered.opened(meta.get(SUBSCRIPTION_ID_META_KEY))
         self.wake.set()
 
     async def pump(self) -> None:
@@ -216,10 +269,19 @@ def claimed_stdin() -> Iterator[BinaryIO]:
         os.dup2(private, 0)
 
 
+def close_listen_streams(server: MCPServer[Any]) -> None:
+    """End every open subscriptions/listen stream with its result (the SDK's graceful close)."""
+    entry = server._lowlevel_server.get_request_handler(LISTEN)
+    if entry is not None and isinstance(entry.handler, ListenHandler):
+        entry.handler.close()
+
+
 async def serve_stdio(server: MCPServer[Any]) -> None:
     lowlevel = server._lowlevel_server  # the same object MCPServer.run_stdio_async serves
     nothing = anyio.wrap_file(io.StringIO())  # the SDK's reader gets no input: we read fd 0 ourselves
     unanswered = Unanswered()
+    tools = {tool.name for tool in await server.list_tools()}
+    server.middleware.append(GuidedParams())  # innermost: refused params answered with what to fix
     with claimed_stdin() as wire:
         async with stdio_server(stdin=nothing) as (_, write_stream):
             usable_send, usable_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -228,20 +290,30 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
             async def sift() -> None:
                 async with usable_send:
                     async for line in wire_lines(wire):
-                        read = read_line(line)
+                        read = read_line(line, tools)
                         if read is None:
                             continue
                         try:
                             if isinstance(read, SessionMessage):
-                                if isinstance(read.message, JSONRPCRequest):
-                                    unanswered.read(read.message.id)
+                                note(read.message)  # before the session can answer it
                                 await usable_send.send(read)
                             else:
                                 await write_stream.send(SessionMessage(read))
                         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                             return
                     with anyio.move_on_after(DRAIN_SECONDS):  # end of input: let what was read finish
+                        await unanswered.streams_open()
+                        close_listen_streams(server)  # a listen stream never ends by itself
                         await unanswered.settled()
+
+            def note(message: Any) -> None:
+                """Keep count of a request the session took, or forget one the client cancelled."""
+                if isinstance(message, JSONRPCRequest):
+                    unanswered.read(message.id, listen=message.method == LISTEN)
+                elif isinstance(message, JSONRPCNotification) and message.method == CANCELLED:
+                    request_id = cancelled_request_id_from_params(message.params)
+                    if request_id is not None:
+                        unanswered.cancelled(request_id)
 
             try:
                 async with anyio.create_task_group() as pumping:

@@ -13,18 +13,22 @@ over HTTP it answers a batch or a non-message with -32602 and a pydantic validat
     a blank message                             None: nothing to answer
     a tools/call whose arguments carry a lone   the tool's invalid_arguments result, naming the
     UTF-16 surrogate escape ("\\ud800")           argument: the JSON is well formed, its text is no
-                                                Unicode, and the tool is not run
+                                                Unicode, and the tool is not run; for a name no
+                                                tool has, the call without its arguments, for
+                                                the session (a Reread): it answers unknown_tool,
+                                                as to the name alone, and counts the call
     anything else                               the message as a SessionMessage, for the SDK's
                                                 session (a client's own error response too)
 
-The stdio reader (stdio.py) and the hosted endpoint (http.py) both call it; neither message
-text carries a library's wording.
+The stdio reader (stdio.py) and the hosted endpoint (http.py) both call it, with the names of
+the tools their server has; neither message text carries a library's wording.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Any
 
 from mcp.shared.message import SessionMessage
@@ -34,6 +38,7 @@ from mcp_types import (
     ErrorData,
     JSONRPCError,
     JSONRPCNotification,
+    JSONRPCRequest,
     JSONRPCResponse,
     jsonrpc_message_adapter,
 )
@@ -50,15 +55,21 @@ INVALID_ID = "Invalid Request: a request id must be a string or an integer"
 BATCH_REFUSED = "Invalid Request: MCP does not take JSON-RPC batches (arrays); send each message on its own"
 
 
-def judge(raw: bytes | str) -> SessionMessage | JSONRPCError | JSONRPCResponse | None:
+class Reread(SessionMessage):
+    """A message for the session that the SDK could not read as it was sent: the HTTP endpoint
+    hands the SDK this message instead of the body."""
+
+
+def judge(raw: bytes | str, tools: Collection[str]) -> SessionMessage | JSONRPCError | JSONRPCResponse | None:
     """The message in `raw` for the SDK's session, the error that answers it, or None for a
-    blank one. A client's own error response is a SessionMessage, never an answer."""
+    blank one. A client's own error response is a SessionMessage, never an answer. `tools`:
+    the names of the tools the server has."""
     if not raw.strip():
         return None
     try:
         message = jsonrpc_message_adapter.validate_json(raw, by_name=False)
     except ValidationError as error:
-        return lone_surrogate_call(raw) or error_for(raw, error)
+        return lone_surrogate_call(raw, tools) or error_for(raw, error)
     except ValueError:  # unreadable in some way pydantic does not wrap
         return parse_error()
     if isinstance(message, JSONRPCNotification) and _has_id(raw):
@@ -108,11 +119,13 @@ def _request_id(errors: list[Any]) -> str | int | None:
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def lone_surrogate_call(raw: bytes | str) -> JSONRPCResponse | None:
+def lone_surrogate_call(raw: bytes | str, tools: Collection[str]) -> JSONRPCResponse | Reread | None:
     """The invalid_arguments answer to a tools/call whose argument text holds a lone surrogate
     escape: JSON's grammar admits "\\ud800", Unicode does not, and the SDK's parser refuses the
-    whole message (a parse error would blame the client's JSON, not the one argument). None for
-    any other message: a lone surrogate anywhere else stays a parse error."""
+    whole message (a parse error would blame the client's JSON, not the one argument). A call to
+    a tool not in `tools` is reread without its arguments, so the session answers and counts it
+    as it does the name alone: the name is what is wrong first. None for any other message: a
+    lone surrogate anywhere else stays a parse error."""
     try:
         message = json.loads(raw)
     except (ValueError, RecursionError):
@@ -142,6 +155,9 @@ def lone_surrogate_call(raw: bytes | str) -> JSONRPCResponse | None:
     )[:10]
     if not refused:
         return None
+    if name not in tools:
+        call = JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call", params=outside_params)
+        return Reread(call)
     result = error_result(
         ErrorCode.INVALID_ARGUMENTS,
         f"{name} was not run: invalid arguments: {', '.join(refused)}: the text holds a lone UTF-16 "
