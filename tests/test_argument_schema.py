@@ -132,16 +132,26 @@ def surrogate_call(request_id: int, tool: str, arguments: str) -> str:
     )
 
 
-def test_a_lone_surrogate_in_an_argument_is_invalid_arguments_over_stdio(tmp_path: Path) -> None:
+def stdio_answers(tmp_path: Path, *lines: str) -> list[dict[str, Any]]:
+    """The stdio server's answers to tools/call lines sent one after another (ids 7, 8, ...)."""
     raw = RawStdio(offline_args(tmp_path / "snapshot"), server_environment(tmp_path), tmp_path)
+    answers = []
     try:
         initialize(raw)
-        raw.send(surrogate_call(7, "search_docs", '{"query": "queue \\ud800 name"}'))
-        answer = raw.answer(7)
-        raw.send(surrogate_call(8, "search_docs", '{"query": "expose", "limit": 1}'))
-        after = raw.answer(8)
+        for request_id, line in enumerate(lines, start=7):
+            raw.send(line)
+            answers.append(raw.answer(request_id))
     finally:
         raw.close()
+    return answers
+
+
+def test_a_lone_surrogate_in_an_argument_is_invalid_arguments_over_stdio(tmp_path: Path) -> None:
+    answer, after = stdio_answers(
+        tmp_path,
+        surrogate_call(7, "search_docs", '{"query": "queue \\ud800 name"}'),
+        surrogate_call(8, "search_docs", '{"query": "expose", "limit": 1}'),
+    )
 
     result = answer["result"]
     assert result["isError"] is True
@@ -181,15 +191,11 @@ def test_a_lone_surrogate_in_an_argument_is_invalid_arguments_over_http(tmp_path
 
 def test_a_lone_surrogate_call_to_a_tool_the_server_lacks_is_unknown_tool_over_stdio(tmp_path: Path) -> None:
     """The name is what is wrong first: the same answer as the name alone, not invalid_arguments."""
-    raw = RawStdio(offline_args(tmp_path / "snapshot"), server_environment(tmp_path), tmp_path)
-    try:
-        initialize(raw)
-        raw.send(surrogate_call(7, "no_such_tool", '{"q": "\\ud800"}'))
-        answer = raw.answer(7)
-        raw.send(surrogate_call(8, "no_such_tool", "{}"))
-        name_alone = raw.answer(8)
-    finally:
-        raw.close()
+    answer, name_alone = stdio_answers(
+        tmp_path,
+        surrogate_call(7, "no_such_tool", '{"q": "\\ud800"}'),
+        surrogate_call(8, "no_such_tool", "{}"),
+    )
 
     assert answer["result"]["structuredContent"]["error"]["code"] == "unknown_tool", answer
     assert answer["result"] == name_alone["result"]

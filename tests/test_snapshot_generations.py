@@ -9,6 +9,7 @@ first with one saved page changed (so its content hash differs).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
@@ -421,17 +422,19 @@ def test_a_snapshot_with_right_checksums_but_a_record_off_the_sites_is_refused_a
         publisher.close()
 
 
-def test_probes_name_the_generation_never_the_snapshot_url_or_its_credentials(
-    generations: dict[str, Path], tmp_path: Path
-) -> None:
-    """/readyz and /healthz answer any Host: they say ready or not, the generation and its age,
-    never the followed URL (its user, token and signed query) nor a path (SECURITY.md)."""
+# What a followed URL may carry that no client may hear: a user, a token, a signed query.
+SECRETS = ("operator", "hunter2token", "sig0123456789")
+
+
+@contextlib.contextmanager
+def following_a_secret_url(snapshot: Path, tmp_path: Path) -> Iterator[HttpServer]:
+    """A hosted --offline server following `snapshot` published at a URL with SECRETS in it."""
     folder = tmp_path / "published"
     folder.mkdir()
-    publish(generations["a"], folder / "snapshot.msgpack")
+    publish(snapshot, folder / "snapshot.msgpack")
     publisher = Publisher(folder)
-    secret_url = publisher.url.replace("http://", "http://operator:hunter2token@") + (
-        "/snapshot.msgpack?X-Amz-Signature=sig0123456789"
+    secret_url = publisher.url.replace("http://", f"http://{SECRETS[0]}:{SECRETS[1]}@") + (
+        f"/snapshot.msgpack?X-Amz-Signature={SECRETS[2]}"
     )
     server = HttpServer(
         ["--offline", "--snapshot-url", secret_url, "--snapshot-poll-seconds", "0"],
@@ -439,24 +442,26 @@ def test_probes_name_the_generation_never_the_snapshot_url_or_its_credentials(
         tmp_path,
     )
     try:
+        yield server
+    finally:
+        server.close()
+        publisher.close()
+
+
+def test_probes_name_the_generation_never_the_snapshot_url_or_its_credentials(
+    generations: dict[str, Path], tmp_path: Path
+) -> None:
+    """/readyz and /healthz answer any Host: they say ready or not, the generation and its age,
+    never the followed URL (its user, token and signed query) nor a path (SECURITY.md)."""
+    with following_a_secret_url(generations["a"], tmp_path) as server:
         ready = wait_ready(server)
         corpus = ready["corpus"]
         assert isinstance(corpus, dict)
         assert set(corpus) == {"generation", "source", "fetchedAt", "ageSeconds"}
         for path in ("/readyz", "/healthz"):
             body = httpx.get(server.url + path, headers={"Host": "10.0.0.7:8000"}, timeout=5).text
-            for secret in (
-                "operator",
-                "hunter2token",
-                "sig0123456789",
-                "Signature",
-                "snapshot.msgpack",
-                str(tmp_path),
-            ):
+            for secret in (*SECRETS, "Signature", "snapshot.msgpack", str(tmp_path)):
                 assert secret not in body, (path, secret)
-    finally:
-        server.close()
-        publisher.close()
 
 
 def test_resources_and_their_errors_never_name_the_snapshot_url_or_its_credentials(
@@ -467,22 +472,10 @@ def test_resources_and_their_errors_never_name_the_snapshot_url_or_its_credentia
     published snapshot", never its URL, user, token or path: the redaction tool results get."""
     from mcp.shared.exceptions import MCPError
 
-    folder = tmp_path / "published"
-    folder.mkdir()
-    publish(generations["a"], folder / "snapshot.msgpack")
-    publisher = Publisher(folder)
-    secret_url = publisher.url.replace("http://", "http://operator:hunter2token@") + (
-        "/snapshot.msgpack?X-Amz-Signature=sig0123456789"
-    )
-    server = HttpServer(
-        ["--offline", "--snapshot-url", secret_url, "--snapshot-poll-seconds", "0"],
-        server_environment(tmp_path),
-        tmp_path,
-    )
-    try:
+    heard: list[str] = []
+    with following_a_secret_url(generations["a"], tmp_path) as server:
         wait_ready(server)
         connection = McpConnection(server.url + "/mcp", "legacy")
-        heard: list[str] = []
         try:
             page = connection.run(lambda client: client.read_resource(PAGE)).contents[0]
             assert page.meta["imqueue.org/source"]["from"] == "the published snapshot", page.meta
@@ -495,13 +488,10 @@ def test_resources_and_their_errors_never_name_the_snapshot_url_or_its_credentia
             heard.append(f"{missing.value.message} {missing.value.data}")
         finally:
             connection.close()
-        assert len(heard) == 4 and "the published snapshot" in heard[1]
-        for text in heard:
-            for secret in ("operator", "hunter2token", "sig0123456789", "snapshot.msgpack", str(tmp_path)):
-                assert secret not in text, (secret, text[:300])
-    finally:
-        server.close()
-        publisher.close()
+    assert len(heard) == 4 and "the published snapshot" in heard[1]
+    for text in heard:
+        for secret in (*SECRETS, "snapshot.msgpack", str(tmp_path)):
+            assert secret not in text, (secret, text[:300])
 
 
 def generation_of_file(path: Path) -> str:
