@@ -155,9 +155,10 @@ def test_an_unknown_protocol_version_is_400_naming_the_supported_ones(
 ) -> None:
     """It was read as 2026-07-28 and refused for lacking that revision's `_meta` envelope. Now the
     spec's -32022 with the supported revisions, so a client can pick one of them."""
-    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
+    body = b'{"jsonrpc": "2.0", "id": 41, "method": "tools/list"}'
     response = post(hosted, body, **{"Mcp-Protocol-Version": version})
     assert response.status_code == 400 and response.headers["content-type"].startswith("application/json")
+    assert response.json()["id"] == 41  # the request's own id, as every error answer carries it
     error = response.json()["error"]
     assert error["code"] == UNSUPPORTED_PROTOCOL_VERSION, error
     assert error["data"]["requested"] == version and {"2025-11-25", "2026-07-28"} <= set(
@@ -165,6 +166,24 @@ def test_an_unknown_protocol_version_is_400_naming_the_supported_ones(
     )
     message = error["message"]
     assert "Unsupported protocol version" in message and "2025-11-25" in message and "_meta" not in message
+
+
+def test_an_unknown_version_with_the_2026_envelope_is_the_sdks_to_answer(hosted: HttpServer) -> None:
+    """The envelope names the revision too: the SDK answers -32022 with the revisions of that era,
+    as `server/discover` lists them (the conformance suite's stateless checks hold them equal)."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "v999.0.0",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": 301, "method": "server/discover", "params": {"_meta": meta}})
+    response = post(
+        hosted, body.encode(), **{"Mcp-Protocol-Version": "v999.0.0", "Mcp-Method": "server/discover"}
+    )
+    answer = response.json()
+    assert response.status_code == 400 and answer["id"] == 301, answer
+    assert answer["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
+    assert answer["error"]["data"]["requested"] == "v999.0.0"
+    assert "2025-11-25" not in answer["error"]["data"]["supported"]  # the handshake era is not served here
 
 
 def test_refused_params_are_answered_naming_the_param_over_http(hosted: HttpServer) -> None:

@@ -52,6 +52,7 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from mcp_types import (
     INVALID_PARAMS,
     INVALID_REQUEST,
+    PROTOCOL_VERSION_META_KEY,
     UNSUPPORTED_PROTOCOL_VERSION,
     JSONRPCError,
     JSONRPCResponse,
@@ -160,15 +161,17 @@ class McpEndpoint:
         if _refuses_json(scope):
             await event_stream_only()(scope, receive, send)
             return
-        unsupported = _unsupported_version(scope)
-        if unsupported is not None:
-            await unsupported_version(unsupported)(scope, receive, send)
-            return
         send = body_limit_as_json(send)
         messages, body = await _read_body(receive)
         if messages[-1]["type"] == "http.disconnect":  # the client left mid-body: its choice, not an error
             logger.info("a client disconnected mid-body (%d bytes of the request came)", len(body))
             return
+        unsupported = _unsupported_version(scope)
+        if unsupported is not None:
+            request = _request_of(body)
+            if not _enveloped(request):  # a 2026-07-28 envelope: the SDK answers it, -32022 with its versions
+                await unsupported_version(unsupported, request.get("id"))(scope, receive, send)
+                return
         judged = judged_body(messages, body, self.tools)
         if isinstance(judged, Reread):  # the SDK reads the message as wire.py reread it, not the body
             body = judged.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
@@ -223,12 +226,15 @@ def jsonrpc_error(
     *,
     code: int = INVALID_REQUEST,
     data: dict[str, Any] | None = None,
+    request_id: str | int | None = None,
 ) -> Response:
-    """An HTTP refusal whose body is a JSON-RPC error object, which MCP clients can show."""
+    """An HTTP refusal whose body is a JSON-RPC error object, which MCP clients can show; it
+    carries the request's id when the body could be read."""
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=status, headers=headers)
+    body = {"jsonrpc": "2.0", "id": request_id, "error": error}
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def method_not_allowed(method: str) -> Response:
@@ -248,13 +254,19 @@ def event_stream_only() -> Response:
     )
 
 
-def unsupported_version(requested: str) -> Response:
-    """The spec's answer to an unknown revision (-32022 with `supported`): a client that proposed a
-    newer one picks one of these, where the SDK answered as if it were 2026-07-28 and asked for
-    that revision's envelope."""
+def unsupported_version(requested: str, request_id: Any = None) -> Response:
+    """The spec's answer to an unknown revision (-32022 with `supported`), to a request without
+    the 2026-07-28 envelope: a client that proposed a newer one picks one of these, where the SDK
+    answered as if it were 2026-07-28 and asked for that revision's envelope."""
     data = UnsupportedProtocolVersionErrorData(supported=list(PROTOCOL_VERSIONS), requested=requested)
     return jsonrpc_error(
-        400, UNSUPPORTED_VERSION, code=UNSUPPORTED_PROTOCOL_VERSION, data=data.model_dump(mode="json")
+        400,
+        UNSUPPORTED_VERSION,
+        code=UNSUPPORTED_PROTOCOL_VERSION,
+        data=data.model_dump(mode="json"),
+        request_id=request_id
+        if isinstance(request_id, str | int) and not isinstance(request_id, bool)
+        else None,
     )
 
 
@@ -334,6 +346,22 @@ def _unsupported_version(scope: Scope) -> str | None:
         value.decode("latin-1").strip() for key, value in scope["headers"] if key == b"mcp-protocol-version"
     )
     return next((version for version in versions if version not in PROTOCOL_VERSIONS), None)
+
+
+def _request_of(body: bytes) -> dict[str, Any]:
+    """The body's JSON-RPC object, or {} when it is none (wire.judge answers that)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _enveloped(request: dict[str, Any]) -> bool:
+    """The request carries the 2026-07-28 envelope (`_meta` with the protocol-version key)."""
+    params = request.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta
 
 
 def _modern(scope: Scope) -> bool:
