@@ -343,6 +343,9 @@ def says(padded: str, words: frozenset[str], phrases: Iterable[str]) -> bool:
     return any(f" {w} " in padded for w in words) or any(f" {p} " in padded for p in phrases)
 
 
+SHAPE_SUBJECTS = ("troubleshooting", "choice")  # what shape_boosts lifts, by on_subject
+
+
 def on_subject(doc: Document, subject: str) -> bool:
     """Whether the record is on the subject: troubleshooting by its page (title, label or
     heading), choice by its own section heading (decides)."""

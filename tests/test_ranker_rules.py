@@ -1270,6 +1270,20 @@ def test_a_question_weighing_options_lifts_the_section_that_decides_and_only_the
     assert off.results[0].score == off.results[1].score
 
 
+def test_warm_makes_every_shape_subjects_mask_so_no_first_query_reads_the_headings() -> None:
+    from imqueue_mcp.ranker.search import SHAPE_SUBJECTS, shape_boosts
+
+    assert {subject for subject, _rule, _boost in shape_boosts("nats or imqueue: the calls fail")} == set(
+        SHAPE_SUBJECTS
+    )
+    index = choice_corpus()
+    index.warm()
+    made = dict(index.inverted.record_masks)
+    assert {("subject", subject) for subject in SHAPE_SUBJECTS} <= set(made)
+    index.search("nats or imqueue: the calls fail")
+    assert dict(index.inverted.record_masks) == made  # nothing left for the query to make
+
+
 def test_a_caller_may_hold_two_records_of_one_page_together() -> None:
     """The code-example index passes parent_cap=EXAMPLE_PARENT_CAP: a page's second block stays
     beside its first instead of moving below every other page (the docs default is one)."""
