@@ -13,7 +13,7 @@ import copy
 import math
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -392,7 +392,7 @@ def unpack_row(raw: bytes) -> tuple[array[int], array[float]]:
     return ids, weights
 
 
-def roots_of(word: str, lemmas: dict[str, str], stems: dict[str, str] | None = None) -> frozenset[str]:
+def roots_of(word: str, lemmas: Mapping[str, str], stems: Mapping[str, str] | None = None) -> frozenset[str]:
     """The word's inflection roots and its folded lemma; `stems`: Snowball stems already known."""
     roots = inflection_roots(word, stems.get(word) if stems else None)
     lemma = fold_lemma(word, lemmas.get(word, ""))

@@ -23,6 +23,8 @@ from imqueue_mcp.server.docs.hit_passages import (
 from imqueue_mcp.server.docs.passage_text import (
     CODE_CUT_MARKER,
     TEXT_CUT_MARKER,
+    Known,
+    Matches,
     QueryWords,
     SectionText,
     choose,
@@ -267,15 +269,20 @@ def test_each_hit_gets_a_passage_within_its_budget_until_max_tokens_is_spent() -
     assert given[0] is not None and given[0]["url"] == PAGE + "#delivery" and given[0]["basis"] == "markdown"
 
 
-def test_a_page_is_prepared_with_the_index_stems_and_they_give_the_stemmer_roots() -> None:
+def test_a_page_is_prepared_with_the_index_stems_and_lemmas_as_the_ranker_reads_words() -> None:
     source = PassageSource(corpus({PAGE: MARKDOWN}))
-    assert {"messages", "delivered"} <= set(source.stems)  # the index keeps its words' stems
+    assert {"messages", "delivered"} <= set(source.known.stems)  # the index keeps its words' stems
     sections = markdown_sections(PAGE, MARKDOWN, RANGES)
-    with_stems = prepare(sections, "markdown", True, source.stems)
+    with_stems = prepare(sections, "markdown", True, source.known)
     without = prepare(sections, "markdown", True)
     assert with_stems.postings == without.postings and with_stems.heading_roots == without.heading_roots
     # and they are what it reads: a stem given for a word is among the page's roots
-    assert "zz-stem" in prepare(sections, "markdown", True, {"delivered": "zz-stem"}).postings
+    assert "zz-stem" in prepare(sections, "markdown", True, Known({"delivered": "zz-stem"})).postings
+    # a lemma no suffix rule reaches joins a query word to the page's: "found" finds "find"
+    irregular = Known(lemmas={"found": "find"})
+    for known, matched in ((irregular, True), (Known(), False)):
+        page = prepare([SectionText(PAGE, "", "Watchers find every delayed message.")], "prose", known=known)
+        assert (Matches.on(page, QueryWords.of("found", known), [(0, 1)]).worth(0) > 0) is matched
 
 
 def test_text_comes_from_the_markdown_else_the_prose_else_the_hit_description() -> None:

@@ -43,6 +43,7 @@ from imqueue_mcp.ranker.results import searched_text
 from imqueue_mcp.server.docs.budget import FENCE, estimate_tokens
 from imqueue_mcp.server.docs.corpus_keeper import LoadedCorpus
 from imqueue_mcp.server.docs.passage_text import (
+    Known,
     Passage,
     PreparedPage,
     QueryWords,
@@ -99,7 +100,8 @@ class PassageSource:
         self.warm_seconds: float | None = None  # how long the warm-up took, once it has
         self.retired = False  # another corpus answers now: a warm-up still running stops
         self._warming: asyncio.Task[None] | threading.Thread | None = None
-        self.stems = corpus.index.inverted.stems  # the vocabulary's Snowball stems, for prepare()
+        inverted = corpus.index.inverted
+        self.known = Known(inverted.stems, inverted.lemmas)  # for prepare() and QueryWords
 
     def page(self, page_url: str) -> PreparedPage | None:
         """The page prepared for passages (markdown, else prose), or None when the corpus has neither."""
@@ -116,7 +118,7 @@ class PassageSource:
             return self._summaries[url]
         if not description:
             return None
-        prepared = prepare([SectionText(url, "", description)], "summary", stems=self.stems)
+        prepared = prepare([SectionText(url, "", description)], "summary", known=self.known)
         self._summaries[url] = prepared
         if len(self._summaries) > SUMMARY_CACHE:
             self._summaries.popitem(last=False)
@@ -182,9 +184,9 @@ class PassageSource:
             host, _, path = page_url.removeprefix("https://").partition("/")
             ranges = self.corpus.sections.get(host, {}).get("/" + path)
             sections = markdown_sections(page_url, markdown, ranges)
-            return prepare(sections, "markdown", page_header=True, stems=self.stems)
+            return prepare(sections, "markdown", page_header=True, known=self.known)
         prose = self.prose().get(page_url)
-        return prepare(prose, "prose", stems=self.stems) if prose else None
+        return prepare(prose, "prose", known=self.known) if prose else None
 
     def prose(self) -> dict[str, list[SectionText]]:
         """Page URL -> its tier-2 prose sections, the text before the first anchor first."""
@@ -335,7 +337,7 @@ def add_search_passages(
 ) -> None:
     """Each hit's `passage`, best hit first, at most options.per_hit tokens each and options.total
     in all; `passageBudget` says what they used and how many hits the budget left without one."""
-    words = QueryWords.of(searched_text(data, query), source.stems)
+    words = QueryWords.of(searched_text(data, query), source.known)
     _spend(data, options, lambda hit, budget, shown: hit_passage(source, hit, words, budget, shown))
 
 
@@ -380,7 +382,7 @@ def example_passage(
     if page is None or part is None:
         if not hit.get("lead"):
             return None
-        page, part = prepare([SectionText(hit["url"], "", hit["lead"])], "summary", stems=source.stems), 0
+        page, part = prepare([SectionText(hit["url"], "", hit["lead"])], "summary", known=source.known), 0
     near = block_place(page, part, hit["code"])
     passage = choose(page, words, budget, parts=[part], near=near, prose_only=True, skip=frozenset(shown))
     if passage is not None:
@@ -411,7 +413,7 @@ def add_example_passages(
     data: dict[str, Any], source: PassageSource, query: str, options: PassageOptions
 ) -> None:
     """find_examples' hits, each with the prose around its block; the budgets as search_docs'."""
-    words = QueryWords.of(query, source.stems)
+    words = QueryWords.of(query, source.known)
     _spend(data, options, lambda hit, budget, shown: example_passage(source, hit, words, budget, shown))
 
 

@@ -5,8 +5,9 @@ Pure text logic (no I/O, no corpus): hit_passages.py finds the text and applies 
     segment(markdown)        markdown -> Units: every sentence of a paragraph or list item, every
                              table row and unanchored heading, and every fenced code block whole
     prepare(page, parts)     a page ready to be asked many queries: its units, which section each
-                             belongs to, and a posting list per inflection root (ranker.text's
-                             roots, so "retries" finds "retry" as the ranker would)
+                             belongs to, and a posting list per inflection root (the ranker's
+                             roots and the feed's lemmas, so "retries" finds "retry" and "found"
+                             finds "find" as the ranker would)
     QueryWords.of(query)     the query's content words, each with its roots
     choose(page, words, ...) the passage: a section that fits the budget whole; else the run of
                              consecutive units of one section, started at or just before one of
@@ -29,8 +30,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from imqueue_mcp.ranker.index import roots_of
 from imqueue_mcp.ranker.search import decides, query_shapes
-from imqueue_mcp.ranker.text import STOPWORDS, inflection_roots, query_terms, words
+from imqueue_mcp.ranker.text import STOPWORDS, query_terms, words
 from imqueue_mcp.server.docs.budget import CHARS_PER_TOKEN, FENCE, HEADING, HEADING_ID, estimate_tokens
 
 CODE_CUT_MARKER = "[… code block cut here: get_doc(url) has all of it]"
@@ -161,17 +163,32 @@ class PreparedPage:
 
 
 @dataclass(frozen=True)
+class Known:
+    """What the index knows of its words already, for the passages to read words as it does: their
+    Snowball stems (InvertedIndex.stems, so that a page's known words are not stemmed again: the
+    pure-Python stemmer was most of a cold page's preparing) and the feed's lemmas
+    (InvertedIndex.lemmas: "found" -> "find", which no suffix rule reaches)."""
+
+    stems: Mapping[str, str] = field(default_factory=dict)
+    lemmas: Mapping[str, str] = field(default_factory=dict)
+
+    def roots(self, word: str) -> frozenset[str]:
+        return roots_of(word, self.lemmas, self.stems)
+
+
+NOTHING_KNOWN = Known()
+
+
+@dataclass(frozen=True)
 class QueryWords:
     words: tuple[tuple[str, frozenset[str]], ...]  # (word, its roots), content words only
     choice: bool = False  # the query weighs options (the ranker's "choice" shape)
 
     @classmethod
-    def of(cls, query: str, stems: Mapping[str, str] | None = None) -> QueryWords:
-        """`stems`: the Snowball stems the index already holds (InvertedIndex.stems)."""
+    def of(cls, query: str, known: Known = NOTHING_KNOWN) -> QueryWords:
         terms = query_terms(query)
         content = [t for t in terms if t not in STOPWORDS] or terms
-        known = stems or {}
-        words = tuple((t, inflection_roots(t, known.get(t))) for t in content)
+        words = tuple((t, known.roots(t)) for t in content)
         return cls(words, "choice" in query_shapes(query))
 
 
@@ -309,16 +326,14 @@ def prepare(
     sections: Sequence[SectionText],
     basis: str,
     page_header: bool = False,
-    stems: Mapping[str, str] | None = None,
+    known: Known = NOTHING_KNOWN,
 ) -> PreparedPage:
     """The units of each section, in order, and the postings over them. `page_header`: the first
-    section starts with the page's title and metadata lines, which are left out. `stems`: the
-    Snowball stems the index holds (InvertedIndex.stems), so that a page's known words are not
-    stemmed again (the pure-Python stemmer was most of a cold page's preparing)."""
-    known = stems or {}
+    section starts with the page's title and metadata lines, which are left out. `known`: the
+    index's stems and lemmas (Known)."""
 
-    def roots_of(text: str) -> set[str]:
-        return {root for word in set(words(text)) for root in inflection_roots(word, known.get(word))}
+    def roots_in(text: str) -> set[str]:
+        return {root for word in set(words(text)) for root in known.roots(word)}
 
     units: list[Unit] = []
     parts: list[Part] = []
@@ -328,12 +343,12 @@ def prepare(
         if found and found[0].kind == "heading" and section.heading:  # the section's own heading
             found = found[1:]
         parts.append(Part(section.url, section.heading, len(units), len(units) + len(found)))
-        heading_roots.append(frozenset(roots_of(section.heading)))
+        heading_roots.append(frozenset(roots_in(section.heading)))
         units.extend(found)
     postings: dict[str, list[int]] = {}
     ends = [0]
     for index, unit in enumerate(units):
-        for root in roots_of(LINK_TARGET.sub("", unit.text)):
+        for root in roots_in(LINK_TARGET.sub("", unit.text)):
             postings.setdefault(root, []).append(index)
         ends.append(ends[-1] + len(unit.joiner) + len(unit.text))
     return PreparedPage(units, parts, postings, heading_roots, basis, ends, [part.start for part in parts])
