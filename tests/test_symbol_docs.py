@@ -9,7 +9,8 @@ import pytest
 from imqueue_mcp.docsource import build
 from imqueue_mcp.docsource.api_pages import page_doc_comment
 from imqueue_mcp.docsource.pages import api_page_paths
-from imqueue_mcp.ranker import Index, rules
+from imqueue_mcp.ranker import Document, Index, rules
+from imqueue_mcp.server.docs.sizes import symbol_doc_texts
 
 from conftest import SITE, tiny_site
 
@@ -41,6 +42,22 @@ def test_a_class_page_gives_its_own_remarks_but_not_its_members_listing() -> Non
     assert "Abstractness is enforced at runtime" in doc
     assert "Machine-scoped identity" not in doc  # hostName's own description, in the Properties table
     assert "Constructs a client" not in doc
+
+
+def test_a_default_value_keeps_its_label() -> None:
+    doc = page_doc_comment(page("rpc.imqserviceoptions.multiprocess"), "")
+    assert "Default value: false The cluster primary" in doc
+
+
+def test_an_offline_symbol_passage_says_its_summary_once() -> None:
+    # the page links a word of the summary, so the builder's doc comment starts with it
+    summary = "Fork one worker per core, times childrenPerCore."
+    said = "Fork one worker per core, times childrenPerCore. Workers are never respawned."
+    plain = Document("/api/rpc/latest/a/", "org", "symbol", "a", summary="Says a.", doc="Remarks on a.")
+    twice = Document("/api/rpc/latest/b/", "org", "symbol", "b", summary=summary, doc=said)
+    texts = dict(symbol_doc_texts([plain, twice]))
+    assert texts["https://imqueue.org/api/rpc/latest/a/"] == "Says a.\n\nRemarks on a."
+    assert texts["https://imqueue.org/api/rpc/latest/b/"].count("Fork one worker") == 1
 
 
 def test_the_build_reads_every_symbol_page_into_its_record() -> None:

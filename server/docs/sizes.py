@@ -102,4 +102,7 @@ def symbol_doc_texts(documents: Iterable[Any]) -> Iterator[tuple[str, str]]:
         documents, "tier", "site", "path", "summary", "doc"
     ):
         if tier == "symbol" and doc:
-            yield SITES[site] + path, f"{summary}\n\n{doc}".strip()
+            # The builder's doc comment keeps a summary its page writes with links or code marks
+            # (api_pages.page_doc_comment), and a passage need not say it twice.
+            said = " ".join(summary.split())
+            yield SITES[site] + path, doc if said and doc.startswith(said) else f"{summary}\n\n{doc}".strip()
