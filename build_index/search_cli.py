@@ -210,7 +210,8 @@ def print_table(response: SearchResponse, out: TextIO, explain: bool) -> None:
         needed = coverage_needed(bool(response.named_unknown))
         out.write(
             wrapped(
-                f"(weak: the best hit scores under {rules.CONFIDENCE_LOW_SCORE:g} or matches under "
+                f"(weak: the best hit scores under {rules.CONFIDENCE_LOW_SCORE:g} and under "
+                f"{rules.CONFIDENCE_LOW_PER_WEIGHT:g}x what the query's words weigh, or matches under "
                 f"{needed:.0%} of the query; the docs may not cover this)",
                 " ",
                 width,

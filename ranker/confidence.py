@@ -10,7 +10,9 @@ queries by `python -m benchmarks.confidence`:
             90 % of the time
     medium  between the two
 
-and whatever its score, a hit is low when it matches under CONFIDENCE_MIN_COVERAGE of the
+except that a hit scoring at least CONFIDENCE_LOW_PER_WEIGHT times what the query's words weigh is not
+low for its score: a one-word query ("tracing") has too little weight to reach the threshold
+however well a record answers it. And whatever its score, a hit is low when it matches under CONFIDENCE_MIN_COVERAGE of the
 query's idf mass, subject words that no record holds counted as unmatched: a question about
 something the docs never name ("deploy to AWS Lambda") can still score well on its other words,
 and a confident answer to half the question is the wrong answer. When the query names that thing
@@ -23,6 +25,7 @@ the answer says so (SearchResponse.weak).
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from . import rules
@@ -30,16 +33,24 @@ from . import rules
 Confidence = Literal["high", "medium", "low"]
 
 
-def confidence_of(score: float, coverage: float = 1.0, named_unknown: bool = False) -> Confidence:
+def confidence_of(
+    score: float, coverage: float = 1.0, named_unknown: bool = False, weight: float = math.inf
+) -> Confidence:
     """`named_unknown`: the query names something no record holds (QueryPlan.named_unknown), which
-    raises the coverage a hit needs to CONFIDENCE_NAMED_COVERAGE."""
+    raises the coverage a hit needs to CONFIDENCE_NAMED_COVERAGE. `weight`: what the query's words
+    weigh (QueryPlan.full_weight), on the scale of `score`; unknown, only the score threshold counts."""
     if coverage < coverage_needed(named_unknown):
         return "low"
     if score >= rules.CONFIDENCE_HIGH_SCORE:
         return "high"
-    if score < rules.CONFIDENCE_LOW_SCORE:
+    if score < low_score(weight):
         return "low"
     return "medium"
+
+
+def low_score(weight: float = math.inf) -> float:
+    """The score under which a hit is low, for a query whose words weigh `weight`."""
+    return min(rules.CONFIDENCE_LOW_SCORE, rules.CONFIDENCE_LOW_PER_WEIGHT * weight)
 
 
 def coverage_needed(named_unknown: bool) -> float:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from . import dense, rules
-from .confidence import Confidence, confidence_of, coverage_needed
+from .confidence import Confidence, confidence_of, coverage_needed, low_score
 from .corpus import Document
 from .index import Form, InvertedIndex, document_fields, field_weight, phrase_key, record_multiplier
 from .pasted import Distilled, searched
@@ -65,6 +66,12 @@ class QueryPlan:
     @property
     def total_weight(self) -> float:
         return sum(t.mass for t in self.terms if t.covers)
+
+    @property
+    def full_weight(self) -> float:
+        """What the covering terms weigh, their token shares aside (the scale confidence reads a
+        score on, Ranking.kept): the query's weight for CONFIDENCE_LOW_PER_WEIGHT."""
+        return sum(t.weight / t.share for t in self.terms if t.covers)
 
 
 @dataclass
@@ -566,7 +573,12 @@ def brief(
     kept = ranking.kept
     covered = ranking.word_coverages(index, ids, coverage)
     return [
-        Brief(table.path[doc_id], table.external[doc_id], score, confidence_of(score / kept, share, named))
+        Brief(
+            table.path[doc_id],
+            table.external[doc_id],
+            score,
+            confidence_of(score / kept, share, named, plan.full_weight),
+        )
         for score, doc_id, share in zip(scores, ids, covered, strict=True)
     ], plan.corrected
 
@@ -767,7 +779,8 @@ def hit_of(index: InvertedIndex, ranking: Ranking, row: Row, explain: bool) -> H
     named = bool(ranking.plan.named_unknown)
     weighed = score / ranking.kept  # the score confidence reads (Ranking.kept)
     covered = ranking.word_coverage(index, doc_id, coverage)
-    hit = to_hit(doc, score, description_of(index, doc_id), covered, named, weighed)
+    weight = ranking.plan.full_weight
+    hit = to_hit(doc, score, description_of(index, doc_id), covered, named, weighed, weight)
     if explain:
         hit.explanation = explain_hit(
             doc,
@@ -784,6 +797,7 @@ def hit_of(index: InvertedIndex, ranking: Ranking, row: Row, explain: bool) -> H
             power=coverage_power(content_words(ranking.plan.query)),
             query=ranking.plan.query,
             named_unknown=named,
+            weight=weight,
         )
         if ranking.kept < 1:
             at = next(i for i, line in enumerate(hit.explanation) if line.startswith("confidence "))
@@ -968,8 +982,10 @@ def to_hit(
     coverage: float,
     named_unknown: bool = False,
     weighed: float | None = None,
+    weight: float = math.inf,
 ) -> Hit:
-    """`weighed`: the score confidence reads, when it is not `score` (Ranking.kept)."""
+    """`weighed`: the score confidence reads, when it is not `score` (Ranking.kept); `weight`: what
+    the query's words weigh (QueryPlan.full_weight)."""
     return Hit(
         url=doc.url,
         path=doc.path,
@@ -984,7 +1000,7 @@ def to_hit(
         package=doc.package or None,
         deprecated=doc.deprecated,
         coverage=coverage,
-        confidence=confidence_of(score if weighed is None else weighed, coverage, named_unknown),
+        confidence=confidence_of(score if weighed is None else weighed, coverage, named_unknown, weight),
     )
 
 
@@ -1050,6 +1066,7 @@ def explain_hit(
     power: float = rules.COVERAGE_POWER,
     query: str = "",
     named_unknown: bool = False,
+    weight: float = math.inf,
 ) -> list[str]:
     """One line per matched term (form, fields, idf, evidence), then the score's factors, each
     multiplier named by its rules.py constant. See EXPLAIN_LEGEND for the terms."""
@@ -1085,15 +1102,23 @@ def explain_hit(
         )
     if capped:
         lines.append(f"moved below uncapped results: {capped}")
-    lines.append(confidence_line(score, coverage_share, named_unknown))
+    lines.append(confidence_line(score, coverage_share, named_unknown, weight))
     if doc.external:
         lines.append("imqueue.com record: competes on score with imqueue.org records")
     return lines
 
 
-def confidence_line(score: float, coverage: float, named_unknown: bool = False) -> str:
+def confidence_line(
+    score: float, coverage: float, named_unknown: bool = False, weight: float = math.inf
+) -> str:
     """Why the hit's confidence is what it is (ranker.confidence), naming the thresholds."""
-    level = confidence_of(score, coverage, named_unknown)
+    level = confidence_of(score, coverage, named_unknown, weight)
+    low = low_score(weight)
+    by_weight = (
+        f"CONFIDENCE_LOW_PER_WEIGHT {rules.CONFIDENCE_LOW_PER_WEIGHT:g} x the query's weight {weight:.2f} = {low:.2f}"
+        if low < rules.CONFIDENCE_LOW_SCORE
+        else ""
+    )
     floor = coverage_needed(named_unknown)
     if coverage < floor:
         rule = (
@@ -1103,11 +1128,12 @@ def confidence_line(score: float, coverage: float, named_unknown: bool = False) 
         )
         why = f"matches {coverage:.2f} of the query, under {rule} {floor:g}"
     elif level == "low":
-        why = f"score under CONFIDENCE_LOW_SCORE {rules.CONFIDENCE_LOW_SCORE:g}"
+        why = f"score under {by_weight or f'CONFIDENCE_LOW_SCORE {rules.CONFIDENCE_LOW_SCORE:g}'}"
     elif level == "high":
         why = f"score at or over CONFIDENCE_HIGH_SCORE {rules.CONFIDENCE_HIGH_SCORE:g}"
     else:
-        why = f"score between CONFIDENCE_LOW_SCORE and CONFIDENCE_HIGH_SCORE; matches {coverage:.2f} of it"
+        under = by_weight or "CONFIDENCE_LOW_SCORE"
+        why = f"score between {under} and CONFIDENCE_HIGH_SCORE; matches {coverage:.2f} of it"
     return f"confidence {level}: {why}"
 
 

@@ -124,6 +124,7 @@ def test_a_weak_best_hit_is_said_under_the_table_and_in_json(
     capsys: pytest.CaptureFixture[str], snapshot: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 1e9)  # every hit of the tiny corpus is weak
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_PER_WEIGHT", 1e9)
     code, out, _ = run(capsys, "--snapshot", str(snapshot), "redis queue")
     assert code == 0 and out.splitlines()[-1].startswith("(weak: the best hit scores under")
     data = search_json(capsys, snapshot, "redis queue")

@@ -988,6 +988,7 @@ def test_a_hit_scoring_under_the_low_threshold_is_low_and_the_answer_weak(
 ) -> None:
     response = confidence_corpus().search("retry policy")
     top = response.results[0].score
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_PER_WEIGHT", float("inf"))  # the score threshold alone
     monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", top + 0.01)
     monkeypatch.setattr(rules, "CONFIDENCE_HIGH_SCORE", top + 1.0)
     response = confidence_corpus().search("retry policy")
@@ -997,6 +998,33 @@ def test_a_hit_scoring_under_the_low_threshold_is_low_and_the_answer_weak(
     monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", 0.0)  # neutral: nothing is weak
     response = confidence_corpus().search("retry policy")
     assert "low" not in {hit.confidence for hit in response.results} and not response.weak
+
+
+def test_a_query_of_few_words_answered_strongly_is_not_weak_for_its_low_score(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A query's score grows with its words: one word matched in a title cannot reach a score
+    threshold set for questions. A hit scoring CONFIDENCE_LOW_PER_WEIGHT times what the words
+    weigh is not low; a faint match (one word once in a long text) still is."""
+    index = confidence_corpus()
+    (weight,) = [t.weight for t in search_module.plan_query(index.inverted, "retry", None).terms]
+    strong = index.search("retry").results[0]
+    faint = index.search("policy", limit=6).results[-1]
+    assert strong.path == "/retry/" and faint.path == "/guide/"
+    assert strong.score > 2 * weight and faint.score < weight  # a title match; one word in a long text
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_SCORE", strong.score + 1)  # both under it
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_PER_WEIGHT", 2.0)
+    assert index.search("retry").results[0].confidence == "medium" and not index.search("retry").weak
+    assert index.search("policy", limit=6).results[-1].confidence == "low"
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_PER_WEIGHT", float("inf"))  # off: the score alone
+    assert index.search("retry").weak
+    assert "CONFIDENCE_LOW_PER_WEIGHT 2 x the query's weight" not in "".join(
+        index.search("retry", explain=True).results[0].explanation
+    )
+    monkeypatch.setattr(rules, "CONFIDENCE_LOW_PER_WEIGHT", 2.0)
+    assert "CONFIDENCE_LOW_PER_WEIGHT 2 x the query's weight" in "".join(
+        index.search("retry", explain=True).results[0].explanation
+    )
 
 
 def test_a_hit_at_or_over_the_high_threshold_is_high(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -310,7 +310,8 @@ def straightforward_batch_line(index: Index, query: str) -> dict[str, Any]:
         else:
             coverage, score_read = coverage * known, score
         doc = inverted.documents[doc_id]
-        confidence = confidence_of(score_read, coverage, named)
+        weight = sum(t.weight / t.share for t in plan.terms if t.covers)  # what its words weigh
+        confidence = confidence_of(score_read, coverage, named, weight)
         results.append(
             {"u": doc.path, "external": doc.external, "score": round(score, 6), "confidence": confidence}
         )
