@@ -25,6 +25,7 @@ from .corpus import Corpus, Document
 from .index import InvertedIndex
 from .results import hit_dict, response_dict
 from .search import Brief, Guidance, Hit, SearchResponse, normalize_package
+from .text import snowball_stem
 
 __all__ = [
     "Brief",
@@ -67,6 +68,7 @@ class Index:
         event loop while it loads a corpus, so that its first answer does not pay for them."""
         dense.tables(self.inverted)
         dense.record_table(self.inverted)
+        snowball_stem("warming")  # imports the stemmers, which a query's unseen word would
         for subject in ranking.SHAPE_SUBJECTS:  # the first query of a shape would read every heading
             ranking.subject_mask(self.inverted, subject)
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import snowballstemmer  # type: ignore[import-untyped]  # the Snowball stemmers, no data files
-
 from . import rules
 
 
@@ -25,7 +23,11 @@ def snowball_stem(word: str) -> str:
     keeps its cursor in itself while it stems, so one shared between threads (the server ranks
     in worker threads) corrupts its words: each call makes its own (about a microsecond).
     snowballstemmer runs the compiled stemmers when PyStemmer is installed, the same stems ~20x
-    faster (tests/test_ranker_text.py holds them equal), and its own Python ones otherwise."""
+    faster (tests/test_ranker_text.py holds them equal), and its own Python ones otherwise.
+    Imported on the first stem, not with the ranker: it loads every language's stemmer (20 ms of
+    a server's start, before it answers initialize; Index.warm makes the first stem)."""
+    import snowballstemmer  # type: ignore[import-untyped]  # the Snowball stemmers, no data files
+
     return str(snowballstemmer.stemmer("english").stemWord(word))
 
 
