@@ -167,7 +167,7 @@ def wire_by_hand(project: Project) -> dict[str, Any]:
         "import type { IMQClientOptions } from '@imqueue/rpc';\n"
         + config
         + "export const clientOptions: Partial<IMQClientOptions> = "
-        + f"{{ cluster: serviceOptions.cluster, callTimeout: {CALL_TIMEOUT_MS} }};\n",
+        + f"{{ ...broker, callTimeout: {CALL_TIMEOUT_MS} }};\n",
     )
     return {
         "field": "inventoryClient",

@@ -60,7 +60,8 @@ METHODS: list[dict[str, Any]] = [
     {"name": "archiveNotes", "params": [{"name": "ids", "type": "number[]"}], "returns": "void"},
     {"name": "touchNote", "params": [{"name": "id", "type": "number"}], "returns": "void"},
 ]
-# The one method whose body the test writes, as a user would: a void method that returns.
+# The one method whose body the test writes, as a user would: a void method that returns. The
+# user also caches it with @cache(), as the docs' caching section shows.
 IMPLEMENTED = "touchNote"
 
 
@@ -133,10 +134,15 @@ def compiled_service(workspace: Path, scaffold: dict[str, Any]) -> Path:
 
 
 def implement_void_method(source: Path, method: str) -> None:
+    """The method's body written, and @cache() put on it (imported beside expose) as the docs do."""
     text = source.read_text(encoding="utf-8")
     placeholder = f"throw new Error('{not_implemented_message(method)}');"
-    assert placeholder in text, f"the scaffold's body of {method}() changed"
-    source.write_text(text.replace(placeholder, "return;"), encoding="utf-8")
+    exposed = f"@expose()\n    public async {method}("
+    assert placeholder in text and exposed in text, f"the scaffold's {method}() changed"
+    assert "import { IMQService, expose } from '@imqueue/rpc';" in text, "the scaffold's import changed"
+    text = text.replace(placeholder, "return;").replace(exposed, f"@cache()\n    {exposed}")
+    text = text.replace("import { IMQService, expose }", "import { IMQService, cache, expose }")
+    source.write_text(text, encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -246,6 +252,19 @@ def test_calls_through_a_generated_client_reach_the_scaffolded_methods(
     for method in ("addNote", "findNotes", "countNotes", "archiveNotes"):
         assert results[method].get("error", {}).get("message") == not_implemented_message(method)
     assert results[IMPLEMENTED] == {"method": IMPLEMENTED, "value": None}
+
+
+def test_a_cached_method_keeps_its_cache_on_the_services_own_broker(
+    workspace: Path, running_service: str
+) -> None:
+    """@cache() reuses the service's connection only when the service was given one broker as
+    host and port: as a cluster of one it opened its own at localhost:6379 (refused here, or an
+    unrelated Redis), and the calls after the first hung until their timeout."""
+    calls = [[IMPLEMENTED, [8]], [IMPLEMENTED, [8]]]
+    answer = run_node(workspace, running_service, "call-service.mjs", SERVICE, json.dumps(calls))
+    assert [result.get("value", result.get("error")) for result in answer["results"]] == [None, None]
+    log = (workspace / "service.log").read_text(errors="replace")
+    assert "Re-using given connection for cache." in log and ":6379" not in log
 
 
 # --- generate_client: the framework's generator, on a broker imq cannot reach ---------------

@@ -72,8 +72,11 @@ def broker_options_source(
     export: bool = True,
     extra: Sequence[str] = (),
 ) -> str:
-    """`[export] const <variable>` reading the broker from IMQ_REDIS as the docs' tutorial does:
-    host:port, several comma-separated for a cluster, localhost:6379 (the defaults) when unset."""
+    """`[export] const broker` and `[export] const <variable>` reading the broker from IMQ_REDIS as
+    the docs' tutorial does: host:port, several comma-separated for a cluster, localhost:6379 (the
+    defaults) when unset. One broker is `{host, port}`, several `{cluster}`: with a cluster, even of
+    one, IMQ.create makes a ClusteredRedisQueue, which has no `writer` for @cache() to reuse, so
+    the cache would connect to localhost:6379 (an audit saw ECONNREFUSED, then calls hang)."""
     return "\n".join(
         [
             f"import type {{ {options_type} }} from '@imqueue/rpc';",
@@ -87,14 +90,19 @@ def broker_options_source(
             "}",
             "",
             f"// The Redis broker as host:port ({IMQ_REDIS_ENV}=redis.example:6380), several separated by",
-            f"// commas for a cluster; {IMQ_REDIS_DEFAULT} when {IMQ_REDIS_ENV} is unset.",
+            f"// commas for a cluster; {IMQ_REDIS_DEFAULT} when {IMQ_REDIS_ENV} is unset. One broker is given",
+            "// as host and port, not as a cluster of one: a cluster makes IMQ.create return a",
+            "// ClusteredRedisQueue, and @cache() then connects to localhost:6379 instead of the broker.",
+            f"const brokers = (process.env['{IMQ_REDIS_ENV}'] || `${{opts.host}}:${{opts.port}}`)",
+            "    .split(',')",
+            "    .map((instance: string) => {",
+            "        const [host, port] = instance.trim().split(':');",
+            "        return { host, port: Number(port) };",
+            "    });",
+            f"{'export ' if export else ''}const broker = brokers.length > 1 ? {{ cluster: brokers }} : brokers[0];",
+            "",
             f"{'export ' if export else ''}const {variable}: Partial<{options_type}> = {{",
-            f"    cluster: (process.env['{IMQ_REDIS_ENV}'] || `${{opts.host}}:${{opts.port}}`)",
-            "        .split(',')",
-            "        .map((instance: string) => {",
-            "            const [host, port] = instance.trim().split(':');",
-            "            return { host, port: Number(port) };",
-            "        }),",
+            "    ...broker,",
             *extra,
             "};",
             "",

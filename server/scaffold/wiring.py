@@ -130,7 +130,7 @@ def client_options_source(call_timeout_ms: int) -> str:
             "// call with no answer within this many milliseconds rejects with IMQ_RPC_CALL_TIMEOUT",
             "// (unset, it would wait forever).",
             "export const clientOptions: Partial<IMQClientOptions> = {",
-            f"{INDENT}cluster: serviceOptions.cluster,",
+            f"{INDENT}...broker,",
             f"{INDENT}callTimeout: {call_timeout_ms},",
             "};",
             "",
