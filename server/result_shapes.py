@@ -373,6 +373,11 @@ class PlacedFile(BaseModel):
         "and overwrite was not given"
     )
     bytes: int
+    backup: str | None = Field(
+        default=None,
+        description="An overwritten file: where what it held was kept (beside it, <name>.orig); in a "
+        "dry run, where it would be kept",
+    )
 
 
 class Placement(BaseModel):

@@ -15,7 +15,9 @@ trusted from `stat`. Callers run it off the event loop (asyncio.to_thread) like 
 Writing is the scaffold tools' (with a target folder, on the local server only): the folder must be
 absolute and inside the allowed folders (target_folder), every destination a regular file or
 nothing yet, never reached through a symlinked folder (plan_writes), and an existing file with
-other content is replaced only with overwrite (write_planned refuses the lot otherwise).
+other content is replaced only with overwrite (write_planned refuses the lot otherwise), and
+what it held is kept beside it as <name>.orig (<name>.orig-2 ... when that is taken): a scaffold
+written again over a project whose methods an agent implemented must not lose them.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 
 CHUNK_BYTES = 64 * 1024
 MANIFEST_BYTES = 8 * 1024 * 1024  # a package.json, a lockfile, a tsconfig, a source file
+BACKUP_BYTES = 64 * 1024 * 1024  # a file an overwrite keeps: far past any source file
 
 
 class NotARegularFile(OSError):
@@ -102,9 +105,18 @@ class Placement:
     absolute: Path
     action: str
     bytes: int
+    backup: Path | None = None  # an overwrite: where the file's old content is kept
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "absolute": str(self.absolute), "action": self.action, "bytes": self.bytes}
+        data: dict[str, Any] = {
+            "path": self.path,
+            "absolute": str(self.absolute),
+            "action": self.action,
+            "bytes": self.bytes,
+        }
+        if self.backup is not None:
+            data["backup"] = str(self.backup)
+        return data
 
 
 def within(path: Path, folders: Sequence[Path]) -> bool:
@@ -156,8 +168,21 @@ def plan_writes(folder: Path, files: Sequence[Mapping[str, str]], overwrite: boo
                 "Remove the link, or pass another folder.",
             )
         data = file["content"].encode()
-        out.append(Placement(file["path"], destination, _action(destination, data, overwrite), len(data)))
+        action = _action(destination, data, overwrite)
+        backup = backup_path(destination) if action == "overwrite" else None
+        out.append(Placement(file["path"], destination, action, len(data), backup))
     return out
+
+
+def backup_path(destination: Path) -> Path:
+    """Where an overwritten file's old content goes: <name>.orig beside it, else the first free
+    <name>.orig-N (an earlier backup is never replaced)."""
+    candidate = destination.with_name(f"{destination.name}.orig")
+    number = 2
+    while candidate.exists() or candidate.is_symlink():
+        candidate = destination.with_name(f"{destination.name}.orig-{number}")
+        number += 1
+    return candidate
 
 
 def _action(destination: Path, data: bytes, overwrite: bool) -> str:
@@ -188,22 +213,29 @@ def write_planned(plan: Sequence[Placement], files: Sequence[Mapping[str, str]])
             f"{len(conflicts)} file(s) exist with other content: "
             + ", ".join(str(each.absolute) for each in conflicts)
             + "; nothing was written.",
-            "Call again with overwrite: true to replace them, or pass another folder.",
+            "Call again with overwrite: true to replace them (each keeps its old content beside it as "
+            "<name>.orig), or pass another folder. To add methods to a service whose methods you "
+            "have written, copy the new methods from this reply's files into your class instead.",
         )
     contents = {file["path"]: file["content"].encode() for file in files}
     for each in plan:
         if each.action == "unchanged":
             continue
         each.absolute.parent.mkdir(parents=True, exist_ok=True)
-        temporary = each.absolute.with_name(f".{each.absolute.name}.{secrets.token_hex(6)}.tmp")
-        flags = (
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        )
-        descriptor = os.open(temporary, flags, 0o644)
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(contents[each.path])
-            os.replace(temporary, each.absolute)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        if each.backup is not None:  # the old content first, under its own name, never half-copied
+            _write_new(each.backup, read_capped(each.absolute, BACKUP_BYTES))
+        _write_new(each.absolute, contents[each.path])
+
+
+def _write_new(destination: Path, data: bytes) -> None:
+    """`data` at `destination`, written beside it and renamed over it: never left half-written."""
+    temporary = destination.with_name(f".{destination.name}.{secrets.token_hex(6)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(temporary, flags, 0o644)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, destination)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

@@ -91,10 +91,23 @@ def test_a_write_puts_exactly_the_listed_files_and_a_second_refuses_to_replace_a
     dry = local.call("scaffold_service", {**arguments, "dry_run": True})
     actions = {each["path"]: each["action"] for each in dry.structured_content["written"]["files"]}
     assert actions["src/InventoryService.ts"] == "conflict" and actions["tsconfig.json"] == "create"
-    # overwrite: true replaces it.
+    assert "copy the new methods" in text_of(refused)  # adding a method need not replace the class
+    # overwrite: true replaces it, and keeps what it held beside it: the user's code is not lost.
+    backup = target / "src" / "InventoryService.ts.orig"
+    dry = local.call("scaffold_service", {**arguments, "dry_run": True, "overwrite": True})
+    placed = {each["path"]: each for each in dry.structured_content["written"]["files"]}
+    assert placed["src/InventoryService.ts"]["backup"] == str(backup) and not backup.exists()
+    assert "what it holds would be kept as InventoryService.ts.orig" in text_of(dry)
     replaced = local.call("scaffold_service", {**arguments, "overwrite": True})
     assert not replaced.is_error, text_of(replaced)
     assert service.read_text() == file_content(replaced.structured_content, "src/InventoryService.ts")
+    assert backup.read_text() == "// my own code\n"
+    assert "what it held is kept as InventoryService.ts.orig" in text_of(replaced)
+    # A second overwrite keeps that backup and puts the next one beside it.
+    service.write_text("// my second edit\n")
+    local.call("scaffold_service", {**arguments, "overwrite": True})
+    assert backup.read_text() == "// my own code\n"
+    assert (target / "src" / "InventoryService.ts.orig-2").read_text() == "// my second edit\n"
 
 
 def file_content(data: dict[str, Any], path: str) -> str:

@@ -42,7 +42,13 @@ DryRun = Annotated[
         description="With path: true (default) says what would be written and writes nothing; false writes"
     ),
 ]
-Overwrite = Annotated[bool, Field(description="With path: replace files that exist with other content")]
+Overwrite = Annotated[
+    bool,
+    Field(
+        description="With path: replace files that exist with other content (each keeps its old "
+        "content beside it as <name>.orig)"
+    ),
+]
 
 
 async def allowed_folders() -> list[Path]:

@@ -26,7 +26,7 @@ ACTIONS = {
     "unchanged": ("unchanged (same content)", "unchanged (same content)"),
     "conflict": (
         "exists with other content",
-        "exists with other content: pass overwrite: true to replace it",
+        "exists with other content: pass overwrite: true to replace it (its content kept as <name>.orig)",
     ),
 }
 
@@ -81,5 +81,9 @@ def render_placement(written: dict[str, Any]) -> str:
         else f"Written to {written['path']}:"
     ]
     for each in written["files"]:
-        lines.append(f"- {each['path']} ({each['bytes']} bytes): {ACTIONS[each['action']][1 if dry else 0]}")
+        line = f"- {each['path']} ({each['bytes']} bytes): {ACTIONS[each['action']][1 if dry else 0]}"
+        if each.get("backup"):
+            kept = each["backup"].rsplit("/", 1)[-1]
+            line += f" ({'what it holds would be' if dry else 'what it held is'} kept as {kept})"
+        lines.append(line)
     return "\n".join(lines)
