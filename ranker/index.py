@@ -104,6 +104,7 @@ class InvertedIndex:
         self.url_order.frombytes(url_order)
         self.answers = frozenset(answers)  # records written as answers to a question (g=2)
         self.packages = packages  # every package a record belongs to, for the filter's check
+        self.filter_packages: list[str] | None = None  # what the filter takes (ranker.search.known_packages)
         self.pages = pages  # whole pages as a fielded BM25 (ranker.pages), fused with record scores
 
     @classmethod

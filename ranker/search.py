@@ -478,10 +478,22 @@ def package_mask(index: InvertedIndex, package: str) -> dense.Mask:
 
 
 def in_package(doc: Document, package: str) -> bool:
+    """A symbol of the package, a page of its reference (/api/<name>/), or of its own guide on
+    imqueue.org (/cli/ for @imqueue/cli, /mcp/ for @imqueue/mcp: packages with no API reference)."""
     if doc.package:
         return doc.package.lower() == package
     short = package.split("/", 1)[1]
-    return doc.path.startswith(f"/api/{short}/")
+    return doc.path.startswith(f"/api/{short}/") or (doc.site == "org" and doc.path.startswith(f"/{short}/"))
+
+
+def known_packages(index: InvertedIndex) -> list[str]:
+    """What the package filter takes: every package a symbol belongs to, and each package the docs
+    name (@imqueue/cli) that has a guide of its own on imqueue.org (/cli/); made once per index."""
+    if index.filter_packages is None:
+        guides = {doc.path.split("/")[1] for doc in index.documents if doc.site == "org" and doc.path.count("/") > 1}
+        named = {f"@imqueue/{guide}" for guide in guides if index.document_frequency(f"imqueue/{guide}")}
+        index.filter_packages = sorted({*index.packages, *named})
+    return index.filter_packages
 
 
 def search(
@@ -586,10 +598,10 @@ def brief(
 def checked_plan(index: InvertedIndex, query: str, package: str | None) -> QueryPlan:
     """The query's plan; ValueError naming the choices when its package filter is not one."""
     plan = plan_query(index, query, package)
-    if plan.package and plan.package not in index.packages:
+    if plan.package and plan.package not in (known := known_packages(index)):
         raise ValueError(
             f"unknown package {plan.package!r}; the filter takes one of: "
-            + ", ".join(p.removeprefix("@imqueue/") for p in index.packages)
+            + ", ".join(p.removeprefix("@imqueue/") for p in known)
         )
     return plan
 

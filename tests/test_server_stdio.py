@@ -274,6 +274,22 @@ def test_an_unknown_package_filter_is_an_error_naming_the_packages_it_takes(loca
     assert "unknown package '@imqueue/nosuch'" in text_of(result) and "rpc" in text_of(result)
 
 
+def test_the_package_filter_takes_every_listed_package_the_cli_and_mcp_by_their_guides(
+    local: McpConnection,
+) -> None:
+    """list_packages lists @imqueue/cli, and the docs name @imqueue/mcp; neither has an API
+    reference: the filter takes them too, and keeps their guides (/cli/, /mcp/) and nothing else."""
+    listed = {entry["name"] for entry in local.call("list_packages").structured_content["packages"]}
+    assert "@imqueue/cli" in listed
+    for package, guide in (("cli", "https://imqueue.org/cli/"), ("@imqueue/mcp", "https://imqueue.org/mcp/")):
+        result = local.call("search_docs", {"query": "generate a typed client", "package": package})
+        assert not result.is_error, text_of(result)
+        urls = [hit["url"] for hit in result.structured_content["results"]]
+        assert urls and all(url.startswith(guide) for url in urls), urls
+    refused = local.call("search_docs", {"query": "expose", "package": "nosuch"})
+    assert "cli" in text_of(refused) and "mcp" in text_of(refused)
+
+
 def test_package_facts_come_from_status_json(local: McpConnection) -> None:
     listed = local.call("list_packages").structured_content
     assert "factsUnavailable" not in listed
