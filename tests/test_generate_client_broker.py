@@ -24,7 +24,7 @@ from imq_real import NODE_BIN, SERVICE_RUNTIME
 
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq import bridge
-from imqueue_mcp.server.imq.broker import IMQ_BROKER, broker_address, probe_broker
+from imqueue_mcp.server.imq.broker import IMQ_BROKER, broker_address, probe_broker, queue_readers
 from imqueue_mcp.server.imq.runner import ImqRunner
 from imqueue_mcp.server.scaffold.templates import scaffold_client, scaffold_service
 
@@ -141,6 +141,27 @@ def test_a_listener_that_is_not_redis_is_no_broker_either(tmp_path: Path) -> Non
 
 def test_the_broker_answering_is_told_apart_by_a_ping(redis_port: int) -> None:
     assert asyncio.run(probe_broker(broker_address(f"127.0.0.1:{redis_port}"))) is None
+
+
+def test_the_queues_read_on_a_broker_are_told_by_the_names_core_gives_its_connections(
+    redis_port: int,
+) -> None:
+    """@imqueue/core names a reader connection <prefix>:<queue>:reader:pid:<pid>:host:<host>."""
+    import socket
+
+    address = broker_address(f"127.0.0.1:{redis_port}")
+    named = []
+    for name in ("imq:FakeService:reader:pid:1:host:h", "imq:FakeService:writer:pid:1:host:h", "other"):
+        connection = socket.create_connection(("127.0.0.1", redis_port), timeout=5)
+        connection.sendall(f"CLIENT SETNAME {name}\r\n".encode())
+        assert connection.recv(64).startswith(b"+OK")
+        named.append(connection)
+    try:
+        assert asyncio.run(queue_readers(address)) == frozenset({"FakeService"})
+    finally:
+        for connection in named:
+            connection.close()
+    assert asyncio.run(queue_readers(broker_address(f"127.0.0.1:{free_port()}"))) is None  # nothing there
 
 
 # --- through the project's own @imqueue/rpc ---------------------------------------------
@@ -266,6 +287,14 @@ def test_a_scaffolded_service_on_a_non_default_redis_gets_its_client_through_the
         assert (
             "public async getUser(id: string" in (project / "src" / "clients" / "UserService.ts").read_text()
         )
+        # Asked for as the scaffolds take it ('user'), the service they named UserService is meant.
+        started = time.monotonic()
+        named = asyncio.run(
+            bridge.generate_client("user", path="by-name", redis=f"127.0.0.1:{redis_port}", runner=runner)
+        )
+        assert not named.is_error, named.text
+        assert "UserService does, the name the scaffolds give a service asked for as 'user'" in named.text
+        assert (project / "by-name" / "UserService.ts").is_file() and time.monotonic() - started < 20
 
         # scaffold_client's caller, as written, beside the generated client: builds, calls, exits.
         # files[] lists every file the answer shows, the caller among them.

@@ -46,6 +46,7 @@ from imqueue_mcp.server.imq.broker import (
     generator_argv,
     installed_rpc_version,
     probe_broker,
+    queue_readers,
 )
 from imqueue_mcp.server.imq.fleet_start import describe_start, service_folders
 from imqueue_mcp.server.imq.generated_client import attach_generated_client
@@ -65,6 +66,7 @@ from imqueue_mcp.server.imq.production import (
     var_home,
 )
 from imqueue_mcp.server.imq.runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
+from imqueue_mcp.server.scaffold.types import normalize_service_name
 from imqueue_mcp.server.imq.template_pins import apply_pins, describe_unpinned, read_manifest, template_folder
 
 # --------------------------------------------------------------------------- timeouts
@@ -398,10 +400,12 @@ async def generate_client(
         "again with overwrite=true to replace it (adds -o)."
     )
     if address.is_imq_default and runner.find_imq() is not None:
+        service, renamed = await _reading_name(service, address)
         args = ["client", "generate", service, *([path] if path else []), *(["-o"] if overwrite else [])]
         outcome = await runner.run_imq(args, CLIENT_TIMEOUT_SECONDS, long=True)
         how = (
-            f"Generated the {service} client from the running service on {address}: {directory / service}.ts."
+            f"Generated the {service} client from the running service on {address}{renamed}: "
+            f"{directory / service}.ts."
         )
     else:
         if address.is_imq_default and _rpc_project(runner, directory) is None:
@@ -410,6 +414,7 @@ async def generate_client(
         unreachable = await probe_broker(address)
         if unreachable is not None:
             return _no_client_broker(address, unreachable)
+        service, renamed = await _reading_name(service, address)
         if not overwrite and (directory / f"{service}.ts").exists():
             return refused(
                 f"{directory / service}.ts exists: call generate_client again with overwrite=true to "
@@ -430,7 +435,8 @@ async def generate_client(
             else "imq is not installed"
         )
         how = (
-            f"Generated the {service} client from the running service on {address} through the project's "
+            f"Generated the {service} client from the running service on {address}{renamed} through the "
+            "project's "
             f"own @imqueue/rpc{f' {version}' if version else ''} in {project} (IMQClient.create, as imq "
             "client generate "
             f"runs it; {why}): {directory / service}.ts."
@@ -446,6 +452,25 @@ async def generate_client(
     if result.is_error:
         return await _classify_client_failure(result, outcome, service, address)
     return attach_generated_client(result, directory / f"{service}.ts", service)
+
+
+async def _reading_name(service: str, address: BrokerAddress) -> tuple[str, str]:
+    """The service to ask for, and why it is not the name given: the scaffolds name a service asked
+    for as 'User' (or 'user-service') UserService, so when no process reads the given name's queue
+    on the broker and one reads that name's, it is the one meant. Else the name as given, untold."""
+    try:
+        scaffolded = normalize_service_name(service)
+    except ValueError:  # ScaffoldError: not a name the scaffolds take
+        return service, ""
+    if scaffolded == service:
+        return service, ""
+    readers = await queue_readers(address)
+    if readers is None or service in readers or scaffolded not in readers:
+        return service, ""
+    return scaffolded, (
+        f" (no process reads a {service!r} queue there; {scaffolded} does, the name the scaffolds give "
+        f"a service asked for as {service!r})"
+    )
 
 
 def _no_broker(address: BrokerAddress, why: str, needed_for: str, otherwise: str) -> BridgeResult:

@@ -8,6 +8,7 @@ port added. No MCP imports; bridge.generate_client calls these.
 
     BrokerAddress, broker_address   "host:port" (the argument, else IMQ_REDIS, else localhost:6379)
     probe_broker                    None when a Redis answers PING there, else why not
+    queue_readers                   the queues a process reads there (its readers' connection names)
     find_rpc_project                the nearest folder whose node_modules has @imqueue/rpc
     generator_argv                  node running GENERATOR_SCRIPT in that project
 
@@ -37,6 +38,7 @@ __all__ = [
     "generator_argv",
     "installed_rpc_version",
     "probe_broker",
+    "queue_readers",
 ]
 
 IMQ_REDIS_ENV = "IMQ_REDIS"
@@ -117,6 +119,42 @@ async def probe_broker(address: BrokerAddress, timeout: float = PROBE_TIMEOUT_SE
     if reply.startswith((b"+PONG", b"-NOAUTH", b"-ERR", b"-WRONGPASS")):
         return None
     return "something listens there, but it did not answer PING as Redis does"
+
+
+READERS_BYTES = 4 * 1024 * 1024  # of a CLIENT LIST reply: far more than a fleet's connections
+# @imqueue/core names each connection <prefix>:<queue>:<channel>:pid:<pid>:host:<host>
+_READER = re.compile(rb"\bname=[^:\s]*:([^:\s]+):reader:pid:")
+
+
+async def queue_readers(address: BrokerAddress, timeout: float = PROBE_TIMEOUT_SECONDS) -> frozenset[str] | None:
+    """The queues some process reads on the broker, from the names @imqueue/core gives its
+    connections (CLIENT LIST): a running service's class name among them. None when that cannot be
+    told (no answer, CLIENT refused or renamed, a reply over READERS_BYTES)."""
+    try:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(address.host.strip("[]"), address.port), timeout
+        )
+    except (TimeoutError, OSError):
+        return None
+    try:
+        writer.write(b"CLIENT LIST\r\n")
+        await writer.drain()
+        header = await asyncio.wait_for(reader.readline(), timeout)
+        if not header.startswith(b"$") or not header[1:].strip().isdigit():
+            return None
+        size = int(header[1:])
+        if size > READERS_BYTES:
+            return None
+        body = await asyncio.wait_for(reader.readexactly(size), timeout)
+    except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError):
+        return None
+    finally:
+        writer.close()
+        try:
+            await writer.wait_closed()
+        except OSError:
+            pass
+    return frozenset(name.decode("utf-8", "replace") for name in _READER.findall(body))
 
 
 def find_rpc_project(start: Path) -> Path | None:
