@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from imq_real import CORE1, FRAMEWORK1, INSTALL, RPC1, RPC3, RPC_API, SERVICE_RUNTIME
 
+from imqueue_mcp.server.project.api_diff import same_declaration
+
 from conftest import (
     McpConnection,
     built_snapshot,
@@ -93,6 +95,21 @@ def test_api_diff_on_the_docs_release_finds_no_declaration_changed(
     assert data["found"] and data["installed"] == data["latest"] == "3.7.2"
     assert data["added"] == [] and data["changed"] == [] and "migrationGuide" not in data
     assert data["counts"]["signaturesCompared"] >= 180
+    # core's too: its enums, whose members the docs list in a table under the bare head
+    # (`export declare enum IMQMode`), are the same declarations as installed
+    core = server.call(
+        "api_diff", {"package": "core", "path": str(SERVICE_RUNTIME.parent)}
+    ).structured_content
+    assert core["installed"] == core["latest"] == "3.4.2" and core["changed"] == [], core["changed"]
+
+
+def test_a_declaration_the_docs_give_as_its_head_alone_is_the_same_as_one_with_its_body() -> None:
+    assert same_declaration("enum IMQMode { BOTH = 0, WORKER = 1 }", "export declare enum IMQMode")
+    assert same_declaration(
+        "declare abstract class A<T> extends B { x: T }", "export declare abstract class A<T> extends B"
+    )
+    assert not same_declaration("enum IMQMode { BOTH = 0 }", "export declare enum IMQMode { BOTH = 1 }")
+    assert not same_declaration("declare class A extends C { x: number }", "export declare class A extends B")
 
 
 def test_api_diff_names_what_the_docs_deprecated_with_the_reason(

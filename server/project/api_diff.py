@@ -32,6 +32,9 @@ MAX_SIGNATURE_CHARS = 400  # a longer declaration is cut, with a marker
 _PUNCTUATION = re.compile(r"\s*([(){}\[\]<>,;:|&=?])\s*")
 _MODIFIERS = re.compile(r"^(?:(?:export|declare|default|const|let|var)\s+)+")
 _UNUSED = re.compile(r"(?<![\w$])_(?=[A-Za-z])")  # `_mode`, `<_T>`: a name marked unused, same type
+# An enum, class, interface or namespace as its head, without the body: the docs' signature line
+# gives only the head (`export declare enum IMQMode`) and lists the members in a table.
+_BODY = re.compile(r"^((?:abstract\s+)?(?:enum|class|interface|namespace)\b[^{]*?)\{.*\}$", re.DOTALL)
 
 
 @dataclass
@@ -73,6 +76,16 @@ def comparable(signature: str) -> str:
     `function f(): any`), nor a parameter renamed `_name` to mark it unused."""
     text = " ".join(signature.split()).rstrip(";").strip()
     return _UNUSED.sub("", _PUNCTUATION.sub(r"\1", _MODIFIERS.sub("", text)))
+
+
+def same_declaration(installed: str, documented: str) -> bool:
+    """comparable() alike, or the same head where one side gives only the head of a declaration
+    whose body the other carries (an enum's members, which the docs list in a table)."""
+    a, b = comparable(installed), comparable(documented)
+    if a == b:
+        return True
+    heads = [_BODY.sub(r"\1", text).rstrip() for text in (a, b)]
+    return heads[0] == heads[1] and (heads[0] == a or heads[1] == b)
 
 
 def cut(signature: str) -> str:
@@ -120,7 +133,7 @@ def compare_declared(
             "installed-only", "Only in the installed version: the docs' release has no such symbol."
         )
     known = documented.signature is not None
-    if known and comparable(signature) != comparable(str(documented.signature)):
+    if known and not same_declaration(signature, str(documented.signature)):
         return Comparison("signature-changed", "Declared differently in the docs' release.")
     if documented.deprecated and not deprecated:
         return Comparison(
