@@ -184,3 +184,19 @@ def test_the_known_needs_table_reads_the_code_not_the_page() -> None:
     ]
     redis = known_needs("const service = new UserService();")
     assert len(redis) == 1 and "localhost:6379" in redis[0]
+
+
+def test_an_example_that_does_not_compile_in_the_scaffolds_project_says_why() -> None:
+    """The scaffolds write an ES-module, strict project: a relative import needs its .js, and a
+    @property() field its '!' (TS2835, TS2564); an example written otherwise says so."""
+    from imqueue_mcp.server.docs.errata import known_needs
+
+    (imports,) = known_needs("import { BlogPost } from './types';\nimport { x } from '../lib/x.js';")
+    assert "'./types'" in imports and "TS2835" in imports and "'../lib/x.js'" not in imports
+    (fields,) = known_needs(
+        "class User {\n    @property('string')\n    public name: string;\n"
+        "    @property('number', true)\n    age?: number;\n    @property('string') id!: string;\n"
+        "    @property('string')\n    email: string = '';\n}"
+    )
+    assert "field name with" in fields and "TS2564" in fields and "age" not in fields
+    assert known_needs("import { IMQService } from '@imqueue/rpc';\nimport t from './types.js';") == []

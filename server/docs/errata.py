@@ -5,7 +5,9 @@ generated client constructed without a queue name calls the queue named after it
 'Client' ('UserClient' -> 'User'), so against a service on another queue (a scaffolded
 UserService listens on 'UserService') its calls time out; a client or service built with no
 options uses the Redis at localhost:6379; ``@classType()`` and ``callTimeout`` are
-@imqueue/rpc 3.x API (1.x has neither). get_doc and find_examples attach the notes to their
+@imqueue/rpc 3.x API (1.x has neither); a relative import without its `.js`, and a `@property()`
+field with neither `!` nor an initializer, do not compile in the ES-module, strict project the
+scaffolds write (TS2835, TS2564). get_doc and find_examples attach the notes to their
 answers. Pure: no I/O.
 """
 
@@ -96,7 +98,46 @@ def _rpc_3x_only(code: str) -> list[str]:
 
 _RPC_3X_ONLY = (("@classType()", r"@classType\s*\("), ("callTimeout", r"\bcallTimeout\b"))
 
-RULES: tuple[Callable[[str], list[str]], ...] = (_client_without_queue, _no_redis_options, _rpc_3x_only)
+# `from './types'`, `import './setup'`, `import('./x')`: a relative specifier without an extension
+_RELATIVE_IMPORT = re.compile(r"""(?:\bfrom|\bimport)\s*\(?\s*(['"])(\.{1,2}/[^'"\n]*?)\1""")
+_EXTENSIONS = (".js", ".mjs", ".cjs", ".json", ".ts", ".mts", ".cts")
+# `@property(...) name: Type` with neither `!` nor `?` nor an initializer after the name
+_BARE_PROPERTY = re.compile(
+    r"@property\([^\n]*\)\s*(?:(?:public|protected|private|readonly|declare)\s+)*(?P<name>[A-Za-z_$][\w$]*)\s*:[^=;\n]*;?\s*$",
+    re.MULTILINE,
+)
+
+
+def _extensionless_import(code: str) -> list[str]:
+    bare = [found[2] for found in _RELATIVE_IMPORT.finditer(code) if not found[2].endswith(_EXTENSIONS)]
+    if not bare:
+        return []
+    shown = ", ".join(f"'{path}'" for path in dict.fromkeys(bare))
+    return [
+        f"{shown}: a relative import without its extension does not compile in an ES-module project "
+        '("type": "module", module nodenext, as scaffold_service writes it: TS2835); write the '
+        "compiled file's name, e.g. './types.js'."
+    ]
+
+
+def _bare_property(code: str) -> list[str]:
+    names = [found["name"] for found in _BARE_PROPERTY.finditer(code)]
+    if not names:
+        return []
+    return [
+        f"@property() field{'s' if len(names) > 1 else ''} {', '.join(dict.fromkeys(names))} "
+        "with neither '!' nor an initializer: under strict (the scaffolds' tsconfig) TypeScript refuses "
+        "an unassigned field (TS2564); declare it as name!: Type."
+    ]
+
+
+RULES: tuple[Callable[[str], list[str]], ...] = (
+    _client_without_queue,
+    _no_redis_options,
+    _rpc_3x_only,
+    _extensionless_import,
+    _bare_property,
+)
 
 
 def known_needs(code: str) -> list[str]:
