@@ -400,8 +400,10 @@ class ServiceScaffold(BaseModel):
     )
     types: list[str] = Field(description="Types that need @classType()/@property() declarations")
     notes: list[str] = Field(
-        description="Object-literal types: each lifted into a generated @classType() class in "
-        "src/types.ts, or why it could not be (it is then described as any)"
+        description="Notes on the input: object-literal types lifted into generated @classType() "
+        "classes in src/types.ts (or why one could not be: it is then described as any); "
+        "descriptions changed so the doc block @imqueue parses at run time reads them as written; "
+        "types JSON cannot carry across the queue (Date, Map, Set, functions), with what to declare"
     )
     calls: list[CalledService] = Field(
         default_factory=list, description="The services it calls, each client wired in, to generate"

@@ -8,9 +8,10 @@ data cannot disagree.
 Map of this module, top to bottom:
 
     SCAFFOLD_*_DESCRIPTION        the two tools' descriptions
-    scaffold_service              -> {service, install, files[], types[], cliAlternative}; the
-                                  files are the service, its types, the broker config, the
+    scaffold_service              -> {service, install, files[], types[], notes[], cliAlternative};
+                                  the files are the service, its types, the broker config, the
                                   bootstrap, package.json (manifest.py) and tsconfig.json
+    doc_safe_descriptions         descriptions made safe for the runtime-parsed JSDoc block
     render_service_markdown       that dict as markdown
     scaffold_client               -> {service, client, namespace, generateCommand, output, example,
                                   callTimeoutMs, files[]}: the example is the caller's src/caller.ts
@@ -19,7 +20,8 @@ Map of this module, top to bottom:
 
 Facts the generated code relies on (from the @imqueue 3.x reference): services are
 native ES modules with standard (TC39) decorators; an exposed method's JSDoc block is
-the only runtime type source, so ``removeComments`` must stay false; complex types are
+the only runtime type source, so ``removeComments`` must stay false, and rpc parses it at run
+time, starting a tag at every '@' (so no '@' of a description is written there); complex types are
 classes carrying ``@classType()``; ``imq client generate <Class>`` writes
 ``<dir>/<Class>.ts`` whose only export is a namespace named after the service with a
 lower-case first letter, holding ``<Base>Client``. Both sides read the broker from
@@ -50,6 +52,7 @@ from imqueue_mcp.server.scaffold.types import (
     ScaffoldError,
     coerce_methods,
     complex_type_names,
+    json_crossing_notes,
     kebab_case,
     method_types,
     normalize_service_name,
@@ -147,7 +150,10 @@ def scaffold_service(
     files go to, named in the generate_client arguments, and refused when it cannot exist.
     """
     service = normalize_service_name(name)
-    parsed, lifted, notes = lift_object_types(coerce_methods(methods), [service])
+    given = coerce_methods(methods)
+    described, returns_descriptions, description_notes = doc_safe_descriptions(given)
+    parsed, lifted, notes = lift_object_types(described, [service])
+    notes += description_notes + json_crossing_notes(given)
     called = called_services(calls, service, parsed)
     timeout = _call_timeout(call_timeout_ms)
     if call_timeout_ms is not None and not called:
@@ -157,7 +163,8 @@ def scaffold_service(
     if service in types:
         raise ScaffoldError(f"Type {service!r} has the same name as the service class; rename the type.")
     declared = sorted({*types, *(name for each in lifted for name in each.referenced())} - {service})
-    files = [_file(f"src/{service}.ts", "typescript", service_source(service, parsed, types, called))]
+    source = service_source(service, parsed, types, called, returns_descriptions)
+    files = [_file(f"src/{service}.ts", "typescript", source)]
     if declared:
         files.append(_file("src/types.ts", "typescript", types_source(declared, lifted)))
     config = SERVICE_CONFIG_SOURCE
@@ -196,7 +203,11 @@ def _file(path: str, language: str, content: str) -> dict[str, str]:
 
 
 def service_source(
-    service: str, methods: Sequence[Method], types: Sequence[str], called: Sequence[Called] = ()
+    service: str,
+    methods: Sequence[Method],
+    types: Sequence[str],
+    called: Sequence[Called] = (),
+    returns_descriptions: Mapping[str, str] | None = None,
 ) -> str:
     lines = ["import { IMQService, expose } from '@imqueue/rpc';", *client_imports(called)]
     if types:
@@ -214,7 +225,8 @@ def service_source(
         " */",
         f"export class {service} extends IMQService {{",
     ]
-    bodies = [_method_source(method, service) for method in methods] or [
+    returned = returns_descriptions or {}
+    bodies = [_method_source(method, service, returns=returned.get(method.name)) for method in methods] or [
         _method_source(STARTER_METHOD, service, STARTER_BODY)
     ]
     members = client_members(called)
@@ -223,13 +235,13 @@ def service_source(
     return "\n".join(lines) + "\n"
 
 
-def _method_source(method: Method, service: str, body: str | None = None) -> str:
+def _method_source(method: Method, service: str, body: str | None = None, returns: str | None = None) -> str:
     signature = ", ".join(
         f"{param.name}{'?' if param.optional else ''}: {param.type}" for param in method.params
     )
     body = body or f"throw new Error('{service}.{method.name}() is not implemented yet');"
     lines = [
-        *_jsdoc(method),
+        *_jsdoc(method, returns),
         "@expose()",
         f"public async {method.name}({signature}): Promise<{method.returns}> {{",
         f"{INDENT}{body}",
@@ -238,17 +250,124 @@ def _method_source(method: Method, service: str, body: str | None = None) -> str
     return "\n".join(INDENT + line for line in lines)
 
 
-def _jsdoc(method: Method) -> list[str]:
-    """The doc-block @imqueue reads at runtime: one @param per argument, then @return."""
+def _jsdoc(method: Method, returns: str | None = None) -> list[str]:
+    """The doc-block @imqueue reads at runtime: one @param per argument, then @return.
+
+    Descriptions go through doc_safe_descriptions first: any '@' in them would start a tag."""
     summary = method.description or f"TODO: describe what {method.name}() does."
     lines = ["/**", *(f" * {line}".rstrip() for line in _wrapped(_comment_safe(summary))), " *"]
     for param in method.params:
         name = f"[{param.name}]" if param.optional else param.name
         suffix = f" - {_single_line(param.description)}" if param.description else ""
         lines.append(f" * @param {{{param.type}}} {name}{suffix}")
-    lines.append(f" * @return {{Promise<{method.returns}>}}")
+    suffix = f" {_single_line(returns)}" if returns else ""
+    lines.append(f" * @return {{Promise<{method.returns}>}}{suffix}")
     lines.append(" */")
     return lines
+
+
+# rpc 3.x parses the doc block at run time, and any '@' there starts a tag (RX_TAG = /(@[^@]+)/g in
+# decorators/expose.js): '@param x' adds a parameter, an e-mail address cuts the text. A
+# description's '@' is written as this look-alike, which rpc reads as text.
+AT_LOOKALIKE = "\uff20"  # FULLWIDTH COMMERCIAL AT
+_PARAM_TAG = re.compile(r"@(?:param|params|arg|argument)\b\s*(?P<rest>.*)", re.DOTALL)
+_RETURNS_TAG = re.compile(r"@returns?\b\s*(?P<rest>.*)", re.DOTALL)
+_TAG_NAME = re.compile(r"\[?\s*(?P<name>[A-Za-z_$][A-Za-z0-9_$]*)(?:\s*=[^\]]*)?\s*\]?\s*(?:-\s*)?")
+
+
+def doc_safe_descriptions(methods: Sequence[Method]) -> tuple[list[Method], dict[str, str], list[str]]:
+    """The methods with no '@' left in their descriptions, each method's returns description,
+    and one note per method changed.
+
+    A description line that is a JSDoc tag is understood: ``@param name text`` describes that
+    parameter (when it has no description of its own), ``@returns text`` goes on the @return
+    line; a tag line that cannot be used is dropped. Any other '@' becomes AT_LOOKALIKE."""
+    result: list[Method] = []
+    returns: dict[str, str] = {}
+    notes: list[str] = []
+    for method in methods:
+        described = {param.name: param.description for param in method.params}
+        summary: list[str] = []
+        used: list[str] = []
+        dropped: list[str] = []
+        for line in (method.description or "").splitlines():
+            tag = line.strip().lstrip("*").strip()
+            param = _PARAM_TAG.fullmatch(tag)
+            returned = _RETURNS_TAG.fullmatch(tag)
+            if param:
+                found = _TAG_NAME.match(_without_type(param["rest"]))
+                name = found["name"] if found else ""
+                text = _without_type(param["rest"])[found.end() :].strip() if found else ""
+                if name in described and not described[name] and text:
+                    described[name] = text
+                    used.append(tag)
+                else:
+                    dropped.append(tag)
+            elif returned and _without_type(returned["rest"]) and method.name not in returns:
+                returns[method.name] = _without_type(returned["rest"]).removeprefix("-").strip()
+                used.append(tag)
+            elif returned:
+                dropped.append(tag)
+            else:
+                summary.append(line)
+        description = "\n".join(summary).strip() or None
+        lookalikes = [
+            text
+            for text in [description, *described.values(), returns.get(method.name)]
+            if text and "@" in text
+        ]
+        params = [
+            param.model_copy(update={"description": _at_safe(described[param.name])})
+            for param in method.params
+        ]
+        if method.name in returns:
+            returns[method.name] = _at_safe(returns[method.name]) or ""
+        result.append(method.model_copy(update={"description": _at_safe(description), "params": params}))
+        notes += _description_notes(method.name, used, dropped, lookalikes)
+    return result, returns, notes
+
+
+def _without_type(text: str) -> str:
+    """A tag's text after its leading {type}, if it has one (braces matched by depth)."""
+    text = text.strip()
+    if not text.startswith("{"):
+        return text
+    depth = 0
+    for index, char in enumerate(text):
+        depth += (char == "{") - (char == "}")
+        if not depth:
+            return text[index + 1 :].strip()
+    return text
+
+
+def _at_safe(text: str | None) -> str | None:
+    return text.replace("@", AT_LOOKALIKE) if text else text
+
+
+def _description_notes(
+    method: str, used: Sequence[str], dropped: Sequence[str], lookalikes: Sequence[str]
+) -> list[str]:
+    why = (
+        "@imqueue parses the JSDoc block at run time and starts a tag at every '@', so a description's "
+        "'@' would change the method's signature (an extra @param is an extra parameter) or cut its text"
+    )
+    sentences = []
+    if used:
+        sentences.append(
+            "the tag lines " + "; ".join(repr(tag) for tag in used) + " are written as the parameter's "
+            "or the return's description"
+        )
+    if dropped:
+        sentences.append(
+            "the tag lines " + "; ".join(repr(tag) for tag in dropped) + " are left out (the parameters "
+            "are the method's params, each described by its params[].description: a @param line only "
+            "describes a parameter in params that has no description, and one @returns the return)"
+        )
+    if lookalikes:
+        sentences.append(f"every other '@' is written as '{AT_LOOKALIKE}' (U+FF20), which rpc reads as text")
+    if not sentences:
+        return []
+    return [f"{method}()'s descriptions: {'; '.join(sentences)}. Why: {why}."]
 
 
 def _comment_safe(text: str) -> str:
@@ -372,8 +491,12 @@ def render_service_markdown(data: Mapping[str, Any], written: str | None = None)
     ]
     for file in data["files"]:
         parts += [f"### {file['path']}", fenced(file["content"], file["language"])]
-    if data["notes"]:
-        parts += ["## Object-literal types", "\n".join(f"- {note}" for note in data["notes"])]
+    literal = [note for note in data["notes"] if _OBJECT_LITERAL_NOTE.match(note)]
+    other = [note for note in data["notes"] if not _OBJECT_LITERAL_NOTE.match(note)]
+    if literal:
+        parts += ["## Object-literal types", "\n".join(f"- {note}" for note in literal)]
+    if other:
+        parts += ["## Notes", "\n".join(f"- {note}" for note in other)]
     if data["types"]:
         parts += [
             "## Complex types",
@@ -395,6 +518,13 @@ def render_service_markdown(data: Mapping[str, Any], written: str | None = None)
         data["cliAlternative"],
     ]
     return "\n\n".join(parts) + "\n"
+
+
+# How each note of object_types.py begins; the others (descriptions, JSON crossing) begin otherwise.
+_OBJECT_LITERAL_NOTE = re.compile(
+    r"[\w$]+\(\)'s (?:parameter [\w$]+|return) "
+    r"(?:had the object literal |has the type .*, with an object literal this scaffold cannot declare)"
+)
 
 
 def _calls_text(data: Mapping[str, Any]) -> str:

@@ -9,6 +9,7 @@ Pure logic, like scaffold.py, which builds on it. Top to bottom:
     coerce_methods                raw method dicts -> Methods, or a ScaffoldError naming the fault
     complex_type_names            TypeScript type strings -> names that need @classType()
     method_types                  every such name across a list of methods, sorted
+    json_crossing_notes           what of a method's types does not survive the queue's JSON
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "ScaffoldError",
     "coerce_methods",
     "complex_type_names",
+    "json_crossing_notes",
     "kebab_case",
     "method_types",
     "normalize_service_name",
@@ -70,17 +72,28 @@ def normalize_service_name(raw: str) -> str:
     ``user``, ``User``, ``user-service``, ``user_service``, ``userService`` and
     ``user service`` all become ``UserService``. The class name matters because it is
     also the queue name clients address and the name ``imq client generate`` takes.
+    A number after the suffix stays after it (``order-service-2`` -> ``OrderService2``,
+    not ``OrderService2Service``), and the name of a generated client stands for its
+    service (``InventoryClient`` -> ``InventoryService``, whose client it is).
     """
     words = _service_name_words(raw)
-    while words and words[-1].lower() == SERVICE_SUFFIX.lower():
+    number = words.pop() if len(words) > 2 and words[-1].isdigit() and _is_suffix(words[-2]) else ""
+    suffixed = bool(words) and _is_suffix(words[-1])
+    while words and _is_suffix(words[-1]):
         words.pop()
     if not words:
         raise ScaffoldError(f"Service name {raw!r} has no word besides 'Service'. {_NAME_RULE}")
-    name = "".join(word[0].upper() + word[1:] for word in words) + SERVICE_SUFFIX
+    if not (suffixed or number) and len(words) > 1 and words[-1].lower() == CLIENT_SUFFIX.lower():
+        words.pop()  # the generator names the client of XService XClient
+    name = "".join(word[0].upper() + word[1:] for word in words) + SERVICE_SUFFIX + number
     if name == "IMQService":
         # IMQService refuses to be constructed under its own name, even by a subclass.
         raise ScaffoldError("Service name 'IMQService' is the framework's base class; pick another name.")
     return name
+
+
+def _is_suffix(word: str) -> bool:
+    return word.lower() == SERVICE_SUFFIX.lower()
 
 
 def _service_name_words(raw: str) -> list[str]:
@@ -123,6 +136,9 @@ _FRAMEWORK_MEMBER_NAMES = frozenset(
     "broadcast cache constructor describe destroy hostName id imq logger metricsServer name "
     "options publish queueName remoteCall serviceName start stop subscribe unsubscribe".split()
 )
+# The parameters the client generator appends to every method (imqMetadata?: IMQMetadata,
+# imqDelay?: IMQDelay): a parameter of the same name would be declared twice in the client.
+_GENERATED_PARAMETER_NAMES = frozenset({"imqMetadata", "imqDelay"})
 # TypeScript type syntax only. Excluding '*', '/', '@' and newlines keeps a type from
 # closing or corrupting the JSDoc block it is written into.
 _TYPE_CHARACTERS = re.compile(r"[A-Za-z0-9_$<>\[\]{}()|&,.?:;'\" =-]+")
@@ -156,7 +172,62 @@ def _check_type(value: str) -> str:
         )
     if not _brackets_balanced(text):
         raise ValueError(f"Type {value!r} has unbalanced brackets.")
+    bare = _STRING_LITERAL.sub("''", text)
+    default = _DEFAULT_VALUE.search(bare)
+    if default:
+        # The client would declare the default too and send nothing for it, and the service,
+        # counting its @param tags, would refuse the call (IMQ_RPC_INVALID_ARGS_COUNT).
+        raise ValueError(
+            f"Type {value!r} holds a default value ('='); a type cannot. For a parameter, give the "
+            "type alone (the part before '=') with optional: true, and default it in the method body "
+            "(e.g. limit ??= 10): a caller that leaves it out sends nothing for it."
+        )
+    qualified = _QUALIFIED_NAME.search(bare)
+    if qualified:
+        local = qualified["name"].rsplit(".", 1)[-1].strip()
+        where = "import(...)" if qualified["space"] == ")" else f"the namespace {qualified['space']!r}"
+        raise ValueError(
+            f"Type {value!r} takes {local} from {where}, another module: the service would describe "
+            "the type by that qualified name, and every client generated from the service would fail to "
+            "compile (TS2503: the namespace is not declared there). Declare the type locally: use "
+            f"{local!r}, which the scaffold stubs as a @classType() class in src/types.ts, where you "
+            "declare its fields."
+        )
+    for generic in _GENERIC_USE.finditer(bare):
+        name = generic.group(1)
+        if name not in PRIMITIVE_TYPES and name not in _BUILT_IN_TYPES and name not in _TYPE_KEYWORDS:
+            arguments = _type_arguments(bare, generic.end())
+            concrete = "".join(word[0].upper() + word[1:] for word in _TYPE_NAME.findall(arguments))
+            raise ValueError(
+                f"Type {value!r} gives {name} type arguments, but the scaffold declares {name} as a "
+                "plain @classType() class, and @imqueue describes a type by its name alone. Use a "
+                f"concrete class instead (e.g. '{concrete}{name}' for {name}<{arguments}>) and "
+                "declare its fields with @property() in src/types.ts."
+            )
     return text
+
+
+# '=' not part of an arrow '=>': a default value ('number = 10').
+_DEFAULT_VALUE = re.compile(r"=(?!>)")
+# 'ns.Type' (or 'import(...).Type'); never the '...' of a rest element ('[...string[]]').
+_QUALIFIED_NAME = re.compile(
+    r"(?P<space>[A-Za-z_$][A-Za-z0-9_$]*|\))(?P<name>(?:\s*\.\s*[A-Za-z_$][A-Za-z0-9_$]*)+)"
+)
+# A name followed by its type arguments: 'Page<User>'.
+_GENERIC_USE = re.compile(r"([A-Za-z_$][A-Za-z0-9_$]*)\s*<")
+
+
+def _type_arguments(text: str, start: int) -> str:
+    """The text between the '<' just before ``start`` and its matching '>'."""
+    depth = 1
+    for index in range(start, len(text)):
+        if text[index] == "<":
+            depth += 1
+        elif text[index] == ">" and text[index - 1] != "=":
+            depth -= 1
+            if not depth:
+                return text[start:index].strip()
+    return text[start:].strip()
 
 
 def _brackets_balanced(text: str) -> bool:
@@ -186,7 +257,14 @@ class Param(BaseModel):
     @field_validator("name")
     @classmethod
     def _name_is_identifier(cls, value: str) -> str:
-        return _check_identifier(value, "Parameter name")
+        _check_identifier(value, "Parameter name")
+        if value in _GENERATED_PARAMETER_NAMES:
+            raise ValueError(
+                f"Parameter name {value!r} is one the generated client adds to every method itself "
+                "(imqMetadata?: IMQMetadata, imqDelay?: IMQDelay), so the client would declare it twice; "
+                f"pick another name (e.g. '{value.removeprefix('imq').lower()}')."
+            )
+        return value
 
     @field_validator("type")
     @classmethod
@@ -287,18 +365,21 @@ def complex_type_names(type_text: str) -> list[str]:
     ``Record<string, Address>`` give ``User`` and ``Address``. String-literal types,
     object-literal keys and qualified names (``ns.Type``, declared elsewhere) are skipped.
     """
-    text = _STRING_LITERAL.sub("''", type_text)
     names: list[str] = []
-    for match in _TYPE_NAME.finditer(text):
-        name = match.group()
-        rest = text[match.end() :].lstrip()
-        if rest.startswith(":") or rest.startswith("?:"):
-            continue  # a key inside an object-literal type
+    for name in _type_names(_STRING_LITERAL.sub("''", type_text)):
         if "." in name or name in PRIMITIVE_TYPES or name in _BUILT_IN_TYPES or name in _TYPE_KEYWORDS:
             continue
         if name not in names:
             names.append(name)
     return names
+
+
+def _type_names(text: str) -> Iterable[str]:
+    """Every name in a type (string literals already blanked), object-literal keys left out."""
+    for match in _TYPE_NAME.finditer(text):
+        rest = text[match.end() :].lstrip()
+        if not (rest.startswith(":") or rest.startswith("?:")):
+            yield match.group()
 
 
 def unwrap_promise(type_text: str) -> str:
@@ -316,3 +397,68 @@ def method_types(methods: Sequence[Method]) -> list[str]:
         for type_text in [*(param.type for param in method.params), method.returns]:
             names.extend(name for name in complex_type_names(type_text) if name not in names)
     return sorted(names)
+
+
+# What the queue's JSON (JSON.stringify on the sending side) makes of a value of each type, and
+# what to declare instead. A name here is looked for anywhere in a type.
+_MAP = (
+    "a Map arrives as {} (its entries are lost)",
+    "Declare Record<string, T> (or [key, value][]) instead.",
+)
+_SET = ("a Set arrives as {} (its entries are lost)", "Declare T[] instead.")
+_BIGINT = (
+    "the call fails (TypeError: Do not know how to serialize a BigInt)",
+    "Declare string (or number, where it fits) instead.",
+)
+_FUNCTION = (
+    "a function arrives as null, or not at all inside an object",
+    "Pass data the method acts on instead: a service cannot call back into its caller.",
+)
+_NOT_JSON = {
+    "Date": (
+        "a Date arrives as its ISO string (instanceof Date is false)",
+        "Declare string (an ISO date) instead, and make a Date with new Date(value) where one is needed.",
+    ),
+    "Map": _MAP,
+    "ReadonlyMap": _MAP,
+    "WeakMap": _MAP,
+    "Set": _SET,
+    "ReadonlySet": _SET,
+    "WeakSet": _SET,
+    "RegExp": ("a RegExp arrives as {}", "Declare string (its source) instead."),
+    "bigint": _BIGINT,
+    "BigInt": _BIGINT,
+    "Function": _FUNCTION,
+}
+_PROMISE_PARAMETER = (
+    "a Promise arrives as {}",
+    "Declare the type it resolves to instead, and await the value before the call.",
+)
+
+
+def json_crossing_notes(methods: Sequence[Method]) -> list[str]:
+    """One note per type in the methods' parameters and returns that JSON cannot carry across
+    the queue: what a value of it arrives as, and what to declare instead."""
+    notes: list[str] = []
+    for method in methods:
+        uses = [(f"{method.name}()'s parameter {param.name}", param.type, True) for param in method.params]
+        for where, type_text, parameter in [*uses, (f"{method.name}()'s return", method.returns, False)]:
+            for name, (arrives, instead) in _not_json(type_text, parameter):
+                notes.append(
+                    f"{where} has the type {type_text}: {name} cannot cross the queue, which carries "
+                    f"JSON, so {arrives}. {instead}"
+                )
+    return notes
+
+
+def _not_json(type_text: str, parameter: bool) -> list[tuple[str, tuple[str, str]]]:
+    text = _STRING_LITERAL.sub("''", type_text)
+    found: list[tuple[str, tuple[str, str]]] = []
+    for name in dict.fromkeys(_type_names(text)):
+        if name in _NOT_JSON:
+            found.append((name, _NOT_JSON[name]))
+        elif name == "Promise" and parameter:
+            found.append((name, _PROMISE_PARAMETER))
+    if "=>" in text:
+        found.append(("a function type", _FUNCTION))
+    return found
