@@ -29,6 +29,16 @@ def test_a_refused_connection_on_redis_default_port_says_no_redis_listens() -> N
     assert diagnosis.urls[0] == "https://imqueue.org/get-started/#prerequisites"
 
 
+def test_a_refused_connection_of_the_cache_adapter_says_why_it_went_to_the_default_port() -> None:
+    """@cache()'s RedisCache reuses the service's connection only for one broker given as host and
+    port; a cluster (even of one) sends it to localhost:6379 whatever IMQ_REDIS says."""
+    (diagnosis,) = diagnose("RedisCache: error connecting redis: Error: connect ECONNREFUSED 127.0.0.1:6379")
+    assert "@cache()'s (RedisCache)" in diagnosis.explanation and "{ host, port }" in diagnosis.explanation
+    assert diagnosis.urls[-1] == "https://imqueue.org/api/#caching"
+    (plain,) = diagnose("Error: connect ECONNREFUSED 127.0.0.1:6379")
+    assert "RedisCache" not in plain.explanation and "https://imqueue.org/api/#caching" not in plain.urls
+
+
 def test_a_refused_connection_elsewhere_names_the_port_and_keeps_an_ipv6_host_whole() -> None:
     (diagnosis,) = diagnose("connect ECONNREFUSED ::1:6380")
 

@@ -93,6 +93,9 @@ BROKER_ADVICE = (
 )
 
 
+CACHING = f"{ORIGIN}/api/#caching"  # @cache() and its adapter
+
+
 def _refused(match: re.Match[str]) -> Diagnosis:
     port = quoted_port(match["port"])
     host = quoted_host(match["host"]) if port is not None else None
@@ -101,10 +104,18 @@ def _refused(match: re.Match[str]) -> Diagnosis:
         what = f"no process listens on port {port}. If that is meant to be your Redis: "
     else:
         what = "no Redis is listening. "
+    cache = ""
+    if "RedisCache" in match.string:  # @cache()'s adapter, connecting on its own
+        cache = (
+            " The connection is @cache()'s (RedisCache): it reuses the service's own connection only "
+            "when the service is given one broker as host and port; given a cluster (even of one) it "
+            "opens its own at localhost:6379, whatever IMQ_REDIS says. Give a single broker as "
+            "{ host, port } (scaffold_service's config.ts does), or pass the cache its connection."
+        )
     return Diagnosis(
         "ECONNREFUSED",
-        f"Nothing accepted a TCP connection{where}: {what}{BROKER_ADVICE}",
-        (PREREQUISITES, BROKER_ADDRESS),
+        f"Nothing accepted a TCP connection{where}: {what}{BROKER_ADVICE}{cache}",
+        (PREREQUISITES, BROKER_ADDRESS, *((CACHING,) if cache else ())),
     )
 
 
