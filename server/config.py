@@ -23,7 +23,7 @@ Hosted mode only (docs/hosted.md says what each protects against):
 
     --drain-seconds S        IMQUEUE_MCP_DRAIN_SECONDS     after SIGTERM, keep serving S seconds
     --header-timeout S       IMQUEUE_MCP_HEADER_TIMEOUT    request line + headers must arrive within S
-    --body-timeout S         IMQUEUE_MCP_BODY_TIMEOUT      the request body must arrive within S
+    --body-timeout S         IMQUEUE_MCP_BODY_TIMEOUT      a request body must arrive, a response be read in S
     --idle-timeout S         IMQUEUE_MCP_IDLE_TIMEOUT      an idle keep-alive connection is closed after S
     --max-connections N      IMQUEUE_MCP_MAX_CONNECTIONS   open connections per worker process
     --keep-alive-requests N  IMQUEUE_MCP_KEEP_ALIVE_REQUESTS  requests per connection before it closes
@@ -122,7 +122,8 @@ HOSTED_SETTINGS = (
         "IMQUEUE_MCP_BODY_TIMEOUT",
         30.0,
         0.1,
-        help="a request's body must arrive within this many seconds of its headers",
+        help="a request's body must arrive within this many seconds of its headers, and a response "
+        "the client reads none of for this long is aborted",
     ),
     Setting(
         "idle_timeout",

@@ -113,3 +113,70 @@ def test_idle_sockets_past_the_cap_make_room_and_a_real_client_is_served(limited
     finally:
         for client in idle:
             client.close()
+
+
+def pipelining_non_reader(server: HttpServer, requests: int = 40) -> socket.socket:
+    """A client that sends many requests at once on one connection and reads none of the answers:
+    the server's writes stall once the socket buffers fill."""
+    client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    client.settimeout(30)
+    client.connect(("127.0.0.1", server.port))
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    request = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    client.sendall(request * requests)
+    return client
+
+
+@pytest.fixture(scope="module")
+def pipelining(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """A server that takes many requests on one connection (the default keep-alive limit), a
+    small cap and a short body timeout."""
+    folder = tmp_path_factory.mktemp("stalls")
+    snapshot = built_snapshot(folder, pages=False)
+    server = offline_server(
+        snapshot, folder, "--body-timeout", str(BODY_TIMEOUT), "--max-connections", str(STALLED_CAP)
+    )
+    wait_ready(server)
+    yield server
+    server.close()
+
+
+STALLED_CAP = 10
+
+
+@pytest.mark.slow  # over 5 s: it waits out the stalls
+def test_clients_that_read_none_of_their_answers_cannot_lock_out_the_probes(pipelining: HttpServer) -> None:
+    """A stalled response counts against the cap only until body_timeout: then the connection is
+    aborted; and past the cap, a stalled connection makes room as an idle one does."""
+    limited = pipelining
+    stalled = [pipelining_non_reader(limited) for _ in range(STALLED_CAP + 2)]
+    try:
+        deadline = time.monotonic() + BODY_TIMEOUT + SLACK
+        answered: list[int] = []
+        while time.monotonic() < deadline and len(answered) < 3:
+            try:
+                answered.append(httpx.get(f"http://127.0.0.1:{limited.port}/healthz", timeout=5).status_code)
+            except httpx.TransportError:  # refused while every connection is busy
+                time.sleep(0.2)
+        assert answered == [200, 200, 200]
+        time.sleep(BODY_TIMEOUT + SLACK)
+        aborted = 0
+        for client in stalled:
+            client.settimeout(0.5)
+            try:  # the connection is gone: what was buffered drains, then EOF or a reset
+                while client.recv(1 << 20):
+                    pass
+                aborted += 1
+            except ConnectionResetError:
+                aborted += 1
+            except TimeoutError:
+                pass
+        assert aborted == len(stalled)
+    finally:
+        for client in stalled:
+            client.close()

@@ -8,11 +8,14 @@ once per worker process):
 
     header_timeout       a request's line and headers must arrive within this many seconds of
                          the connection opening, or of the request's first byte on a reused one
-    body_timeout         its body within this many seconds of its headers
+    body_timeout         its body within this many seconds of its headers; and a response the
+                         client takes nothing of (its writes paused: the client reads nothing,
+                         pipelining requests) for this many seconds aborts the connection
     idle_timeout         uvicorn's timeout_keep_alive: an idle connection between requests
     max_connections      open connections per process; a connection past it closes the
-                         longest-idle connection (no request in progress) to make room, or
-                         itself when every connection is busy. The process's soft descriptor
+                         longest-idle connection (no request in progress) to make room, else the
+                         longest-stalled one (a response its client does not read), or itself
+                         when every connection is busy. The process's soft descriptor
                          limit is raised (up to the hard one) to hold the cap plus a reserve
     keep_alive_requests  requests on one connection, then `Connection: close`
 
@@ -112,6 +115,8 @@ class GuardedH11Protocol(H11Protocol):
         self.deadline_for: str = ""  # "headers" | "body": what the armed deadline waits for
         self.guarded_cycle: object = None  # the request cycle the deadline and counters last saw
         self.opened = time.monotonic()
+        self.stalled_since: float | None = None  # writing paused: the client has not read its response
+        self.stall_deadline: asyncio.TimerHandle | None = None
         self.closing = False  # shutting down: the request awaited is the last, then the connection closes
         self.lingering = False  # closed for writing (FIN sent): what arrives is dropped; the client's
         # own close ends it (uvicorn's eof_received lets the transport close)
@@ -167,7 +172,34 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._unstall()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        """The transport's buffer is full: the client is not reading. It has body_timeout seconds
+        to take some of the response, or the connection is aborted (uvicorn would wait for ever,
+        and the connection would count against the cap for good)."""
+        super().pause_writing()
+        if self.stall_deadline is None:
+            self.stalled_since = time.monotonic()
+            self.stall_deadline = self.loop.call_later(self.body_timeout, self._abort_stalled)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._unstall()
+
+    def _unstall(self) -> None:
+        if self.stall_deadline is not None:
+            self.stall_deadline.cancel()
+        self.stall_deadline = None
+        self.stalled_since = None
+
+    def _abort_stalled(self) -> None:
+        self.stall_deadline = None
+        if self.transport.is_closing():
+            return
+        logger.info("aborted a connection whose client read none of its response in time (%s)", self.client)
+        self.transport.abort()  # close() would wait to write what the client does not take
 
     def busy(self) -> bool:
         """A request is in progress: its headers are in and its response is not complete."""
@@ -219,17 +251,23 @@ class GuardedH11Protocol(H11Protocol):
         self.transport.close()
 
     def _make_room(self) -> bool:
-        """Close the longest-idle other connection; False when every other one is busy."""
-        idle = [
+        """Close the longest-idle other connection, else abort the longest-stalled one (a response
+        its client does not read); False when every other one is busy working."""
+        others = [
             connection
             for connection in self.connections
             if connection is not self
             and isinstance(connection, GuardedH11Protocol)
-            and not connection.busy()
             and not connection.transport.is_closing()
         ]
-        if not idle:
-            return False
-        oldest = min(idle, key=lambda connection: connection.idle_since)
-        oldest.transport.close()
-        return True
+        idle = [connection for connection in others if not connection.busy()]
+        if idle:
+            min(idle, key=lambda connection: connection.idle_since).transport.close()
+            return True
+        stalled = [connection for connection in others if connection.stalled_since is not None]
+        if stalled:
+            oldest = min(stalled, key=lambda connection: connection.stalled_since or 0.0)
+            logger.info("aborted a connection whose client reads none of its response, to make room")
+            oldest.transport.abort()
+            return True
+        return False
