@@ -168,6 +168,19 @@ def test_an_unknown_protocol_version_is_400_naming_the_supported_ones(
     assert "Unsupported protocol version" in message and "2025-11-25" in message and "_meta" not in message
 
 
+@pytest.mark.parametrize("version", ["1999-01-01", ""])
+def test_json_nested_past_the_parsers_depth_with_an_unknown_version_is_a_json_rpc_refusal(
+    hosted: HttpServer, version: str
+) -> None:
+    """json.loads raises RecursionError, not ValueError, on 50,000 nested arrays: it was a plain-text
+    500 with a traceback logged at ERROR for every such request."""
+    deep = b"[" * 50_000 + b"]" * 50_000
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": ' + deep + b"}}"
+    response = post(hosted, body, **{"Mcp-Protocol-Version": version})
+    assert response.status_code == 400 and response.headers["content-type"].startswith("application/json")
+    assert response.json()["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
+
+
 def test_an_unknown_version_with_the_2026_envelope_is_the_sdks_to_answer(hosted: HttpServer) -> None:
     """The envelope names the revision too: the SDK answers -32022 with the revisions of that era,
     as `server/discover` lists them (the conformance suite's stateless checks hold them equal)."""

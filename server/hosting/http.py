@@ -329,7 +329,7 @@ def _asks_for_progress(body: bytes) -> bool:
         return False
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return False
     params = message.get("params") if isinstance(message, dict) else None
     meta = params.get("_meta") if isinstance(params, dict) else None
@@ -352,7 +352,7 @@ def _request_of(body: bytes) -> dict[str, Any]:
     """The body's JSON-RPC object, or {} when it is none (wire.judge answers that)."""
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return {}
     return message if isinstance(message, dict) else {}
 
