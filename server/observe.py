@@ -105,6 +105,17 @@ def configure_logging(level: str) -> None:
     logging.getLogger(SERVER_LOGGER).setLevel(logging.DEBUG)  # ours: what a client may ask for too
 
 
+LOGGED_CHARACTERS = 200  # of a value a client chose, in a log line
+
+
+def logged(text: str, limit: int = LOGGED_CHARACTERS) -> str:
+    """A value a client chose (a tool name, a message quoting its arguments) as a log line may hold
+    it: escaped (a line break cannot forge a line of its own) and cut to `limit` characters (a
+    900 kB tool name is not written whole)."""
+    cut = text if len(text) <= limit else f"{text[:limit]}..."
+    return ascii(cut)[1:-1]
+
+
 def result_count(structured: Any) -> int | None:
     """How many things a result holds, where that means something (hits, packages, files)."""
     if not isinstance(structured, dict) or "error" in structured:
@@ -129,7 +140,7 @@ def log_tool_call(name: str, result: Any, request: Any, seconds: float) -> None:
     client_info = params.client_info if params is not None else None
     line = {
         "event": "tool_call",
-        "tool": name,
+        "tool": name if len(name) <= LOGGED_CHARACTERS else f"{name[:LOGGED_CHARACTERS]}...",
         "durationMs": round(seconds * 1000, 1),
         "isError": is_error,
         "errorCode": detail.get("code") if detail else None,

@@ -385,6 +385,18 @@ def test_info_level_writes_one_json_line_per_tool_call_on_stderr(tmp_path: Path)
     assert refused["resultCount"] is None
 
 
+def test_a_tool_name_with_line_breaks_cannot_forge_log_lines_and_is_cut(tmp_path: Path) -> None:
+    """The client chooses the tool name: written raw, a name holding a line break wrote a line of
+    its own into the operator's log (an ERROR line, say), and a 900 kB name was written three times."""
+    forged = "x\nimqueue-mcp ERROR imqueue_mcp.server.hosting.lifecycle: FORGED\r\nsecond" + "y" * 100_000
+    calls = [("tools/call", {"name": forged, "arguments": {}})]
+    _, stderr = raw_stdio_session(["--log-level", "info"], server_environment(tmp_path), tmp_path, calls)
+    assert not any(line.startswith(("imqueue-mcp ERROR", "second")) for line in stderr.splitlines())
+    assert "FORGED" in stderr and len(stderr) < 20_000
+    (line,) = json_lines(stderr)
+    assert line["tool"].startswith("x\nimqueue-mcp ERROR") and len(line["tool"]) < 300
+
+
 def test_the_default_level_writes_no_call_lines(tmp_path: Path) -> None:
     _, stderr = raw_stdio_session([], server_environment(tmp_path), tmp_path, CALLS)
     assert json_lines(stderr) == []

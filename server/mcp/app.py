@@ -224,7 +224,9 @@ class ImqueueServer(MCPServer[Any]):
                 result = await api_tools.marked(name, arguments, result, self.services)
             if isinstance(result, CallToolResult) and result.is_error:
                 detail = error_of(result) or {}
-                logger.info("%s: %s: %s", name, detail.get("code", "error"), detail.get("message", ""))
+                code, message = str(detail.get("code", "error")), str(detail.get("message", ""))
+                shown = observe.logged(name), observe.logged(message, 4 * observe.LOGGED_CHARACTERS)
+                logger.info("%s: %s: %s", shown[0], code, shown[1])
             if self.redactor is not None and isinstance(result, CallToolResult):
                 result = self.redactor.result(result)
         if request is not None:
