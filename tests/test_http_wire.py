@@ -181,6 +181,20 @@ def test_json_nested_past_the_parsers_depth_with_an_unknown_version_is_a_json_rp
     assert response.json()["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
 
 
+def test_the_endpoint_with_a_trailing_slash_answers_there_and_never_redirects(hosted: HttpServer) -> None:
+    """Starlette answered /mcp/ with a 307 to an absolute http:// URL: behind a TLS terminator the
+    client would re-send its POST in cleartext."""
+    body = b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}'
+    response = httpx.post(
+        f"{hosted.url}/mcp/",
+        content=body,
+        headers={**HEADERS, "Mcp-Protocol-Version": "2025-11-25"},
+        follow_redirects=False,
+    )
+    assert response.status_code == 200 and "location" not in response.headers
+    assert response.json() == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+
 def test_an_unknown_version_with_the_2026_envelope_is_the_sdks_to_answer(hosted: HttpServer) -> None:
     """The envelope names the revision too: the SDK answers -32022 with the revisions of that era,
     as `server/discover` lists them (the conformance suite's stateless checks hold them equal)."""

@@ -485,9 +485,13 @@ def hosted_app(
             finally:
                 await services.fetcher.aclose()
 
+    endpoint = McpEndpoint(manager, streaming, frozenset(name for name, _title in tools))
     routes = [
         Route("/", landing(tools), methods=["GET", "HEAD"]),
-        Route(ENDPOINT, McpEndpoint(manager, streaming, frozenset(name for name, _title in tools))),
+        Route(ENDPOINT, endpoint),
+        # /mcp/ too: Starlette would redirect it (307) to an absolute http:// URL, which behind a
+        # TLS terminator sends the client's POST back over cleartext
+        Route(f"{ENDPOINT}/", endpoint),
     ]
     guarded = Guard(Starlette(routes=routes, lifespan=lifespan), security)
     state = Lifecycle()  # this app's (one worker process's): draining or not, calls in flight
