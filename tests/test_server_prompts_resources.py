@@ -545,3 +545,22 @@ def test_a_local_server_over_a_snapshot_lists_what_the_hosted_one_does(
     finally:
         offline.close()
         remote.close()
+
+
+def test_offline_a_page_the_docs_do_not_have_is_not_found_not_a_server_failure(
+    site_origins: dict[str, str], tmp_path: Path
+) -> None:
+    """Offline, a page missing from the saved pages was -32603 (a failure a client may retry, with
+    advice to restart the server); a page the docs this server holds do not have is -32602."""
+    snapshot = built_snapshot(tmp_path, pages=False)
+    args = ["--offline", "--snapshot", str(snapshot), *origin_args(site_origins)]
+    offline = stdio_connection(args, server_environment(tmp_path), tmp_path, "legacy")
+    try:
+        uri = "https://imqueue.org/no-such-page-here/"
+        error = refused(offline, lambda client: client.read_resource(uri))
+        assert error.code == -32602 and error.data == {"uri": uri}
+        assert "search_docs" in error.message and "--offline" not in error.message
+        held = refused(offline, lambda client: client.read_resource("https://imqueue.org/get-started/"))
+        assert held.code == -32603 and "--offline" in held.message  # the page exists; no copy here
+    finally:
+        offline.close()

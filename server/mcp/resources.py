@@ -37,7 +37,7 @@ from imqueue_mcp.server.docs import package_facts as facts
 from imqueue_mcp.server.docs import package_status as status
 from imqueue_mcp.server.docs import read as docs
 from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper, CorpusUnavailable, LoadedCorpus
-from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, parse_doc_url
+from imqueue_mcp.server.docs.fetch import DocUrlError, FetchError, OfflineError, parse_doc_url
 
 if TYPE_CHECKING:
     from imqueue_mcp.docsource.feeds import CuratedLink
@@ -159,6 +159,15 @@ async def read_resource(uri: str, services: Services) -> list[ReadResourceConten
         ) from None
     except docs.PageNotFound as error:
         raise ResourceNotFoundError(str(error)) from None
+    except OfflineError as error:
+        # Offline, a page missing from the saved pages is "not found" when the docs this server
+        # holds do not have it either: a resource that does not exist, not a server failure.
+        if not await holds_page(uri, services.corpus):
+            raise ResourceNotFoundError(
+                f"{uri!r} is not a page of the docs this server holds. Take a URI from resources/list "
+                "or resources/templates/list, or find the page with search_docs."
+            ) from None
+        raise ResourceError(str(error)) from None
     except (FetchError, docs.DocError) as error:
         raise ResourceError(str(error)) from None
     return [
@@ -166,6 +175,17 @@ async def read_resource(uri: str, services: Services) -> list[ReadResourceConten
             content=data["markdown"], mime_type=data["mimeType"], meta={SOURCE_META: data["source"]}
         )
     ]
+
+
+async def holds_page(uri: str, keeper: CorpusKeeper) -> bool:
+    """Whether the corpus has a record of the page `uri` names (or lists it among its links)."""
+    try:
+        url = parse_doc_url(uri)
+        corpus = await keeper.current()
+    except (DocUrlError, CorpusUnavailable):
+        return False
+    site = "org" if url.host == "imqueue.org" else "com"
+    return url.path.lstrip("/") in corpus.page_paths[site]
 
 
 async def catalogue_json(services: Services) -> str:
