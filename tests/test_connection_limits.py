@@ -180,3 +180,36 @@ def test_clients_that_read_none_of_their_answers_cannot_lock_out_the_probes(pipe
     finally:
         for client in stalled:
             client.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_body_in_a_million_one_byte_chunks_is_refused_before_it_costs_seconds(
+    limited: HttpServer,
+) -> None:
+    """Parsing costs per chunk: a 1 MB body sent as one-byte chunks held the event loop over 5 s.
+    Past MAX_BODY_PIECES the request is refused (400, closed) and the rest is never parsed."""
+    from imqueue_mcp.server.hosting.connections import MAX_BODY_PIECES
+
+    before = cpu_seconds(limited.process.pid)
+    client = connect(limited)
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{limited.port}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    ).encode()
+    answer = b""
+    try:
+        client.sendall(head)
+        for _ in range(100):  # 10,000 chunks at a time, up to a million, until refused
+            client.sendall(b"1\r\n \r\n" * 10_000)
+        answer = client.recv(65536)
+    except (ConnectionResetError, BrokenPipeError):
+        pass
+    finally:
+        client.close()
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 400")
+    assert cpu_seconds(limited.process.pid) - before < 1.0 + MAX_BODY_PIECES / 10_000
+    assert httpx.get(f"http://127.0.0.1:{limited.port}/readyz", timeout=5).status_code == 200

@@ -19,6 +19,10 @@ once per worker process):
                          limit is raised (up to the hard one) to hold the cap plus a reserve
     keep_alive_requests  requests on one connection, then `Connection: close`
 
+and a request's body may arrive in at most MAX_BODY_PIECES pieces (chunks, or reads): parsing
+costs per piece, and a 1 MB body sent as a million one-byte chunks held the event loop (and
+every other client's probe) for over 5 s. Past it, the request is answered 400 and closed.
+
 (and, while the process drains, lifecycle.py adds `Connection: close` to every response).
 Nothing here runs the application: a connection closed for a timeout has no request in
 progress, and the application's own work has its own limits.
@@ -47,6 +51,7 @@ import resource
 import time
 from typing import Any
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from imqueue_mcp.server.config import Config, config_from_environment
@@ -62,6 +67,9 @@ PROTOCOL = "imqueue_mcp.server.hosting.connections:GuardedH11Protocol"  # uvicor
 # balancer sends it at once), and how long a closed idle connection's late bytes are read and dropped.
 FIRST_REQUEST_SECONDS = 1.0
 LINGER_SECONDS = 3.0
+# Pieces (h11 Data events: a chunk, or what one read brought) of one request's body. A 1 MB body
+# (the limit) in 4,096 pieces averages 256 bytes a piece, far under a TCP segment.
+MAX_BODY_PIECES = 4096
 
 
 @functools.cache
@@ -120,6 +128,25 @@ class GuardedH11Protocol(H11Protocol):
         self.closing = False  # shutting down: the request awaited is the last, then the connection closes
         self.lingering = False  # closed for writing (FIN sent): what arrives is dropped; the client's
         # own close ends it (uvicorn's eof_received lets the transport close)
+        self.body_pieces = 0
+        parse = self.conn.next_event
+        self.conn.next_event = functools.partial(self._counted_event, parse)  # type: ignore[method-assign]
+
+    def _counted_event(self, parse: Any) -> Any:
+        """h11's next event, counting a request's body pieces: past MAX_BODY_PIECES the request is
+        refused as malformed (uvicorn answers 400 and closes), its application told it is gone."""
+        event = parse()
+        if isinstance(event, h11.Request):
+            self.body_pieces = 0
+        elif isinstance(event, h11.Data):
+            self.body_pieces += 1
+            if self.body_pieces > MAX_BODY_PIECES:
+                logger.info("refused a body in over %d pieces (%s)", MAX_BODY_PIECES, self.client)
+                if self.cycle is not None:
+                    self.cycle.disconnected = True
+                    self.cycle.message_event.set()
+                raise h11.RemoteProtocolError(f"request body in over {MAX_BODY_PIECES} pieces")
+        return event
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
