@@ -69,6 +69,7 @@ from .processes import stop
 
 HAPROXY_CFG = REPO / "deploy" / "compose" / "haproxy.cfg"
 BACKEND = "imqueue_mcp"
+PUBLIC_FRONTEND = "mcp"  # the frontend MCP clients reach; any other is the operator's
 NORMAL_REQUEST = re.compile(r" [23]\d\d \d+ \S+ \S+ ---- ")  # httplog: status, bytes, cookies, state
 QUERIES = (
     "expose decorator",
@@ -230,12 +231,17 @@ def logged_errors(stderr: str) -> list[str]:
     return [" | ".join(block)[:3000] for block in blocks]
 
 
-def balancer_config(text: str, bind_port: int, server_ports: list[int], stats_socket: Path) -> str:
-    """deploy/compose/haproxy.cfg for loopback: bind 127.0.0.1:bind_port, one `server` line per port
-    in place of the `server-template` (the container engine's DNS is not here), no resolvers
-    section, and a stats socket to read server states and retries from."""
+def balancer_config(
+    text: str, bind_port: int, server_ports: list[int], stats_socket: Path, operator_port: int | None = None
+) -> str:
+    """deploy/compose/haproxy.cfg for loopback: the public frontend (`frontend mcp`) bound to
+    127.0.0.1:bind_port and any other (the operator's) to 127.0.0.1:operator_port (a free port when
+    None), one `server` line per port in place of the `server-template` (the container engine's
+    DNS is not here), no resolvers section, and a stats socket to read server states and retries
+    from."""
     lines: list[str] = []
     in_resolvers = False
+    frontend = ""
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith("resolvers "):
@@ -246,11 +252,19 @@ def balancer_config(text: str, bind_port: int, server_ports: list[int], stats_so
                 in_resolvers = False
             else:
                 continue
+        if stripped and not line[0].isspace():  # a section starts
+            words = stripped.split()
+            frontend = words[1] if words[0] == "frontend" and len(words) > 1 else ""
         if stripped == "global":
             lines += [line, f"    stats socket {stats_socket} mode 600 level admin"]
             continue
         if stripped.startswith("bind "):
-            lines.append(f"    bind 127.0.0.1:{bind_port}")
+            if frontend == PUBLIC_FRONTEND:
+                lines.append(f"    bind 127.0.0.1:{bind_port}")
+            else:
+                if operator_port is None:
+                    operator_port = free_port()
+                lines.append(f"    bind 127.0.0.1:{operator_port}")
             continue
         if stripped.startswith("server-template "):
             lines += [f"    server mcp{i} 127.0.0.1:{port}" for i, port in enumerate(server_ports, 1)]
@@ -267,9 +281,12 @@ class Balancer:
 
     def __init__(self, server_ports: list[int], folder: Path):
         self.port = free_port()
+        self.operator_port = free_port()  # `frontend operator`: /stats and the instances' probes and /metrics
         self.socket = folder / "haproxy.sock"
         config = folder / "haproxy.cfg"
-        config.write_text(balancer_config(HAPROXY_CFG.read_text(), self.port, server_ports, self.socket))
+        config.write_text(
+            balancer_config(HAPROXY_CFG.read_text(), self.port, server_ports, self.socket, self.operator_port)
+        )
         self.log = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
             [haproxy_binary(), "-db", "-f", str(config)],
