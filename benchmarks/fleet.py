@@ -81,7 +81,7 @@ QUERIES = (
     "broadcast events",
     "graceful shutdown",
 )
-CHANGED_PAGE = "imqueue.org/license.md"  # what a new generation changes: a page no query here reads
+CHANGED_PAGE = "imqueue.org/license/index.md"  # what a new generation changes: a page no query here reads
 PART_TOKENS = 600  # small parts, so most pages are read through several cursors
 CALL_TIMEOUT = 30.0
 READY_TIMEOUT = 60.0

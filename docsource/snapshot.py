@@ -1,6 +1,8 @@
 """The snapshot file: msgpack `{header, body}` (+ `pages`), written atomically, checked on load.
 
-header: format version, origins, fetched-at, sha256 per feed, counts, body checksum.
+header: format version, origins, fetched-at, sha256 per feed, counts, body checksum (and the
+        pages part's). Loaded, it also carries the saved pages' content checksum (PAGES_BODY),
+        read from the pages part's own header, which generation_of names a generation by.
 body:   the corpus (ranker.corpus wire form), per-host section line ranges, status.json, both
         sites' curated /llms.txt links (the server's resources list), the code examples
         (examples.py; wire rows), and `markdown`: canonical page URL -> the page's markdown, for
@@ -39,6 +41,7 @@ from .files import SnapshotError, unwrap, wrap, write_atomically
 from .pages import Pages, decode_pages, encode_pages
 from .sites import site_path_problem
 
+PAGES_BODY = "pages_body_sha256"  # in a loaded header: the saved pages' content checksum (generation_of)
 FIX = "rebuild it with `imq-build-index` (or `imq-build-index --from DIR` offline)"
 FORMAT_VERSION = 11  # bump whenever the body changes shape or meaning (corpus, index, links, ...)
 # 7: with --pages, the body's `markdown` leaves out the pages the pages part carries (6 kept both)
@@ -95,13 +98,30 @@ def page_markdown(markdown: dict[str, str], pages: Pages | None) -> dict[str, st
 
 
 def generation_of(header: dict[str, Any]) -> str:
-    """A content hash naming what a snapshot serves (16 hex digits): its body's checksum, or for a
-    corpus built in memory the feeds' checksums. The same content always gets the same name."""
+    """A content hash naming what a snapshot serves (16 hex digits): its body's checksum and its
+    saved pages' (PAGES_BODY, set on load), or for a corpus built in memory the feeds' checksums.
+    The same content always gets the same name, whenever it was read: a rebuild of unchanged docs
+    is the generation answering already, which a follower keeps (corpus_keeper) with its caches.
+
+    Never the fetch time: the body holds none, but the pages part's own header does, so the
+    checksum of the whole part (`pages_sha256`) differs for every build; it names a generation
+    only when the part's header cannot be read (a hand-made file), or a header not loaded here."""
     basis = header.get("body_sha256") or json.dumps(
         [header.get("feeds", {}), header.get("api_pages", {})], sort_keys=True
     )
-    pages = header.get("pages_sha256") or ""
+    pages = header.get(PAGES_BODY) or header.get("pages_sha256") or ""
     return hashlib.sha256(f"{basis}:{pages}".encode()).hexdigest()[:16]
+
+
+def pages_body_sha256(pages: bytes) -> str | None:
+    """The checksum the saved pages' own header gives their body (the markdown of every page):
+    their content, without the fetch time and origins beside it. None for a part not in the
+    shape wrap() writes; decode_pages refuses that part when it is first read."""
+    try:
+        checksum = msgpack.unpackb(pages, raw=False)["header"]["body_sha256"]
+    except Exception:  # a hand-made part: named by its whole checksum, refused when read
+        return None
+    return checksum if isinstance(checksum, str) else None
 
 
 def default_snapshot_path() -> Path:
@@ -130,7 +150,10 @@ def encode(snapshot: Snapshot) -> bytes:
         use_bin_type=True,
     )
     pages = encode_pages(snapshot.pages) if snapshot.pages is not None else snapshot.pages_raw
-    return wrap(snapshot.header, body, FORMAT_VERSION, pages)
+    # PAGES_BODY is derived on load, from the pages as read: a copy written here would go stale
+    # when a loaded snapshot is saved with other pages.
+    header = {key: value for key, value in snapshot.header.items() if key != PAGES_BODY}
+    return wrap(header, body, FORMAT_VERSION, pages)
 
 
 def save_snapshot(snapshot: Snapshot, path: Path) -> int:
@@ -159,6 +182,10 @@ def load_snapshot(path: Path) -> Snapshot:
 def decode(path: Path | str, raw: bytes, fix: str = FIX) -> Snapshot:
     """A snapshot's bytes (read from `path`, a file or a URL), checked; SnapshotError naming it."""
     header, body, pages = unwrap(path, raw, FORMAT_VERSION, "snapshot", fix)
+    header.pop(PAGES_BODY, None)  # never the file's word for it: read from the pages themselves
+    content = pages_body_sha256(pages) if pages is not None else None
+    if content is not None:
+        header[PAGES_BODY] = content
     try:
         data = msgpack.unpackb(body, raw=False)
         check_document_rows(data["corpus"]["documents"])

@@ -22,8 +22,19 @@ traffic (SECURITY.md: client-chosen labels).
 With --workers N each worker is its own process. When PROMETHEUS_MULTIPROC_DIR is set (the
 hosted launch sets it to a fresh folder for N > 1), prometheus_client's multiprocess mode adds
 the workers up: counters and histograms summed, in-flight summed over live workers, and the
-generation, timestamp and age carry a `pid` label per live worker, so a scrape that lands on any
-worker sees the whole process group. With one worker the process's own registry answers.
+generation and timestamp carry a `pid` label per live worker (the age is the answering worker's),
+so a scrape that lands on any worker sees the whole process group. With one worker the process's
+own registry answers.
+
+Live workers only: the gauges are "live" modes, whose files prometheus_client deletes when told
+that their pid died. A worker tells it itself on a clean exit (close); one killed (SIGKILL, the
+OOM killer) cannot, so the supervisor does when it finds the worker dead (forget_worker). The
+counters and histograms of a dead worker stay in the sums: the calls it answered happened, and a
+total that fell when a worker died would read as a counter reset.
+
+One generation series per worker: a switch removes the old generation's label set. A multiprocess
+file cannot forget a label set, so there the old one is set to 0 and the scrape leaves out the
+generation samples at 0 (_Workers).
 """
 
 from __future__ import annotations
@@ -45,6 +56,7 @@ from imqueue_mcp.server.docs.answer_cache import OwnedCache
 from imqueue_mcp.server.errors import ErrorCode
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+GENERATION = "imqueue_mcp_snapshot_generation_info"
 OTHER = "other"  # the label value of any tool name or outcome outside the fixed sets
 OUTCOMES = frozenset({"ok", *(code.value for code in ErrorCode)})
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -83,7 +95,7 @@ class Metrics:
             multiprocess_mode="livesum",
         )
         self.generation = Gauge(
-            "imqueue_mcp_snapshot_generation_info",
+            GENERATION,
             "1 for the docs corpus generation answering (a content hash) and its source.",
             ["generation", "source"],
             registry=own,
@@ -111,7 +123,7 @@ class Metrics:
         self._counters: dict[tuple[str, str], Counter] = {}
         self._latencies: dict[str, Histogram] = {}
         if multiprocess():
-            prometheus_multiprocess.MultiProcessCollector(self.registry)  # type: ignore[no-untyped-call]
+            self.registry.register(_Workers())
         self.registry.register(_AgeCollector(corpus_age))
 
     @contextmanager
@@ -149,9 +161,14 @@ class Metrics:
         cache.observe = lambda found: (hit if found else miss).inc()
 
     def corpus_loaded(self, generation: str, source: str, fetched_at: str) -> None:
-        if self._generation is not None:
-            self.generation.labels(*self._generation).set(0)
-        self._generation = (generation, source)
+        """`generation` answers now: its series is the only one this worker reports (one a day
+        per hourly switch would pile up for the life of the process otherwise)."""
+        old, self._generation = self._generation, (generation, source)
+        if old is not None and old != self._generation:
+            if multiprocess():  # remove() cannot reach the file: 0, which the scrape leaves out
+                self.generation.labels(*old).set(0)
+            else:
+                self.generation.remove(*old)
         self.generation.labels(generation, source).set(1)
         stamp = unix_time(fetched_at)
         if stamp is not None:
@@ -167,6 +184,28 @@ class Metrics:
         """This worker is going away: its live gauges leave the multiprocess sums."""
         if multiprocess():
             prometheus_multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
+
+
+def forget_worker(pid: int) -> None:
+    """The worker `pid` is dead (found so by the supervisor, which runs no app and keeps no
+    metrics): its live gauges (in flight, generation, fetched time) leave the multiprocess scrape,
+    as close() does for a worker that exits cleanly. Nothing without multiprocess mode."""
+    if multiprocess():
+        prometheus_multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
+
+
+class _Workers(Collector):
+    """Every worker's values, from the multiprocess folder; less the generation label sets at 0,
+    which are generations a worker has left (corpus_loaded): its file keeps them."""
+
+    def __init__(self) -> None:
+        self.files = prometheus_multiprocess.MultiProcessCollector(None)  # type: ignore[no-untyped-call]
+
+    def collect(self) -> Iterator[Any]:
+        for family in self.files.collect():  # type: ignore[no-untyped-call]
+            if family.name == GENERATION:
+                family.samples = [sample for sample in family.samples if sample.value != 0]
+            yield family
 
 
 class _AgeCollector(Collector):

@@ -8,6 +8,11 @@ the listening socket first. The workers hold theirs through the drain, and the l
 the last of them stops accepting, so a connection after the drain is refused (a balancer tries
 another backend) rather than queued until the supervisor exits and then reset.
 
+A worker found dead (killed, say by the OOM killer, so that it never ran its own shutdown) is
+forgotten by the metrics before uvicorn starts its replacement: otherwise its last generation,
+fetched time and in-flight calls would stay in every scrape for the life of the server
+(metrics.py, forget_worker).
+
 Loaded with the hosted app (operations.py), never on the stdio path.
 """
 
@@ -21,6 +26,8 @@ import socket
 
 import uvicorn
 from uvicorn.supervisors.multiprocess import Multiprocess
+
+from imqueue_mcp.server.hosting.metrics import forget_worker
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +64,19 @@ class Supervisor(Multiprocess):
                     os.kill(process.pid, signal.SIGTERM)
 
     def keep_subprocess_alive(self) -> None:
-        if not self.passed_on:  # no worker is restarted once the listener is let go
-            super().keep_subprocess_alive()
+        if self.passed_on:  # no worker is restarted once the listener is let go
+            return
+        before = {process.pid for process in self.processes}
+        for process in self.processes:
+            # exitcode reaps a dead worker; forgotten now, before a replacement is forked and
+            # could be given the same pid (whose files forget_worker would then delete)
+            if process.pid is not None and process.exitcode is not None:
+                forget_worker(process.pid)
+        super().keep_subprocess_alive()
+        # A worker uvicorn found hung (no answer to its ping) was killed and replaced just now.
+        for pid in before - {process.pid for process in self.processes}:
+            if pid is not None:
+                forget_worker(pid)
 
     def terminate_all(self) -> None:
         self.let_go()
