@@ -10,14 +10,14 @@ queries by `python -m benchmarks.confidence`:
             90 % of the time
     medium  between the two
 
-except that a hit scoring at least CONFIDENCE_LOW_PER_WEIGHT times what the query's words weigh is not
-low for its score: a one-word query ("tracing") has too little weight to reach the threshold
-however well a record answers it. And whatever its score, a hit is low when it matches under CONFIDENCE_MIN_COVERAGE of the
-query's idf mass, subject words that no record holds counted as unmatched: a question about
-something the docs never name ("deploy to AWS Lambda") can still score well on its other words,
-and a confident answer to half the question is the wrong answer. When the query names that thing
-as a proper name ("Dapr", "Grafana": capitalised mid-sentence, not an error code), the hit needs
-CONFIDENCE_NAMED_COVERAGE instead.
+except that a hit scoring at least CONFIDENCE_LOW_PER_WEIGHT times what the query's words weigh
+is not low for its score: a one-word query ("tracing") has too little weight to reach the
+threshold however well a record answers it. And whatever its score, a hit is low when it matches
+under CONFIDENCE_MIN_COVERAGE of the query's idf mass, subject words that no record holds counted
+as unmatched: a question about something the docs never name ("deploy to AWS Lambda") can still
+score well on its other words, and a confident answer to half the question is the wrong answer.
+When the query names that thing as a proper name ("Dapr", "Grafana": capitalised mid-sentence,
+not an error code), the hit needs CONFIDENCE_NAMED_COVERAGE instead.
 
 A response whose best hit is low is weak: nothing in the corpus matches the query well, and
 the answer says so (SearchResponse.weak).

@@ -490,7 +490,9 @@ def known_packages(index: InvertedIndex) -> list[str]:
     """What the package filter takes: every package a symbol belongs to, and each package the docs
     name (@imqueue/cli) that has a guide of its own on imqueue.org (/cli/); made once per index."""
     if index.filter_packages is None:
-        guides = {doc.path.split("/")[1] for doc in index.documents if doc.site == "org" and doc.path.count("/") > 1}
+        guides = {
+            doc.path.split("/")[1] for doc in index.documents if doc.site == "org" and doc.path.count("/") > 1
+        }
         named = {f"@imqueue/{guide}" for guide in guides if index.document_frequency(f"imqueue/{guide}")}
         index.filter_packages = sorted({*index.packages, *named})
     return index.filter_packages
@@ -1127,7 +1129,8 @@ def confidence_line(
     level = confidence_of(score, coverage, named_unknown, weight)
     low = low_score(weight)
     by_weight = (
-        f"CONFIDENCE_LOW_PER_WEIGHT {rules.CONFIDENCE_LOW_PER_WEIGHT:g} x the query's weight {weight:.2f} = {low:.2f}"
+        f"CONFIDENCE_LOW_PER_WEIGHT {rules.CONFIDENCE_LOW_PER_WEIGHT:g} x the query's weight "
+        f"{weight:.2f} = {low:.2f}"
         if low < rules.CONFIDENCE_LOW_SCORE
         else ""
     )

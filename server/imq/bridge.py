@@ -66,8 +66,8 @@ from imqueue_mcp.server.imq.production import (
     var_home,
 )
 from imqueue_mcp.server.imq.runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
-from imqueue_mcp.server.scaffold.types import normalize_service_name
 from imqueue_mcp.server.imq.template_pins import apply_pins, describe_unpinned, read_manifest, template_folder
+from imqueue_mcp.server.scaffold.types import normalize_service_name
 
 # --------------------------------------------------------------------------- timeouts
 

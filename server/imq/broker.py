@@ -126,7 +126,9 @@ READERS_BYTES = 4 * 1024 * 1024  # of a CLIENT LIST reply: far more than a fleet
 _READER = re.compile(rb"\bname=[^:\s]*:([^:\s]+):reader:pid:")
 
 
-async def queue_readers(address: BrokerAddress, timeout: float = PROBE_TIMEOUT_SECONDS) -> frozenset[str] | None:
+async def queue_readers(
+    address: BrokerAddress, timeout: float = PROBE_TIMEOUT_SECONDS
+) -> frozenset[str] | None:
     """The queues some process reads on the broker, from the names @imqueue/core gives its
     connections (CLIENT LIST): a running service's class name among them. None when that cannot be
     told (no answer, CLIENT refused or renamed, a reply over READERS_BYTES)."""
