@@ -60,6 +60,7 @@ from imqueue_mcp.docsource import snapshot as source_snapshot
 from imqueue_mcp.ranker import Index
 from imqueue_mcp.server import progress
 from imqueue_mcp.server.config import Config
+from imqueue_mcp.server.docs.fetch import DocUrlError, parse_doc_url
 from imqueue_mcp.server.docs.follow import SnapshotFollower
 
 if TYPE_CHECKING:
@@ -112,6 +113,10 @@ class LoadedCorpus:
                     found[site].add(link.url[len(f"https://{host}/") :].split("#", 1)[0])
         return {site: sorted(values) for site, values in found.items()}
 
+    def holds(self, host: str, path: str) -> bool:
+        """Whether the corpus has a record of the page https://host/path, or links to it."""
+        return path.lstrip("/") in self.page_paths["org" if host == "imqueue.org" else "com"]
+
     def describe(self) -> dict[str, str]:
         info = {"source": self.source, "fetchedAt": self.fetched_at, "from": self.location}
         if self.note:
@@ -159,6 +164,15 @@ class CorpusKeeper:
     def _failed(self, kind: str) -> None:
         for listener in self._failure_listeners:
             listener(kind)
+
+    async def holds_page(self, uri: str) -> bool:
+        """Whether the corpus answering has the page `uri` names (a record of it, or a link)."""
+        try:
+            url = parse_doc_url(uri)
+            corpus = await self.current()
+        except (DocUrlError, CorpusUnavailable):
+            return False
+        return corpus.holds(url.host, url.path)
 
     async def current(self) -> LoadedCorpus:
         """The corpus to rank over now; waits only when none has been loaded yet (a snapshot on

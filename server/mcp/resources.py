@@ -162,7 +162,7 @@ async def read_resource(uri: str, services: Services) -> list[ReadResourceConten
     except OfflineError as error:
         # Offline, a page missing from the saved pages is "not found" when the docs this server
         # holds do not have it either: a resource that does not exist, not a server failure.
-        if not await holds_page(uri, services.corpus):
+        if not await services.corpus.holds_page(uri):
             raise ResourceNotFoundError(
                 f"{uri!r} is not a page of the docs this server holds. Take a URI from resources/list "
                 "or resources/templates/list, or find the page with search_docs."
@@ -175,17 +175,6 @@ async def read_resource(uri: str, services: Services) -> list[ReadResourceConten
             content=data["markdown"], mime_type=data["mimeType"], meta={SOURCE_META: data["source"]}
         )
     ]
-
-
-async def holds_page(uri: str, keeper: CorpusKeeper) -> bool:
-    """Whether the corpus has a record of the page `uri` names (or lists it among its links)."""
-    try:
-        url = parse_doc_url(uri)
-        corpus = await keeper.current()
-    except (DocUrlError, CorpusUnavailable):
-        return False
-    site = "org" if url.host == "imqueue.org" else "com"
-    return url.path.lstrip("/") in corpus.page_paths[site]
 
 
 async def catalogue_json(services: Services) -> str:

@@ -42,12 +42,9 @@ DryRun = Annotated[
         description="With path: true (default) says what would be written and writes nothing; false writes"
     ),
 ]
+_KEPT = "each keeps its old content beside it as <name>.orig"
 Overwrite = Annotated[
-    bool,
-    Field(
-        description="With path: replace files that exist with other content (each keeps its old "
-        "content beside it as <name>.orig)"
-    ),
+    bool, Field(description=f"With path: replace files that exist with other content ({_KEPT})")
 ]
 
 
