@@ -111,11 +111,7 @@ async def probe_broker(address: BrokerAddress, timeout: float = PROBE_TIMEOUT_SE
     except (TimeoutError, OSError):
         reply = b""
     finally:
-        writer.close()
-        try:
-            await writer.wait_closed()
-        except OSError:
-            pass
+        await _closed(writer)
     if reply.startswith((b"+PONG", b"-NOAUTH", b"-ERR", b"-WRONGPASS")):
         return None
     return "something listens there, but it did not answer PING as Redis does"
@@ -151,12 +147,16 @@ async def queue_readers(
     except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError):
         return None
     finally:
-        writer.close()
-        try:
-            await writer.wait_closed()
-        except OSError:
-            pass
+        await _closed(writer)
     return frozenset(name.decode("utf-8", "replace") for name in _READER.findall(body))
+
+
+async def _closed(writer: asyncio.StreamWriter) -> None:
+    writer.close()
+    try:
+        await writer.wait_closed()
+    except OSError:
+        pass
 
 
 def find_rpc_project(start: Path) -> Path | None:
