@@ -44,11 +44,6 @@ def test_a_class_page_gives_its_own_remarks_but_not_its_members_listing() -> Non
     assert "Constructs a client" not in doc
 
 
-def test_a_default_value_keeps_its_label() -> None:
-    doc = page_doc_comment(page("rpc.imqserviceoptions.multiprocess"), "")
-    assert "Default value: false The cluster primary" in doc
-
-
 def test_an_offline_symbol_passage_says_its_summary_once() -> None:
     # the page links a word of the summary, so the builder's doc comment starts with it
     summary = "Fork one worker per core, times childrenPerCore."
