@@ -219,6 +219,7 @@ def test_calls_on_kept_alive_connections_at_the_end_of_a_drain_are_answered_or_c
             results = [future.result(60) for future in kept], [future.result(60) for future in new]
             _at, late, late_end = straddling.result(60)
         exit_code = server.process.wait(30)
+        logged = server.stderr()  # read before close() closes the log
     finally:
         server.close()
     on_kept, on_new = results
@@ -243,4 +244,4 @@ def test_calls_on_kept_alive_connections_at_the_end_of_a_drain_are_answered_or_c
             assert answered_and_closed(outcome, end) or outcome.kind == "refused", report
     # Opened inside the drain, its request sent after it: the worker took the connection, so it answers.
     assert answered_and_closed(late, late_end), report
-    assert exit_code == 0, server.stderr()
+    assert exit_code == 0, logged

@@ -39,6 +39,7 @@ generation samples at 0 (_Workers).
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -191,7 +192,10 @@ def forget_worker(pid: int) -> None:
     metrics): its live gauges (in flight, generation, fetched time) leave the multiprocess scrape,
     as close() does for a worker that exits cleanly. Nothing without multiprocess mode."""
     if multiprocess():
-        prometheus_multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
+        try:
+            prometheus_multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
+        except OSError as error:  # a file the worker removed itself between the glob and the remove
+            logging.getLogger(__name__).info("worker %d's metrics files: %s", pid, error)
 
 
 class _Workers(Collector):
