@@ -67,7 +67,7 @@ class QueryPlan:
     def total_weight(self) -> float:
         return sum(t.mass for t in self.terms if t.covers)
 
-    @property
+    @functools.cached_property
     def full_weight(self) -> float:
         """What the covering terms weigh, their token shares aside (the scale confidence reads a
         score on, Ranking.kept): the query's weight for CONFIDENCE_LOW_PER_WEIGHT."""
