@@ -28,7 +28,9 @@ def test_secrets_are_rewritten_in_keys_values_nested_lists_and_escaped_text(tmp_
         f"{folder}/x": [[MIRROR], 1.5],
     }
     assert redactor(tmp_path).value(answer) == {
-        "contents": [{"text": 'see "https://imqueue.org/api/"\n\tand the server\'s snapshot', "n": 3, "ok": None}],
+        "contents": [
+            {"text": 'see "https://imqueue.org/api/"\n\tand the server\'s snapshot', "n": 3, "ok": None}
+        ],
         "the server's cache folder/x": [["https://imqueue.org"], 1.5],
     }
 
