@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from imqueue_mcp.server.config import LIVE_ORIGINS, Config
+from imqueue_mcp.docsource.sites import LIVE_ORIGINS
+from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.hosting.redact import Redactor
 
 MIRROR = "http://10.0.0.5:8080"
