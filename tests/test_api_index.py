@@ -186,6 +186,39 @@ def test_a_declaration_that_is_not_a_regular_file_is_named_not_read(tmp_path: Pa
         assert any(p.startswith(name) and "not a regular file" in p for p in index.problems)
 
 
+def test_a_class_merged_with_an_interface_of_its_name_is_the_class(tmp_path: Path) -> None:
+    """TypeScript's declaration merging, as @imqueue/pg-pubsub types its events: an interface
+    declaring the event overloads beside the class of the same name. The index has the class,
+    its doc comment, and the members of both."""
+    package = tmp_path / "node_modules" / "@imqueue" / "merged"
+    (package / "src").mkdir(parents=True)
+    (package / "package.json").write_text('{"name": "@imqueue/merged", "version": "1.0.0"}')
+    (package / "src" / "Hub.d.ts").write_text(
+        "import { EventEmitter } from 'events';\n"
+        "export declare interface Hub {\n"
+        "    on(event: 'connect', listener: () => void): this;\n"
+        "    on(event: 'end', listener: () => void): this;\n"
+        "}\n"
+        "/**\n * Listens to channels and emits what arrives.\n */\n"
+        "export declare class Hub extends EventEmitter {\n"
+        "    listen(channel: string): Promise<void>;\n"
+        "}\n"
+        "export declare interface Later { a(): void; }\n"
+        "/** The second declaration's doc. */\n"
+        "export declare interface Later { b(): void; }\n"
+    )
+    packages, _ = api_index.installed_packages(tmp_path)
+    index = api_index.index_package(packages[0])
+    hub = index.symbols["Hub"]
+    assert (hub.kind, hub.signature) == ("class", "class Hub extends EventEmitter")
+    assert hub.doc.summary == "Listens to channels and emits what arrives."
+    assert index.symbols["Hub.on"].signature.count("\n") == 1  # both overloads
+    assert "Hub.listen" in index.symbols
+    later = index.symbols["Later"]
+    assert later.kind == "interface" and later.doc.summary == "The second declaration's doc."
+    assert {"Later.a", "Later.b"} <= set(index.symbols)
+
+
 def test_parse_time_per_package_is_recorded(
     rpc1: api_index.PackageIndex, rpc3: api_index.PackageIndex
 ) -> None:

@@ -226,11 +226,27 @@ def index_package(pkg: InstalledPackage) -> PackageIndex:
             index.problems.append(f"{rel}: syntax errors; the parts that parse are indexed")
         index.files += 1
         for sym in declarations(tree.root_node, source, rel):
-            # The first declaration wins (an interface merged across files keeps its first doc).
-            index.symbols.setdefault(sym.name, sym)
+            merge(index.symbols, sym)
     index.parse_seconds = time.perf_counter() - started
     _CACHE[key] = index
     return index
+
+
+def merge(symbols: dict[str, ApiSymbol], sym: ApiSymbol) -> None:
+    """Another declaration of a name into the index. TypeScript merges declarations of one name:
+    an interface across files keeps its first declaration and doc; a class merged with an
+    interface of its name (`interface PgPubSub { on(...) }` beside `class PgPubSub extends
+    EventEmitter`, to type its events) is the class, which carries the doc comment, the interface's
+    doc standing in when the class has none."""
+    existing = symbols.get(sym.name)
+    if existing is None:
+        symbols[sym.name] = sym
+    elif existing.kind == "interface" and sym.kind == "class":
+        if not sym.doc.summary and existing.doc.summary:
+            sym.doc = existing.doc
+        symbols[sym.name] = sym
+    elif not existing.doc.summary and sym.doc.summary and existing.kind == sym.kind:
+        existing.doc = sym.doc
 
 
 def parse_source(source: bytes, file: str = "input.d.ts") -> list[ApiSymbol]:
