@@ -251,3 +251,29 @@ def test_pnpm_store_and_nested_copies_are_found(tmp_path: Path) -> None:
     if (SERVICE_RUNTIME / "@imqueue" / "core").is_dir():
         assert ("@imqueue/core", "3.4.2") in found
     assert not [p for p in problems if "looping" in p]
+
+
+def test_the_migration_guide_is_offered_only_for_the_framework_behind_the_docs(tmp_path: Path) -> None:
+    """The guide is core's and rpc's 2.x -> 3.x: another package at another major, or one ahead
+    of the docs, is told where it stands instead (api_diff's installedIs)."""
+    from imqueue_mcp.docsource.api_pages import DocumentedSymbol
+    from imqueue_mcp.server.project.api_text import render_diff
+
+    documented = {"f": DocumentedSymbol("f", "function", "https://imqueue.org/api/x/latest/x.f/", "", False)}
+    for name, version, latest, guide, order in (
+        ("@imqueue/rpc", "1.17.0", "3.7.2", True, "older"),
+        ("@imqueue/pg-cache", "6.0.1", "5.1.2", False, "newer"),
+        ("@imqueue/datadog", "2.0.0", "3.2.1", False, "older"),
+        ("@imqueue/rpc", "3.6.0", "3.7.2", False, None),
+    ):
+        index = api_index.PackageIndex(name, version)
+        index.symbols["g"] = api_index.ApiSymbol(
+            "g", "function", "function g(): void", api_index.DocComment(), "x.d.ts"
+        )
+        data = api_diff.against_docs(index, documented, latest)
+        assert ("migrationGuide" in data, data.get("installedIs")) == (guide, order), name
+        text = render_diff({"found": True, **data})
+        if order == "newer":
+            assert "newer major than the docs" in text and "added since the docs' release" in text
+        if order == "older" and not guide:
+            assert f"npm install {name}@^{latest}" in text

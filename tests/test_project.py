@@ -464,3 +464,53 @@ def test_a_project_wholly_on_1x_is_never_told_to_move_one_package_to_3x(tmp_path
     for finding in report["findings"]:
         assert "^3." not in finding["message"], finding
         assert "Upgrade @imqueue/rpc and @imqueue/core together" in finding["message"]
+
+
+def test_a_package_newer_than_the_docs_is_not_sent_to_the_framework_migration(tmp_path: Path) -> None:
+    """A registry that serves a later major than the docs describe (pg-cache 6.x against the docs'
+    5.1.2) on a project whose framework runs the documented 3.x: the pages are older than the
+    code, and rpc/core need nothing."""
+    root = installed_tree(tmp_path, "3.7.2", "3.4.2", STANDARD_OPTIONS, type="module")
+    write_tree(
+        root,
+        {
+            "package.json": {
+                "name": "svc",
+                "type": "module",
+                "dependencies": {
+                    "@imqueue/rpc": "^3.7.2",
+                    "@imqueue/core": "^3.4.2",
+                    "@imqueue/pg-cache": "^6.0.1",
+                },
+            },
+            "node_modules/@imqueue/pg-cache/package.json": {"name": "@imqueue/pg-cache", "version": "6.0.1"},
+        },
+    )
+    report = inspect(read_project(root), STATUS)
+    (finding,) = report["findings"]
+    assert (finding["id"], finding["package"]) == ("other-major", "@imqueue/pg-cache")
+    assert "newer than the docs" in finding["message"] and "5.1.2" in finding["message"]
+    assert "Upgrade @imqueue/rpc" not in finding["message"] and finding["url"] != URL_MIGRATION
+
+
+def test_a_package_behind_the_docs_in_a_project_without_the_framework_is_aligned_alone(
+    tmp_path: Path,
+) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            "package.json": {
+                "name": "tool",
+                "type": "module",
+                "dependencies": {"@imqueue/datadog": "^2.0.0"},
+            },
+            "node_modules/@imqueue/datadog/package.json": {"name": "@imqueue/datadog", "version": "2.0.0"},
+        },
+    )
+    (finding,) = inspect(read_project(root), STATUS)["findings"]
+    assert finding["id"] == "other-major"
+    assert 'set "@imqueue/datadog": "^3.2.1"' in finding["message"]
+    assert (
+        "@imqueue/rpc" not in finding["message"]
+        and finding["url"] == "https://imqueue.org/api/datadog/latest/"
+    )

@@ -26,6 +26,9 @@ from imqueue_mcp.docsource.api_pages import DocumentedSymbol
 from imqueue_mcp.server.project.api_index import ApiSymbol, PackageIndex
 
 URL_MIGRATION = "https://imqueue.org/api/#migration-from-2-x-to-3-x"
+# the packages the migration guide is about ("Version 3.x is a modernization release of
+# @imqueue/core and @imqueue/rpc"): another package's major is no reason to send an agent there
+FRAMEWORK = frozenset({"@imqueue/core", "@imqueue/rpc"})
 MAX_LISTED = 100  # entries per list of one answer; the counts say how many there are
 MAX_SIGNATURE_CHARS = 400  # a longer declaration is cut, with a marker
 
@@ -179,9 +182,22 @@ def against_docs(
         "changed": changed[:MAX_LISTED],
         "deprecated": deprecated[:MAX_LISTED],
     }
-    if latest and major(latest) != major(index.version):
+    order = release_order(index.version, latest)
+    if order == "older" and index.name in FRAMEWORK:
         out["migrationGuide"] = URL_MIGRATION
+    if order is not None:
+        out["installedIs"] = order
     return out
+
+
+def release_order(installed: str | None, latest: str | None) -> str | None:
+    """'older' or 'newer' when the installed major is below or above the docs' release's; None
+    when they are the same major or either is unknown."""
+    try:
+        mine, theirs = int(major(installed)), int(major(latest))
+    except ValueError:
+        return None
+    return None if mine == theirs else "older" if mine < theirs else "newer"
 
 
 def _removed(symbol: ApiSymbol, documented: Mapping[str, DocumentedSymbol]) -> dict[str, Any]:

@@ -192,7 +192,13 @@ class ApiDiffAnswer(BaseModel):
     deprecated: list[DeprecatedSymbol] = Field(
         default_factory=list, description="Deprecated in the docs' release, not in the installed one"
     )
-    migrationGuide: str | None = Field(None, description="The docs' migration guide, when the majors differ")
+    migrationGuide: str | None = Field(
+        None,
+        description="The docs' migration guide of @imqueue/core and @imqueue/rpc, installed a major older",
+    )
+    installedIs: Literal["older", "newer"] | None = Field(
+        None, description="The installed major against the docs' release's, when they differ"
+    )
     corpus: dict[str, str] | None = Field(None, description="The docs corpus the latest side is from")
     unread: list[str] = Field(default_factory=list, description="Why some declarations were not compared")
     packages: dict[str, str] = Field(default_factory=dict, description="Installed @imqueue packages")

@@ -61,11 +61,24 @@ def render_diff(data: dict[str, Any]) -> str:
         f"{counts['added']} added, {counts['removed']} removed, {counts['changed']} changed, "
         f"{counts['deprecated']} deprecated ({counts['signaturesCompared']} declarations compared).",
     ]
+    newer = data.get("installedIs") == "newer"
     if data.get("migrationGuide"):
         lines.append(f"The majors differ: read the migration guide, {data['migrationGuide']}")
+    elif newer:
+        lines.append(
+            f"The installed release is a newer major than the docs describe: the API pages are of "
+            f"{data['latest']}, so what the installed one added since is listed as not in the docs, "
+            f"and its own README and changelog (node_modules/{data['package']}) say what changed."
+        )
+    elif data.get("installedIs") == "older":
+        lines.append(
+            f"The installed release is an older major than the docs describe: upgrade with "
+            f"`npm install {data['package']}@^{data['latest']}` to use the docs' API as written."
+        )
+    gone = "added since the docs' release" if newer else "removed since"
     sections = (
         ("Added (in the docs, not installed)", "added", "{name} ({kind}): {url}"),
-        ("Not in the docs (removed since, or never documented)", "removed", "{name}: `{signature}`"),
+        (f"Not in the docs ({gone}, or never documented)", "removed", "{name}: `{signature}`"),
         ("Changed", "changed", "{name}: `{installed}` -> `{latest}` {url}"),
         ("Deprecated in the docs", "deprecated", "{name}: {note} {url}"),
     )

@@ -573,7 +573,8 @@ def _version_findings(project: Project, status: Mapping[str, Any] | None) -> lis
     findings = []
     for mismatch in major_mismatches(project, status):
         record = documented[mismatch.package]
-        url = URL_MIGRATION if mismatch.package in SPINE else str(record.get("docs") or URL_STATUS)
+        behind = mismatch.used_major < mismatch.documented_major
+        url = URL_MIGRATION if mismatch.package in SPINE and behind else str(record.get("docs") or URL_STATUS)
         findings.append(
             Finding(
                 "other-major",
@@ -588,21 +589,31 @@ def _version_findings(project: Project, status: Mapping[str, Any] | None) -> lis
 
 
 def _other_major_change(project: Project, mismatch: Mismatch) -> str:
-    """What to change for a package at another major: align it when the framework itself already
-    runs the documented major (the package lags behind the rest of the project); otherwise the
+    """What to change for a package at another major. Newer than the docs: nothing to align, the
+    pages describe an older release. Older, and the framework (rpc, else core) already runs the
+    documented major, or the project has no framework: align that package alone. Otherwise the
     whole project is on an older major, and moving one package alone would break it."""
+    if mismatch.used_major > mismatch.documented_major:
+        return (
+            f"the installed release is newer than the docs, whose API pages describe {mismatch.documented}. "
+            f"Read node_modules/{mismatch.package}'s README and changelog for what changed; api_diff "
+            "lists the declarations that differ from the pages."
+        )
     framework = framework_major(project)
     declared = project.uses(mismatch.package)
-    if (
-        framework == mismatch.documented_major
-        and declared is not None
-        and declared.declared is not None
-        and mismatch.package != _framework_package(project)
-    ):
+    aligns_alone = mismatch.package != _framework_package(project) and (
+        framework is None or framework == mismatch.documented_major
+    )
+    if aligns_alone and declared is not None and declared.declared is not None:
+        why = (
+            f"the rest of the project runs @imqueue {framework}.x, and {mismatch.package} "
+            f"{mismatch.used_major}.x does not work with it."
+            if framework is not None
+            else f"the docs' examples are written for {mismatch.documented_major}.x."
+        )
         return (
             f'set "{mismatch.package}": "^{mismatch.documented}" in package.json\'s dependencies and run '
-            f"npm install: the rest of the project runs @imqueue {framework}.x, and {mismatch.package} "
-            f"{mismatch.used_major}.x does not work with it."
+            f"npm install: {why}"
         )
     return (
         "the API pages may not match the code you run. Upgrade @imqueue/rpc and @imqueue/core "
