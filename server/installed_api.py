@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from imqueue_mcp.server.catalogue.packages import api_page_package
+from imqueue_mcp.server.catalogue.packages import CATALOGUE, api_page_package
 from imqueue_mcp.server.project import api_index
 from imqueue_mcp.server.project import reader as project
 from imqueue_mcp.server.project.api_diff import against_docs, compare, cut
@@ -64,6 +64,32 @@ async def with_latest(services: Services, data: dict[str, Any], symbol: str, pac
         record = documented.symbols.get(resolved) if resolved else None
         release = await documented_release(services, name) or documented.release
         beside_latest(data, name, record, release)
+        data["problems"] += documented.unread[:5]
+        return
+    if not data["found"] and not package:
+        await _elsewhere_in_the_docs(services, data, wanted, set(candidates))
+
+
+async def _elsewhere_in_the_docs(
+    services: Services, data: dict[str, Any], wanted: str, tried: set[str]
+) -> None:
+    """A symbol no installed package declares, named as the docs name it in a package the project
+    has not installed (JobQueue in @imqueue/job): the docs' record, and the command that installs it."""
+    for entry in CATALOGUE:
+        if entry.name in tried:
+            continue
+        documented = await services.documented.of(entry.name)
+        resolved = api_index.resolve_name(list(documented.symbols), wanted)
+        if resolved is None:
+            continue
+        documented = await services.documented.of(entry.name, [resolved])
+        release = await documented_release(services, entry.name) or documented.release
+        beside_latest(data, entry.name, documented.symbols[resolved], release)
+        data["difference"] = {
+            "status": "not-installed",
+            "text": f"The project has not installed {entry.name}, which the docs document it in.",
+        }
+        data["install"] = entry.install
         data["problems"] += documented.unread[:5]
         return
 

@@ -81,3 +81,41 @@ def test_without_a_project_in_reach_get_api_says_so_and_what_to_pass(server: Mcp
     expected = "No installed @imqueue declaration named 'IMQClient' (no project in reach: see below)."
     assert first == expected, first
     assert "None" not in result.content[0].text and data["problems"], result.content[0].text
+
+
+def test_package_names_as_npm_writes_them_and_unknown_ones(server: McpConnection) -> None:
+    """'@imqueue/rpc@3.7.2' is the installed rpc; another version written is named and the installed
+    one read; a name that is no @imqueue package is refused with the known ones (unknown_package),
+    by get_api and api_diff alike."""
+    require_external((SERVICE_RUNTIME / "@imqueue" / "rpc").is_dir(), "the 3.x service runtime", INSTALL)
+    path = str(SERVICE_RUNTIME.parent)
+    exact = server.call("get_api", {"symbol": "IMQClient", "package": "@imqueue/rpc@3.7.2", "path": path})
+    assert exact.structured_content["found"] and exact.structured_content["symbol"]["version"] == "3.7.2"
+    other = server.call("get_api", {"symbol": "IMQClient", "package": "rpc@^1.17.0", "path": path})
+    assert other.structured_content["found"]
+    assert (
+        "rpc@^1.17.0 was asked for; the project has 3.7.2 installed"
+        in other.structured_content["problems"][0]
+    )
+    diff = server.call("api_diff", {"package": "@imqueue/core@3.4.2", "path": path})
+    assert diff.structured_content["found"] and diff.structured_content["installed"] == "3.4.2"
+    for tool, arguments in (("get_api", {"symbol": "IMQClient"}), ("api_diff", {})):
+        refused = server.call(tool, {**arguments, "package": "nope", "path": path})
+        assert refused.is_error, tool
+        error = refused.structured_content["error"]
+        assert error["code"] == "unknown_package" and "@imqueue/rpc" in error["message"], error
+
+
+def test_a_symbol_of_a_package_the_project_lacks_names_the_package_and_its_install(
+    server: McpConnection,
+) -> None:
+    """The 3.x runtime has rpc and core only: JobQueue is documented in @imqueue/job."""
+    require_external((SERVICE_RUNTIME / "@imqueue" / "rpc").is_dir(), "the 3.x service runtime", INSTALL)
+    result = server.call("get_api", {"symbol": "JobQueue", "path": str(SERVICE_RUNTIME.parent)})
+    data = result.structured_content
+    assert data["found"] is False and data["install"] == "npm install @imqueue/job"
+    assert data["latest"]["package"] == "@imqueue/job" and data["latest"]["url"].startswith(
+        "https://imqueue.org/api/job/"
+    )
+    assert data["difference"]["status"] == "not-installed"
+    assert "`npm install @imqueue/job`" in result.content[0].text

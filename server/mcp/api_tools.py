@@ -19,11 +19,13 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
 from imqueue_mcp.server import installed_api
+from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
 from imqueue_mcp.server.docs.corpus_keeper import CorpusUnavailable
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp.project_tools import ProjectPath, folders_for
+from imqueue_mcp.server.project import api_index
 from imqueue_mcp.server.project import reader as project
-from imqueue_mcp.server.project.api_lookup import ApiAnswer, ApiDiffAnswer, lookup, scoped
+from imqueue_mcp.server.project.api_lookup import ApiAnswer, ApiDiffAnswer, lookup, versioned
 from imqueue_mcp.server.project.api_text import render, render_diff, render_marks
 from imqueue_mcp.server.services import Services
 from imqueue_mcp.server.tool_results import error_result, structured_result
@@ -38,9 +40,10 @@ DESCRIPTION = (
     "(latest: its page, summary, declaration) and the difference (same, signature-changed, "
     "deprecated-in-latest, not-installed, installed-only). symbol: a class, interface, function, type "
     "or member, dotted or spaced, any case ('IMQClientOptions.timeout', 'imqclientoptions timeout'); "
-    "an unknown one gets the nearest names. package: e.g. '@imqueue/rpc' (default: every installed "
-    "@imqueue package). path: the project folder; omit it to use the client's roots, else the "
-    "working directory. Reads files and the docs only."
+    "an unknown one gets the nearest names, or the package the docs document it in and its install "
+    "command. package: e.g. '@imqueue/rpc' (default: every installed @imqueue package; a version "
+    "written after it is not read, the installed one is). path: the project folder; omit it to use "
+    "the client's roots, else the working directory. Reads files and the docs only."
 )
 
 DIFF_DESCRIPTION = (
@@ -69,6 +72,31 @@ def _no_project(folders: list[Path]) -> str:
     return "no package.json in " + ", ".join(map(str, folders)) + " or their parents: pass path"
 
 
+def package_asked(package: str, root: Path | None) -> tuple[str, str | None]:
+    """The package argument as npm may write it ('pg-pubsub', '@imqueue/pg-pubsub@1.10.0'): its
+    scoped name and the version written, if any. CatalogueError (unknown_package) for a name that is
+    neither an @imqueue package the docs list nor one installed in the project."""
+    name, version = versioned(package)
+    scoped_name = normalize_package(name)
+    known = {entry.name for entry in CATALOGUE}
+    if scoped_name in known:
+        return scoped_name, version
+    installed = {p.name for p in api_index.installed_packages(root)[0]} if root is not None else set()
+    if scoped_name in installed:
+        return scoped_name, version
+    listed = ", ".join(sorted(known | installed))
+    raise CatalogueError(
+        f"Unknown package {scoped_name!r}: not an @imqueue package. Known packages: {listed}."
+    )
+
+
+def version_note(name: str, asked: str | None, installed: str | None) -> list[str]:
+    """A line when the version written with the package is not the one installed (what is read)."""
+    if asked is None or installed is None or asked.lstrip("v^~=") == installed:
+        return []
+    return [f"{name}@{asked} was asked for; the project has {installed} installed, and that is what is read"]
+
+
 # --- get_api ----------------------------------------------------------------------------------
 
 
@@ -84,11 +112,19 @@ def get_api_handler(services: Services) -> Callable[..., Awaitable[CallToolResul
         if isinstance(where, CallToolResult):
             return where
         root, via, folders = where
+        asked: str | None = None
+        if package is not None:
+            try:
+                package, asked = await asyncio.to_thread(package_asked, package, root)
+            except CatalogueError as error:
+                return error_result(ErrorCode.UNKNOWN_PACKAGE, str(error))
         if root is None:
             data: dict[str, Any] = {"found": False, "via": via, "root": None, "nearest": []}
             data["problems"] = [_no_project(folders)]
         else:
             data = {**await asyncio.to_thread(lookup, root, symbol, package), "via": via}
+            if package is not None:
+                data["problems"][:0] = version_note(package, asked, data["packages"].get(package))
             try:
                 await installed_api.with_latest(services, data, symbol, package)
             except CorpusUnavailable as error:
@@ -110,7 +146,10 @@ def api_diff_handler(services: Services) -> Callable[..., Awaitable[CallToolResu
         if isinstance(where, CallToolResult):
             return where
         root, via, folders = where
-        name = scoped(package.strip())
+        try:
+            name, asked = await asyncio.to_thread(package_asked, package, root)
+        except CatalogueError as error:
+            return error_result(ErrorCode.UNKNOWN_PACKAGE, str(error))
         if root is None:
             data: dict[str, Any] = {"found": False, "via": via, "root": None, "package": name}
             data["problems"] = [_no_project(folders)]
@@ -119,6 +158,7 @@ def api_diff_handler(services: Services) -> Callable[..., Awaitable[CallToolResu
                 data = {**await installed_api.api_diff_answer(services, root, name), "via": via}
             except CorpusUnavailable as error:
                 return error_result(ErrorCode.CORPUS_UNAVAILABLE, str(error))
+            data["problems"][:0] = version_note(name, asked, data.get("installed"))
         return structured_result(data, render_diff(data))
 
     return api_diff

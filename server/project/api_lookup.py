@@ -9,6 +9,7 @@ it, looked up in the installed packages' declarations (api_index.py), set beside
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,12 +59,27 @@ class ApiAnswer(BaseModel):
     latest: LatestSymbol | None = Field(None, description="What the docs (latest release) say of it")
     difference: Difference | None = Field(None, description="How the installed declaration stands to it")
     nearest: list[str] = Field(default_factory=list, description="Names close to an unknown symbol")
+    install: str | None = Field(
+        None,
+        description="How to install the package the docs document the symbol in, when the project lacks it",
+    )
     packages: dict[str, str] = Field(default_factory=dict, description="Installed @imqueue packages read")
     problems: list[str] = Field(default_factory=list, description="What could not be read, and why")
 
 
 def scoped(package: str) -> str:
     return package if package.startswith("@") else f"{api_index.SCOPE}/{package}"
+
+
+_VERSIONED = re.compile(r"^(@[^/@\s]+/[^@\s]+|[^@\s]+)@(\S+)$")
+
+
+def versioned(package: str) -> tuple[str, str | None]:
+    """A package argument as npm writes it, split: '@imqueue/pg-pubsub@1.10.0' -> ('@imqueue/pg-pubsub',
+    '1.10.0'), 'rpc@3' -> ('rpc', '3'); without a version, (the name, None)."""
+    text = package.strip()
+    match = _VERSIONED.match(text)
+    return (match.group(1), match.group(2)) if match else (text, None)
 
 
 def lookup(root: Path, symbol: str, package: str | None) -> dict[str, Any]:

@@ -29,7 +29,10 @@ def render(data: dict[str, Any], query: str) -> str:
     else:
         where = f" under {data['root']}" if data.get("root") else " (no project in reach: see below)"
         lines = [f"No installed @imqueue declaration named {query!r}{where}."]
-        if data["nearest"]:
+        if data.get("install"):
+            latest = data["latest"]
+            lines.append(f"The docs document {latest['name']} in {latest['package']}: `{data['install']}`.")
+        elif data["nearest"]:
             lines.append("Nearest names: " + ", ".join(data["nearest"]))
     lines += _render_latest(data)
     if data["problems"]:
