@@ -254,6 +254,48 @@ def _missing_package(match: re.Match[str]) -> Diagnosis:
     )
 
 
+PACKAGES = f"{ORIGIN}/status/#the-packages"  # each package, its version and install command
+_RANGE = re.compile(r"[\^~]?\d{1,6}(?:\.(?:\d{1,6}|x|\*)){0,2}")
+
+
+def _package_named(text: str | None) -> str | None:
+    """An @imqueue package name as npm prints it in a URL (@imqueue%2fjob) or a spec, when it
+    parses as one; else None."""
+    if not text:
+        return None
+    name = re.sub("%2f", "/", text, flags=re.IGNORECASE)
+    return name if _NPM_NAME.fullmatch(name) else None
+
+
+def _not_in_registry(match: re.Match[str]) -> Diagnosis:
+    package = _package_named(match["package"])
+    named = f"has no package {quoted(package)}" if package else "has no package of that name"
+    return Diagnosis(
+        "E404",
+        f"The npm registry this machine uses {named}. Check the name against list_packages (each "
+        "@imqueue package with its install command), then the registry: `npm config get registry`; a "
+        "company mirror may not carry every @imqueue package. Ask for it to be mirrored, or fetch the "
+        "scope from the public registry: `npm config set @imqueue:registry https://registry.npmjs.org/`.",
+        (PACKAGES,),
+    )
+
+
+def _no_matching_version(match: re.Match[str]) -> Diagnosis:
+    package = _package_named(match["package"])
+    wanted = match["range"] if match["range"] and _RANGE.fullmatch(match["range"]) else None
+    what = f"{quoted(package)} exists" if package else "The package exists"
+    within = f" but no version in {quoted(wanted)}" if wanted else " but no version in the range asked for"
+    listing = f"npm view {package} versions" if package else "npm view <package> versions"
+    return Diagnosis(
+        "ETARGET",
+        f"{what} in the npm registry this machine uses{within}. `{listing}` lists what it serves; "
+        "package_status gives the version the docs describe. A registry mirror may lag behind the "
+        "public one: ask for the release to be mirrored, or take a range it has and read the docs "
+        "against that version (inspect_project and api_diff say what differs).",
+        (PACKAGES,),
+    )
+
+
 def _module_kind(match: re.Match[str]) -> Diagnosis:
     return Diagnosis(
         match["code"] or "ESM",
@@ -287,6 +329,22 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
     (re.compile(r"\b(?P<code>ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)\b"), _unreachable),
     (re.compile(r"\bEADDRINUSE\b"), _always(IN_USE)),
     (re.compile(r"\bERESOLVE\b"), _always(PEER_CONFLICT)),
+    # npm's registry answers: no such package (E404), no version in the range (ETARGET)
+    (
+        re.compile(
+            r"\bE404\b(?:[^\n]*\n){0,6}?[^\n]*?(?:GET \S*/|['\"])"
+            r"(?P<package>@imqueue(?:/|%2[fF])[a-z0-9._-]{1,200})|\bE404\b"
+        ),
+        _not_in_registry,
+    ),
+    (
+        re.compile(
+            r"\bETARGET\b(?:[^\n]*\n){0,3}?[^\n]*?No matching version found for "
+            r"(?P<package>@imqueue/[a-z0-9._-]{1,200})@(?P<range>[^\s'\"]{1,40}?)\.?(?:\s|$)"
+            r"|\bETARGET\b"
+        ),
+        _no_matching_version,
+    ),
     # TS1238-TS1241: "Unable to resolve signature of class / parameter / property / method
     # decorator when called as an expression", by its code or by its words when pasted without one
     (
