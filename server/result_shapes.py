@@ -486,6 +486,11 @@ class ExampleHit(BaseModel):
 
 class ExampleMiss(BaseModel):
     nearestTerms: list[str] = Field(description="Indexed terms nearest the query's words")
+    packagePage: str | None = Field(
+        None,
+        description="With a package filter: its API reference page, whose usage examples this corpus "
+        "may not hold (get_doc reads it)",
+    )
 
 
 class ExampleResult(BaseModel):

@@ -123,6 +123,16 @@ def test_a_query_nothing_matches_is_an_empty_answer_with_guidance(local: McpConn
     assert "No code examples" in text and "search_docs" in text
 
 
+def test_a_package_miss_points_to_its_api_reference(local: McpConnection) -> None:
+    """The live corpus holds llms-full.txt's examples, not the generated API pages': @imqueue/datadog's
+    usage (tracer.init()) is on its API landing page only, and the miss says where."""
+    arguments = {"query": "datadog tracer init", "package": "datadog"}
+    data = answer(local, arguments)
+    assert data["count"] == 0 and data["miss"]["packagePage"] == "https://imqueue.org/api/datadog/latest/"
+    text = local.call("find_examples", arguments).content[0].text
+    assert "get_doc(https://imqueue.org/api/datadog/latest/)" in text
+
+
 # --- guided errors -------------------------------------------------------------------------
 
 

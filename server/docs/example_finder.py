@@ -123,10 +123,22 @@ async def find_examples(
     data.update(count=len(found), results=[example_hit(example) for example in found])
     if not found:
         data["miss"] = {"nearestTerms": nearest}
+        page = package_page(corpus, wanted)
+        if page is not None:
+            data["miss"]["packagePage"] = page
     if passages is not None and passages.enabled:
         add_example_passages(data, source_for(corpus), query, passages)
     data["corpus"] = corpus.describe()
     return data
+
+
+def package_page(corpus: LoadedCorpus, package: str | None) -> str | None:
+    """The package's API reference landing page when the corpus has it: its usage examples are in
+    the corpus only when it was built with the pages (docs/find-examples.md), so a miss points there."""
+    if package is None:
+        return None
+    path = f"/api/{package.removeprefix('@imqueue/')}/latest/"
+    return f"https://imqueue.org{path}" if corpus.holds("imqueue.org", path) else None
 
 
 def best_examples(
@@ -203,10 +215,16 @@ def render_examples_text(data: dict[str, Any]) -> str:
         lines.append("")
         lines.append("Check an example against its page with get_doc(url) before adapting it; cite the url.")
     else:
-        lines.append(f'No code examples{where} for "{data["query"]}".')
-        nearest = data.get("miss", {}).get("nearestTerms") or []
+        lines.append(f'No code examples{where} for "{data["query"]}" among the blocks this corpus holds.')
+        miss = data.get("miss", {})
+        nearest = miss.get("nearestTerms") or []
         if nearest:
             lines.append("Nearest indexed terms: " + ", ".join(nearest) + ". Search again with them.")
+        if miss.get("packagePage"):
+            lines.append(
+                f"The package's API reference may show its usage: get_doc({miss['packagePage']}) "
+                "(this corpus holds the examples of its pages only when built with them)."
+            )
         lines.append("search_docs finds the pages and API symbols, with or without code.")
     lines.append("")
     lines.append(corpus_line(data["corpus"]))
