@@ -18,6 +18,7 @@ Names follow the installed declarations' index (server/project/api_index.py): me
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -39,7 +40,9 @@ class DocumentedSymbol:
     url: str  # the symbol's API page, canonical
     summary: str
     deprecated: bool
-    signature: str | None = None  # from its page, when the page was read
+    signature: str | None = None  # from its page (each overload's on a line), when the pages were read
+    # the pages of the name's other overloads (PgPubSub.on has on_1 ... on_9), in the feed's order
+    overloads: tuple[str, ...] = ()
 
 
 def symbol_name(title: str) -> str:
@@ -48,14 +51,18 @@ def symbol_name(title: str) -> str:
 
 
 def documented_symbols(documents: Iterable[Document], package: str) -> dict[str, DocumentedSymbol]:
-    """The API records of `package` ('@imqueue/rpc'), by name; the first record of a name wins."""
+    """The API records of `package` ('@imqueue/rpc'), by name: the first record of a name stands for
+    it, the others (an overloaded method's pages) are its `overloads`."""
     found: dict[str, DocumentedSymbol] = {}
     for doc in documents:
         if doc.tier != "symbol" or doc.package != package or doc.kind in NOT_SYMBOLS:
             continue
         name = symbol_name(doc.title)
-        if name not in found:
+        first = found.get(name)
+        if first is None:
             found[name] = DocumentedSymbol(name, doc.kind, doc.url, doc.summary, doc.deprecated)
+        elif doc.url != first.url and doc.url not in first.overloads:
+            found[name] = dataclasses.replace(first, overloads=(*first.overloads, doc.url))
     return found
 
 

@@ -186,3 +186,59 @@ def test_without_the_pages_the_diff_compares_names_and_says_why_not_declarations
         assert "not asked again yet" in again["unread"][0]
     finally:
         connection.close()
+
+
+SITE_API = Path(__file__).resolve().parents[2] / "shared" / "site" / "imqueue.org" / "api"
+
+
+def page_signatures(package: str, stem: str) -> list[str]:
+    """The `**Signature:**` of a symbol's page and of its overloads' pages (stem, stem_1, ...)."""
+    from imqueue_mcp.docsource.api_pages import page_signature
+
+    pages = sorted((SITE_API / package / "latest").glob(f"{stem}*.md"))
+    found = [
+        page_signature(p.read_text(encoding="utf-8"))
+        for p in pages
+        if p.stem == stem or p.stem.startswith(f"{stem}_")
+    ]
+    return [signature for signature in found if signature]
+
+
+def test_overloads_and_enum_keyed_members_declared_as_the_docs_give_them_are_the_same(
+    server: McpConnection, tmp_path: Path
+) -> None:
+    """A project whose declarations are the docs' own Signature lines: PgPubSub.on's ten overloads
+    (one page each: on, on_1 ... on_9) and @imqueue/net's `readonly [NetworkType.IPV4]` members
+    (pages Networks.ipv4 / ipv6) compare as the same declarations, never changed, added or removed."""
+    overloads = page_signatures("pg-pubsub", "pg-pubsub.pgpubsub.on")
+    assert len(overloads) == 10
+    scope = tmp_path / "node_modules" / "@imqueue"
+    (tmp_path / "package.json").write_text('{"name": "app", "dependencies": {}}')
+    for name, version, dts in (
+        (
+            "pg-pubsub",
+            "3.0.7",
+            "export declare interface PgPubSub {\n" + "".join(f"    {s};\n" for s in overloads) + "}\n",
+        ),
+        (
+            "net",
+            "3.1.0",
+            'export declare enum NetworkType {\n    IPV4 = "ipv4",\n    IPV6 = "ipv6"\n}\n'
+            "export declare class Networks {\n"
+            + "".join(f"    {s};\n" for s in page_signatures("net", "net.networks.ipv4"))
+            + "".join(f"    {s};\n" for s in page_signatures("net", "net.networks.ipv6"))
+            + "}\n",
+        ),
+    ):
+        (scope / name).mkdir(parents=True)
+        (scope / name / "package.json").write_text(f'{{"name": "@imqueue/{name}", "version": "{version}"}}')
+        (scope / name / "index.d.ts").write_text(dts)
+    on = server.call("get_api", {"symbol": "PgPubSub.on", "package": "pg-pubsub", "path": str(tmp_path)})
+    assert on.structured_content["difference"]["status"] == "same", on.content[0].text
+    assert on.structured_content["latest"]["signature"].count("\n") >= 5  # every page, cut at 400 characters
+    net = server.call("api_diff", {"package": "net", "path": str(tmp_path)}).structured_content
+    removed = {entry["name"] for entry in net["removed"]}
+    added = {entry["name"] for entry in net["added"]}
+    assert not {"Networks.ipv4", "Networks.ipv6"} & (added | removed), (added, removed)
+    assert "Networks.[NetworkType.IPV4]" not in removed
+    assert not {entry["name"] for entry in net["changed"]} & {"Networks.ipv4", "Networks.ipv6"}

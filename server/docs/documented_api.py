@@ -82,12 +82,18 @@ class DocumentedApis:
         if len(wanted) > MAX_PAGES:
             api.unread.append(f"{len(wanted) - MAX_PAGES} signatures not read: at most {MAX_PAGES} pages")
             wanted = wanted[:MAX_PAGES]
-        await self._read_pages(corpus, [symbols[n].url for n in wanted], api.unread)
+        pages = [url for name in wanted for url in (symbols[name].url, *symbols[name].overloads)]
+        await self._read_pages(corpus, pages, api.unread)
         for name in wanted:
-            read = self._pages.get(symbols[name].url)
-            if read is not None:
-                symbols[name] = dataclasses.replace(symbols[name], signature=read.signature)
-                api.release = api.release or read.release
+            reads = [self._pages.get(url) for url in (symbols[name].url, *symbols[name].overloads)]
+            if reads[0] is None:
+                continue
+            api.release = api.release or reads[0].release
+            # an overloaded name is declared by all its pages, one signature a line, or not known
+            signatures = [read.signature for read in reads if read is not None and read.signature]
+            whole = len(signatures) == len(reads)
+            signature = "\n".join(dict.fromkeys(signatures)) if whole else None
+            symbols[name] = dataclasses.replace(symbols[name], signature=signature)
         return api
 
     async def _read_pages(self, corpus: LoadedCorpus, urls: list[str], unread: list[str]) -> None:

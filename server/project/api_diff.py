@@ -83,7 +83,13 @@ def comparable(signature: str) -> str:
 
 def same_declaration(installed: str, documented: str) -> bool:
     """comparable() alike, or the same head where one side gives only the head of a declaration
-    whose body the other carries (an enum's members, which the docs list in a table)."""
+    whose body the other carries (an enum's members, which the docs list in a table). An
+    overloaded method is one signature a line on both sides (the index's record, the docs' pages):
+    the same set of overloads, in any order."""
+    if "\n" in installed or "\n" in documented:
+        mine = {comparable(line) for line in installed.split("\n") if line.strip()}
+        theirs = {comparable(line) for line in documented.split("\n") if line.strip()}
+        return mine == theirs
     a, b = comparable(installed), comparable(documented)
     if a == b:
         return True

@@ -17,6 +17,7 @@ constant, method and property: its signature, doc comment and source file.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -227,9 +228,33 @@ def index_package(pkg: InstalledPackage) -> PackageIndex:
         index.files += 1
         for sym in declarations(tree.root_node, source, rel):
             merge(index.symbols, sym)
+    name_computed_keys(index.symbols)
     index.parse_seconds = time.perf_counter() - started
     _CACHE[key] = index
     return index
+
+
+_COMPUTED = re.compile(r"^(?P<owner>.+)\.\[(?P<enum>[A-Za-z_$][\w$]*)\.(?P<member>[A-Za-z_$][\w$]*)\]$")
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def name_computed_keys(symbols: dict[str, ApiSymbol]) -> None:
+    """A member keyed by an enum member (`readonly [NetworkType.IPV4]: NetworkList`) named by the
+    key's value, as the docs name it (`Networks.ipv4`), when the package declares that enum with a
+    string value for it; the declaration itself is kept as written."""
+    for name in [n for n in symbols if "[" in n]:
+        match = _COMPUTED.match(name)
+        enum = symbols.get(match["enum"]) if match else None
+        if match is None or enum is None or enum.kind != "enum":
+            continue
+        value = re.search(
+            rf"(?<![\w$]){re.escape(match['member'])}\s*=\s*(['\"])(?P<value>[^'\"]*)\1", enum.signature
+        )
+        if value is None or not _IDENTIFIER.fullmatch(value["value"]):
+            continue
+        named = f"{match['owner']}.{value['value']}"
+        if named not in symbols:
+            symbols[named] = dataclasses.replace(symbols.pop(name), name=named)
 
 
 def merge(symbols: dict[str, ApiSymbol], sym: ApiSymbol) -> None:
