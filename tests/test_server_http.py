@@ -11,6 +11,7 @@ import pytest
 from conftest import (
     HOSTED_TOOLS,
     INITIALIZE,
+    LOCAL_TOOLS,
     SHARED_TOOLS,
     HttpServer,
     McpConnection,
@@ -156,3 +157,35 @@ def test_several_workers_serve_the_same_tools(site_origins: dict[str, str], tmp_
             connection.close()
     finally:
         server.close()
+
+
+def test_the_hosted_surface_names_local_tools_only_as_the_local_servers(hosted_client: McpConnection) -> None:
+    """A hosted agent is never sent to a tool it cannot call: the instructions name no local tool,
+    an answer that does (a scaffold's next step, a diagnosis) says whose tool it is and how to get
+    it, and calling one says the same (audit 5: 14 places named generate_client and the like)."""
+    local_only = {"generate_client", "create_service", "inspect_project"}
+    instructions = hosted_client.client.instructions or ""
+    assert not {name for name in local_only if name in instructions} and "local_install_guide" in instructions
+    assert len(instructions.split()) <= 150
+    descriptions = " ".join(tool.description or "" for tool in hosted_client.tools())
+    for name in local_only:
+        assert f"use {name}" not in descriptions
+    scaffold = hosted_client.call("scaffold_service", {"name": "user", "calls": ["AuthService"]})
+    note = scaffold.content[-1].text
+    assert note.startswith("Note: generate_client") and "local_install_guide" in note
+    diagnosed = hosted_client.call("search_docs", {"query": "npm ERR! code ERESOLVE"})
+    assert "create_service is a tool of the local imqueue-mcp server" in diagnosed.content[-1].text
+    called = hosted_client.call("generate_client", {"service": "UserService"})
+    error = called.structured_content["error"]
+    assert error["code"] == "unknown_tool" and "local imqueue-mcp server" in error["message"]
+    assert "local_install_guide" in error["suggestedAction"]
+    unknown = hosted_client.call("no_such_tool", {}).structured_content["error"]
+    assert "There is no tool named 'no_such_tool'" in unknown["message"]
+
+
+def test_the_install_guide_counts_the_tools_the_local_server_lists(hosted_client: McpConnection) -> None:
+    """LOCAL_TOOLS is what tests/test_server_stdio.py finds the local server listing."""
+    text = hosted_client.call("local_install_guide").content[0].text
+    assert f"lists {len(LOCAL_TOOLS)} tools" in text
+    for name in ("inspect_project", "get_api", "api_diff", "generate_client"):
+        assert name in text

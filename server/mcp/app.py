@@ -70,9 +70,15 @@ from imqueue_mcp.server.config import Config
 from imqueue_mcp.server.docs.corpus_keeper import LoadedCorpus
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp import api_tools, completions, project_tools, resources
-from imqueue_mcp.server.mcp.instructions import INSTRUCTIONS
+from imqueue_mcp.server.mcp.instructions import HOSTED_INSTRUCTIONS, INSTRUCTIONS
 from imqueue_mcp.server.mcp.prompts import service_prompts
-from imqueue_mcp.server.mcp.tools import hosted_tools, local_tools
+from imqueue_mcp.server.mcp.tools import (
+    hosted_pointer,
+    hosted_tools,
+    local_only_names,
+    local_only_refusal,
+    local_tools,
+)
 from imqueue_mcp.server.services import Services
 from imqueue_mcp.server.tool_results import error_of, error_result, refused_call
 
@@ -218,7 +224,10 @@ class ImqueueServer(MCPServer[Any]):
                     f"{name} failed unexpectedly; nothing was changed by the server itself.",
                 )
             except ToolError as error:
-                result = refused_call(name, error)
+                hosted_local = (
+                    self.hosted and name in local_only_names() and str(error).startswith("Unknown tool")
+                )
+                result = local_only_refusal(name) if hosted_local else refused_call(name, error)
             if not self.hosted:  # the user's project is on the local server's disk only
                 result = await project_tools.noted(name, arguments, result, self.services)
                 result = await api_tools.marked(name, arguments, result, self.services)
@@ -229,6 +238,8 @@ class ImqueueServer(MCPServer[Any]):
                 logger.info("%s: %s: %s", shown[0], code, shown[1])
             if self.redactor is not None and isinstance(result, CallToolResult):
                 result = self.redactor.result(result)
+            if self.hosted and isinstance(result, CallToolResult):
+                result = hosted_pointer(result)
         if request is not None:
             await self._send_diagnostics(request, records)
         observe.log_tool_call(name, result, request, time.perf_counter() - started)
@@ -286,7 +297,7 @@ def _request_of(context: Context[Any, Any] | None) -> ServerRequestContext[Any, 
 def create_server(
     config: Config, *, hosted: bool, redactor: Callable[[Services], Scrubber] | None = None
 ) -> tuple[MCPServer[Any], Services]:
-    """The server with the local fifteen tools, or the hosted eight, the prompts, the docs
+    """The server with the local tools, or the hosted eight, the prompts, the docs
     resources and completions; plus its shared services. Hosted, `redactor(services)` makes what
     rewrites every result and log message a client hears."""
     services = Services.from_config(config)
@@ -309,7 +320,7 @@ def create_server(
         name=SERVER_NAME,
         title=SERVER_TITLE,
         version=server_version(),
-        instructions=INSTRUCTIONS,
+        instructions=HOSTED_INSTRUCTIONS if hosted else INSTRUCTIONS,
         website_url="https://imqueue.org/mcp/",
         tools=tools,
         log_level="WARNING",

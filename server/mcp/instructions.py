@@ -18,13 +18,22 @@ RPC carries @classType() and @property(). Never hand-write a client: generate it
 `imq client generate` (generate_client, or scaffold_client for the command). Cite the \
 https://imqueue.org URLs you relied on."""
 
+# The hosted endpoint has no generate_client (it acts on the user's machine): the same habits,
+# the command run by the user, the local server named through local_install_guide.
+HOSTED_INSTRUCTIONS = INSTRUCTIONS.replace(
+    "(generate_client, or scaffold_client for the command)",
+    "(scaffold_client gives the command; local_install_guide sets up the local server that runs it)",
+)
+
 LOCAL_INSTALL_GUIDE = """\
 # Run the @imqueue MCP server locally
 
 This hosted endpoint serves eight read-only tools (docs search, code examples, page reads, package facts and
 the two scaffolders). The local server adds the imq CLI bridge (cli_status, cli_install,
-cli_help, create_service, generate_client, fleet, config, logs), which acts on your machine,
-so it can only run there. It is one Python package, `imqueue-mcp`, speaking MCP over stdio.
+cli_help, create_service, generate_client, fleet, config, logs) and the project tools
+(inspect_project, get_api, api_diff), which act on your machine and read your project, so they
+can only run there; its scaffolders also write the files. It is one Python package,
+`imqueue-mcp`, speaking MCP over stdio.
 
 ## Run it
 
@@ -69,5 +78,5 @@ A snapshot or flag goes in each snippet's arguments: `"args": ["--offline", "--s
     }
 
 Restart the client after editing its configuration, then check that the imqueue server
-lists sixteen tools.
+lists {local_tool_count} tools.
 """

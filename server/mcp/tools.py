@@ -15,13 +15,14 @@ went wrong is a guided error (errors.py's code and next step): `failed`, `bridge
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from imqueue_mcp.server.catalogue.packages import (
@@ -155,6 +156,46 @@ def hosted_tools(services: Services) -> list[Tool]:
 def hosted_records() -> list[ToolRecord]:
     """The hosted tools' records, for what needs their names and titles but no Services."""
     return [record for record in TOOLS if record.where in ("both", "hosted")]
+
+
+def local_only_names() -> frozenset[str]:
+    """The tools only the local server has (the CLI bridge, the project tools): what a hosted
+    answer may name but a hosted client cannot call."""
+    hosted = {record.name for record in hosted_records()}
+    return frozenset(record.name for record in TOOLS if record.where == "local" and record.name not in hosted)
+
+
+_NAMED_TOOL = re.compile(r"(?<![\w-])([a-z]+_[a-z_]+)(?![\w-])")
+
+
+def hosted_pointer(result: CallToolResult) -> CallToolResult:
+    """A hosted result that names a local server's tool (a scaffold's next step names
+    generate_client) gets one more text block saying whose tool it is and how to get it."""
+    named: list[str] = []
+    local = local_only_names()
+    for block in result.content:
+        if isinstance(block, TextContent):
+            named += [n for n in _NAMED_TOOL.findall(block.text) if n in local and n not in named]
+    if not named:
+        return result
+    listed = ", ".join(named)
+    note = (
+        f"Note: {listed} {'is a tool' if len(named) == 1 else 'are tools'} of the local imqueue-mcp server, "
+        "which runs on the user's machine, not of this hosted endpoint: local_install_guide says how to "
+        "add it. Here, give the user the imq commands shown to run themselves."
+    )
+    return result.model_copy(update={"content": [*result.content, TextContent(type="text", text=note)]})
+
+
+def local_only_refusal(name: str) -> CallToolResult:
+    """A hosted call of a tool only the local server has: whose it is and how to get it."""
+    return error_result(
+        ErrorCode.UNKNOWN_TOOL,
+        f"{name} is a tool of the local imqueue-mcp server (it acts on the user's machine); this hosted "
+        "endpoint has only the read-only tools tools/list names.",
+        "Call local_install_guide for how to run the local server, or use the command scaffold_client "
+        "and scaffold_service give, run by the user.",
+    )
 
 
 def record_of(name: str) -> ToolRecord:
@@ -667,7 +708,8 @@ def scaffold_client_here(services: Services) -> Handler:
 )
 def local_install_guide(services: Services) -> Handler:
     async def local_install_guide() -> CallToolResult:
-        return text_result(LOCAL_INSTALL_GUIDE)
+        count = sum(1 for record in TOOLS if record.where in ("both", "local"))
+        return text_result(LOCAL_INSTALL_GUIDE.replace("{local_tool_count}", str(count)))
 
     return local_install_guide
 

@@ -88,7 +88,8 @@ SCAFFOLD_SERVICE_DESCRIPTION = (
     "Redis IMQ_REDIS names (host:port, default localhost:6379), a package.json (ESM, rpc 3.x "
     "pinned, build/start), a tsconfig keeping comments (JSDoc is the runtime type source), and "
     "@classType() stubs. Omit methods for a starter; calls wires in clients of services it calls. "
-    "For a real, provider-wired project on disk, use create_service."
+    "For a real, provider-wired project on disk, the local server's create_service makes one "
+    "(local_install_guide)."
 )
 
 SCAFFOLD_SERVICE_LOCAL_DESCRIPTION = (
@@ -114,8 +115,9 @@ SCAFFOLD_CLIENT_DESCRIPTION = (
     "READ-ONLY: returns the imq client generate command, a caller (src/caller.ts, broker from "
     "IMQ_REDIS) and its package.json for an @imqueue service's typed client, and writes nothing. "
     "Real clients are generated from the running service, so their types never drift; this tool "
-    "names the output file, the exported namespace and the client class. To actually generate the "
-    "client, use generate_client (the service must be running)."
+    "names the output file, the exported namespace and the client class. To generate the client, "
+    "run that command with the service running (the local server's generate_client runs it: "
+    "local_install_guide)."
 )
 
 
