@@ -354,6 +354,9 @@ def test_a_call_while_the_first_generation_trickles_in_is_told_the_server_is_not
         assert time.monotonic() - asked < 20
         assert result.is_error and result.structured_content["error"]["code"] == "corpus_unavailable"
         assert "Not ready" in result.content[0].text
+        # what the client can do: come back (never build and restart the operator's server)
+        action = result.structured_content["error"]["suggestedAction"]
+        assert action.startswith("Call again in a few seconds") and "imq-build-index" not in action
         assert httpx.get(server.url + "/readyz", timeout=5).status_code == 503
     finally:
         connection.close()

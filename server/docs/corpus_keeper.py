@@ -79,6 +79,16 @@ REFRESHING_NOTE = (
 class CorpusUnavailable(Exception):
     """No corpus could be loaded; the message says what failed and how to build a snapshot."""
 
+    # what the caller should do, when it is not the general advice (errors.ACTIONS): a client of a
+    # server still starting comes back; it cannot build the operator's snapshot
+    action: str = ""
+
+
+class CorpusNotReady(CorpusUnavailable):
+    """Following a builder's snapshot, the first generation is still arriving: come back soon."""
+
+    action = "Call again in a few seconds: the server is still starting (its /readyz says when it is ready)."
+
 
 @dataclass(frozen=True)
 class LoadedCorpus:
@@ -197,7 +207,7 @@ class CorpusKeeper:
         try:
             await asyncio.wait_for(asyncio.shield(self._start_refresh()), FIRST_LOAD_WAIT_SECONDS)
         except TimeoutError:
-            raise CorpusUnavailable(
+            raise CorpusNotReady(
                 "Not ready: the server is still loading the docs snapshot it follows (its first "
                 f"generation has not arrived after {FIRST_LOAD_WAIT_SECONDS:g} s). Call again in a few "
                 "seconds; /readyz says when the server is ready."

@@ -224,7 +224,7 @@ FAILURE_CODES: tuple[tuple[type[Exception], ErrorCode], ...] = (
 def failed(error: Exception) -> CallToolResult:
     """An expected failure as a guided error: its message, its code's next step."""
     code = next((code for kind, code in FAILURE_CODES if isinstance(error, kind)), ErrorCode.INTERNAL_ERROR)
-    return error_result(code, str(error))
+    return error_result(code, str(error), getattr(error, "action", ""))
 
 
 def bridged(result: BridgeResult) -> CallToolResult:
