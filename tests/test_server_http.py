@@ -189,3 +189,17 @@ def test_the_install_guide_counts_the_tools_the_local_server_lists(hosted_client
     assert f"lists {len(LOCAL_TOOLS)} tools" in text
     for name in ("inspect_project", "get_api", "api_diff", "generate_client"):
         assert name in text
+
+
+def test_hosted_offline_get_doc_never_hands_the_client_the_operators_advice(
+    hosted_client: McpConnection,
+) -> None:
+    """The hosted fixture serves offline from a snapshot with its pages: llms-full.txt is a page
+    the docs link but no saved copy holds, and a mistyped URL is no page at all (audit 5, 03/04)."""
+    missing = hosted_client.call("get_doc", {"url": "https://imqueue.org/no-such-page-here/"})
+    assert missing.structured_content["error"]["code"] == "page_not_found"
+    unsaved = hosted_client.call("get_doc", {"url": "https://imqueue.org/llms-full.txt"})
+    error = unsaved.structured_content["error"]
+    assert error["code"] == "offline" and "no saved copy" in error["message"], error
+    for said in (error["message"], error["suggestedAction"]):
+        assert "--offline" not in said and "Restart" not in said and "imq-build-index" not in said

@@ -114,7 +114,9 @@ def test_offline_get_doc_reads_the_page_from_the_snapshot_and_says_so(
     assert llms["markdown"] == (SHARED_SITE / "imqueue.org" / "llms.txt").read_text("utf-8")
     unknown = offline.call("get_doc", {"url": "https://imqueue.org/no-such-page/"})
     assert unknown.is_error and f"snapshot of {fetched_at}" in unknown.content[0].text
-    assert "have no copy of https://imqueue.org/no-such-page/" in unknown.content[0].text
+    # no page of the docs at all (not merely unsaved): not found, and where to look instead
+    assert unknown.structured_content["error"]["code"] == "page_not_found"
+    assert "https://imqueue.org/no-such-page/ is not a page of the docs" in unknown.content[0].text
 
 
 def test_offline_get_doc_answers_a_fragment_with_its_section_and_heading_path(

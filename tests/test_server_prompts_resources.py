@@ -561,6 +561,11 @@ def test_offline_a_page_the_docs_do_not_have_is_not_found_not_a_server_failure(
         assert error.code == -32602 and error.data == {"uri": uri}
         assert "search_docs" in error.message and "--offline" not in error.message
         held = refused(offline, lambda client: client.read_resource("https://imqueue.org/get-started/"))
-        assert held.code == -32603 and "--offline" in held.message  # the page exists; no copy here
+        # the page exists, with no copy here: not served, which is no server failure either
+        assert held.code == -32602 and "no saved copy" in held.message and "search_docs" in held.message
+        result = offline.call("get_doc", {"url": uri})
+        error = result.structured_content["error"]
+        assert result.is_error and error["code"] == "page_not_found", error
+        assert "index.md" not in error["message"] and "search_docs" in error["suggestedAction"]
     finally:
         offline.close()

@@ -73,6 +73,7 @@ from imqueue_mcp.server.mcp import api_tools, completions, project_tools, resour
 from imqueue_mcp.server.mcp.instructions import HOSTED_INSTRUCTIONS, INSTRUCTIONS
 from imqueue_mcp.server.mcp.prompts import service_prompts
 from imqueue_mcp.server.mcp.tools import (
+    hosted_offline,
     hosted_pointer,
     hosted_tools,
     local_only_names,
@@ -239,7 +240,7 @@ class ImqueueServer(MCPServer[Any]):
             if self.redactor is not None and isinstance(result, CallToolResult):
                 result = self.redactor.result(result)
             if self.hosted and isinstance(result, CallToolResult):
-                result = hosted_pointer(result)
+                result = hosted_pointer(hosted_offline(arguments, result) if name == "get_doc" else result)
         if request is not None:
             await self._send_diagnostics(request, records)
         observe.log_tool_call(name, result, request, time.perf_counter() - started)

@@ -159,7 +159,7 @@ async def read_resource(uri: str, services: Services) -> list[ReadResourceConten
         ) from None
     except docs.PageNotFound as error:
         raise ResourceNotFoundError(str(error)) from None
-    except OfflineError as error:
+    except OfflineError:
         # Offline, a page missing from the saved pages is "not found" when the docs this server
         # holds do not have it either: a resource that does not exist, not a server failure.
         if not await services.corpus.holds_page(uri):
@@ -167,7 +167,12 @@ async def read_resource(uri: str, services: Services) -> list[ReadResourceConten
                 f"{uri!r} is not a page of the docs this server holds. Take a URI from resources/list "
                 "or resources/templates/list, or find the page with search_docs."
             ) from None
-        raise ResourceError(str(error)) from None
+        # a page the docs have (a link of llms.txt) with no saved copy: not served here, not a failure
+        raise ResourceNotFoundError(
+            f"{uri!r} has no saved copy here: this server answers from its docs snapshot and the pages "
+            "saved with it. search_docs quotes what the docs say; a server run without --offline reads "
+            "every page."
+        ) from None
     except (FetchError, docs.DocError) as error:
         raise ResourceError(str(error)) from None
     return [

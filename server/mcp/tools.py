@@ -67,7 +67,7 @@ from imqueue_mcp.server.scaffold import templates as scaffold
 from imqueue_mcp.server.scaffold.types import MAX_METHODS, Method, ScaffoldError
 from imqueue_mcp.server.scaffold.wiring import MAX_CALLS
 from imqueue_mcp.server.services import Services
-from imqueue_mcp.server.tool_results import error_result, structured_result, text_result
+from imqueue_mcp.server.tool_results import error_of, error_result, structured_result, text_result
 
 Handler = Callable[..., Awaitable[CallToolResult]]
 Where = Literal["both", "local", "hosted"]
@@ -219,6 +219,38 @@ FAILURE_CODES: tuple[tuple[type[Exception], ErrorCode], ...] = (
     (ScaffoldError, ErrorCode.INVALID_SCAFFOLD_INPUT),
     (ValueError, ErrorCode.INVALID_ARGUMENTS),
 )
+
+
+async def offline_miss(url: str, error: OfflineError, services: Services) -> CallToolResult:
+    """get_doc offline of a page with no saved copy: not found when the docs this server holds do
+    not have it either (a mistyped URL), else the offline error, which says how to save the pages
+    (hosted_offline words it for a client that cannot). With no docs at all, the offline error."""
+    try:
+        corpus = await services.corpus.current()
+    except CorpusUnavailable:
+        return failed(error)
+    if await services.corpus.holds_page(url):
+        return failed(error)
+    return error_result(
+        ErrorCode.PAGE_NOT_FOUND,
+        f"{url} is not a page of the docs this server holds (the {corpus.source} of {corpus.fetched_at}).",
+        "Call search_docs to find the page, then get_doc its URL.",
+    )
+
+
+def hosted_offline(arguments: dict[str, Any], result: CallToolResult) -> CallToolResult:
+    """A hosted get_doc of a page the server has no saved copy of: said in the words of the URL asked
+    for, without the operator's flags, files and the advice to rebuild or restart, which are theirs."""
+    detail = error_of(result)
+    if detail is None or detail.get("code") != ErrorCode.OFFLINE.value:
+        return result
+    url = str(arguments.get("url", "the page"))[:300]
+    return error_result(
+        ErrorCode.OFFLINE,
+        f"{url} has no saved copy here: this endpoint answers from its docs snapshot and the pages saved "
+        "with it.",
+        "Call search_docs: its passages quote what the docs say, and the pages it finds can be read.",
+    )
 
 
 def failed(error: Exception) -> CallToolResult:
@@ -427,6 +459,8 @@ def get_doc(services: Services) -> Handler:
             data = await docs.read_doc(url, services.fetcher, services.sections, services.saved, request)
         except docs.CursorError as error:
             return error_result(ErrorCode.INVALID_ARGUMENTS, str(error), docs.CURSOR_NEXT_STEP)
+        except OfflineError as error:
+            return await offline_miss(url, error, services)
         except (DocUrlError, FetchError, docs.DocError) as error:
             return failed(error)
         services.sizes.record(data)
