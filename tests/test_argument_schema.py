@@ -228,3 +228,41 @@ def test_a_lone_surrogate_call_to_a_local_only_tool_is_unknown_tool_over_http_an
     assert surrogate["result"]["structuredContent"]["error"]["code"] == "unknown_tool", surrogate
     assert surrogate["result"] == name_alone["result"]
     assert metric(page, "imqueue_mcp_tool_calls_total", tool="other", outcome="unknown_tool") == 2
+
+
+ELSEWHERE = [
+    # a lone surrogate outside a tool's arguments, as JSON.stringify writes a string cut inside an
+    # emoji: the answer carries the request's id, so the client's call ends instead of waiting
+    '{"jsonrpc": "2.0", "id": %d, "method": "prompts/get", '
+    '"params": {"name": "build_imqueue_service", "arguments": {"name": "user\\ud800"}}}',
+    '{"jsonrpc": "2.0", "id": %d, "method": "resources/read", "params": {"uri": "https://imqueue.org/\\ud800"}}',
+    '{"jsonrpc": "2.0", "id": %d, "method": "tools/call", '
+    '"params": {"name": "search_docs\\ud800", "arguments": {}}}',
+]
+
+
+def test_a_lone_surrogate_elsewhere_and_deep_nesting_are_answered_with_the_request_id(tmp_path: Path) -> None:
+    deep = '{"jsonrpc": "2.0", "id": %d, "method": "ping", "params": {"x": ' + "[" * 300 + "]" * 300 + "}}"
+    lines = [line % number for number, line in enumerate([*ELSEWHERE, deep], start=7)]
+    answers = stdio_answers(tmp_path, *lines, surrogate_call(11, "search_docs", '{"query": "expose"}'))
+    for answer in answers[:3]:
+        assert answer["error"]["code"] == -32602 and "lone UTF-16 surrogate" in answer["error"]["message"]
+        assert "Send the text as UTF-8" in answer["error"]["message"]
+    assert answers[3]["error"]["code"] == -32600 and "nests deeper" in answers[3]["error"]["message"]
+    assert answers[4]["result"].get("isError") is not True  # and it serves on
+    server = HttpServer(offline_args(tmp_path / "http"), server_environment(tmp_path), tmp_path)
+    try:
+        response = httpx.post(
+            server.url + "/mcp",
+            content=(ELSEWHERE[1] % 5).encode(),
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "Mcp-Protocol-Version": "2025-11-25",
+            },
+            timeout=10,
+        )
+    finally:
+        server.close()
+    assert response.status_code == 400 and response.json()["id"] == 5
+    assert response.json()["error"]["code"] == -32602

@@ -5,7 +5,10 @@ notification, because the notification model ignores unknown keys, so nobody ans
 over HTTP it answers a batch or a non-message with -32602 and a pydantic validation dump.
 `judge` answers those itself, per JSON-RPC 2.0 and MCP:
 
-    not JSON (or not UTF-8, or nested too deep)  -32700 Parse error, id null
+    not JSON (or not UTF-8)                     -32700 Parse error, id null
+    JSON the SDK's parser refuses: a lone UTF-16 -32602 (a surrogate) or -32600 (too deep), with
+    surrogate outside a tool's arguments, or    its id: the client matches the answer to its
+    nesting past ~200 levels                    call (readable_refusal)
     a batch (a JSON array)                      -32600 Invalid Request: MCP has no batches
     JSON that is not a message                  -32600 Invalid Request, with the id when one
                                                 can be read, else null
@@ -33,6 +36,7 @@ from typing import Any
 
 from mcp.shared.message import SessionMessage
 from mcp_types import (
+    INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
     ErrorData,
@@ -80,7 +84,7 @@ def judge(raw: bytes | str, tools: Collection[str]) -> SessionMessage | JSONRPCE
 def error_for(raw: bytes | str, error: ValidationError) -> JSONRPCError:
     errors = error.errors()
     if any(item["type"] == "json_invalid" for item in errors):
-        return parse_error()
+        return readable_refusal(raw) or parse_error()
     if raw.lstrip()[:1] in ("[", b"["):
         return invalid_request(BATCH_REFUSED)
     return invalid_request(INVALID_MESSAGE, _request_id(errors))
@@ -117,6 +121,50 @@ def _request_id(errors: list[Any]) -> str | int | None:
 
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+LONE_SURROGATE_TEXT = (
+    "holds a lone UTF-16 surrogate escape (\\ud800-\\udfff alone), which is no Unicode character. Send "
+    "the text as UTF-8, or escape a character outside the BMP as its surrogate pair"
+)
+TOO_DEEP = "Invalid Request: the message nests deeper than this server reads (about 200 levels)"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def readable_refusal(raw: bytes | str) -> JSONRPCError | None:
+    """A request the SDK's parser refused whole that JSON itself reads, answered with its id, so
+    the client can match the answer to its call: a lone surrogate escape outside a tool's
+    arguments (-32602, saying what to send), or nesting past the parser's depth (-32600). None
+    for text that is not JSON (NaN and Infinity included) or a message with no usable id: a
+    parse error."""
+    try:
+        message = json.loads(raw, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    request_id = message.get("id")
+    if (
+        not isinstance(request_id, str | int)
+        or isinstance(request_id, bool)
+        or _LONE_SURROGATE.search(str(request_id))
+    ):
+        return None
+    try:
+        dumped = json.dumps(message, ensure_ascii=False)
+    except RecursionError:
+        dumped = None
+    if dumped is not None and _LONE_SURROGATE.search(dumped):
+        method = message.get("method")
+        shown = (
+            f"{method} request"
+            if isinstance(method, str) and not _LONE_SURROGATE.search(method)
+            else "request"
+        )
+        text = f"Invalid params: the {shown[:80]} {LONE_SURROGATE_TEXT}."
+        return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INVALID_PARAMS, message=text))
+    return invalid_request(TOO_DEEP, request_id)
 
 
 def lone_surrogate_call(raw: bytes | str, tools: Collection[str]) -> JSONRPCResponse | Reread | None:
@@ -160,9 +208,7 @@ def lone_surrogate_call(raw: bytes | str, tools: Collection[str]) -> JSONRPCResp
         return Reread(call)
     result = error_result(
         ErrorCode.INVALID_ARGUMENTS,
-        f"{name} was not run: invalid arguments: {', '.join(refused)}: the text holds a lone UTF-16 "
-        "surrogate escape (\\ud800-\\udfff alone), which is no Unicode character. Send the text as "
-        "UTF-8, or escape a character outside the BMP as its surrogate pair.",
+        f"{name} was not run: invalid arguments: {', '.join(refused)}: the text {LONE_SURROGATE_TEXT}.",
     )
     return JSONRPCResponse(
         jsonrpc="2.0", id=request_id, result=result.model_dump(mode="json", by_alias=True, exclude_none=True)
