@@ -6,6 +6,7 @@ get_api's docs side and api_diff's answer. The two rooms it joins never import e
     server/docs       the docs' API records and their pages' signatures (documented_api)
 
     documented_release(services, package)        the version the docs describe (status.json)
+    package_asked(package, root)                 a package argument as npm writes it, checked
     with_latest(services, data, symbol, package) get_api's answer + `latest` and `difference`
     api_diff_answer(services, root, package)     api_diff's answer; CorpusUnavailable when no
                                                  docs corpus can be loaded
@@ -26,11 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from imqueue_mcp.server.catalogue.packages import CATALOGUE, api_page_package
+from imqueue_mcp.server.catalogue.packages import (
+    CATALOGUE,
+    CatalogueError,
+    api_page_package,
+    normalize_package,
+)
 from imqueue_mcp.server.project import api_index
 from imqueue_mcp.server.project import reader as project
 from imqueue_mcp.server.project.api_diff import against_docs, compare, cut
-from imqueue_mcp.server.project.api_lookup import beside_latest, package_index, scoped
+from imqueue_mcp.server.project.api_lookup import beside_latest, package_index, scoped, versioned
 from imqueue_mcp.server.project.roots import locate
 from imqueue_mcp.server.services import Services
 
@@ -120,6 +126,31 @@ async def api_diff_answer(services: Services, root: Path, package: str) -> dict[
     data |= against_docs(index, documented.symbols, latest)
     data |= {"found": True, "corpus": documented.corpus, "unread": documented.unread[:20]}
     return data
+
+
+def package_asked(package: str, root: Path | None) -> tuple[str, str | None]:
+    """The package argument as npm may write it ('pg-pubsub', '@imqueue/pg-pubsub@1.10.0'): its
+    scoped name and the version written, if any. CatalogueError (unknown_package) for a name that is
+    neither an @imqueue package the docs list nor one installed in the project."""
+    name, version = versioned(package)
+    scoped_name = normalize_package(name)
+    known = {entry.name for entry in CATALOGUE}
+    if scoped_name in known:
+        return scoped_name, version
+    installed = {p.name for p in api_index.installed_packages(root)[0]} if root is not None else set()
+    if scoped_name in installed:
+        return scoped_name, version
+    listed = ", ".join(sorted(known | installed))
+    raise CatalogueError(
+        f"Unknown package {scoped_name!r}: not an @imqueue package. Known packages: {listed}."
+    )
+
+
+def version_note(name: str, asked: str | None, installed: str | None) -> list[str]:
+    """A line when the version written with the package is not the one installed (what is read)."""
+    if asked is None or installed is None or asked.lstrip("v^~=") == installed:
+        return []
+    return [f"{name}@{asked} was asked for; the project has {installed} installed, and that is what is read"]
 
 
 # --- search_docs and find_examples: marks against the installed version ------------------------

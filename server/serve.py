@@ -19,7 +19,7 @@ from starlette.types import ASGIApp
 from imqueue_mcp.server.config import Config, config_from_environment, parse_log_level
 from imqueue_mcp.server.hosting.stdio import serve_stdio
 from imqueue_mcp.server.mcp.app import create_server
-from imqueue_mcp.server.mcp.tools import hosted_records
+from imqueue_mcp.server.mcp.tools import hosted_records, local_only_names
 from imqueue_mcp.server.observe import configure_logging
 from imqueue_mcp.server.services import Services
 
@@ -27,11 +27,13 @@ from imqueue_mcp.server.services import Services
 def hosted_server(config: Config) -> tuple[MCPServer[Any], Services]:
     """The adapter's read-only server, every result and log message rewritten by the Redactor."""
     from imqueue_mcp.server.hosting.redact import Redactor  # hosting's modules: not on the stdio path
+    from imqueue_mcp.server.hosting.surface import HostedSurface
 
     return create_server(
         config,
         hosted=True,
         redactor=lambda services: Redactor(services.config, services.corpus.snapshot_path()),
+        surface=HostedSurface(local_only_names()),
     )
 
 

@@ -1,8 +1,8 @@
-"""completions.rank: what was typed decides the order, and the list is capped."""
+"""suggest.rank: what was typed decides the order, and the list is capped."""
 
 from __future__ import annotations
 
-from imqueue_mcp.server.mcp.completions import MAX_VALUES, complete_package_list, rank
+from imqueue_mcp.server.docs.suggest import MAX_VALUES, complete_package_list, rank
 
 
 def test_prefix_then_segment_start_then_substring_shallow_first() -> None:

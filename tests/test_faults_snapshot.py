@@ -147,12 +147,22 @@ def test_offline_get_doc_with_an_older_versions_damaged_pages_file_names_it(
     pages = docsource.pages_path(path)
     docsource.save_pages(saved, pages)
     pages.write_bytes(pages.read_bytes()[:1000])
-    with offline_server(["--snapshot", str(path)], tmp_path) as connection:
-        result = connection.call("get_doc", {"url": "https://imqueue.org/cli/"})
-        assert result.is_error and "the server's saved pages: not an imqueue-mcp pages file" in text_of(
-            result
-        ), text_of(result)[-600:]
-        assert not connection.call("search_docs", {"query": "expose a method"}).is_error
+    server = HttpServer(["--offline", "--snapshot", str(path)], server_environment(tmp_path), tmp_path)
+    try:
+        connection = McpConnection(server.url + "/mcp", "legacy")
+        try:
+            result = connection.call("get_doc", {"url": "https://imqueue.org/cli/"})
+            assert not connection.call("search_docs", {"query": "expose a method"}).is_error
+        finally:
+            connection.close()
+    finally:
+        stderr = server.stderr()
+        server.close()
+    # the operator reads which file and why; the anonymous client, that this page has no copy here
+    # and what to do instead, never the operator's files or the advice to rebuild them (audit 5)
+    assert "saved pages not used" in stderr and "not an imqueue-mcp pages file" in stderr, stderr[-2000:]
+    assert result.is_error and "no saved copy here" in text_of(result), text_of(result)[-600:]
+    assert "imq-build-index" not in text_of(result) and "Traceback" not in stderr
 
 
 # --- a read-only cache folder ------------------------------------------------------------

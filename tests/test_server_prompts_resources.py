@@ -369,7 +369,7 @@ def test_an_unknown_ref_or_argument_completes_to_nothing(server: McpConnection) 
 def test_a_typed_value_past_any_real_list_completes_to_nothing(server: McpConnection) -> None:
     """Each `using` suggestion repeats what was typed: a 990 kB value came back as 16.8 MB. Past
     MAX_TYPED characters there is nothing to suggest; at the bound, the suggestions still come."""
-    from imqueue_mcp.server.mcp.completions import MAX_TYPED
+    from imqueue_mcp.server.docs.suggest import MAX_TYPED
 
     padded = "rpc," * ((MAX_TYPED - 3) // 4)
     assert len(padded) <= MAX_TYPED

@@ -22,4 +22,5 @@ package_facts.py status.json read live, else the corpus's stored copy labelled w
 package_status.py list_packages and package_status over those facts
 documented_api.py the docs' API records of a package with their pages' signatures: "latest" for
                  api_diff and get_api (kept per corpus generation)
+suggest.py       what completes from where: page paths, API packages, package lists, ranked
 """

@@ -19,13 +19,13 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
 from imqueue_mcp.server import installed_api
-from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
+from imqueue_mcp.server.catalogue.packages import CatalogueError
 from imqueue_mcp.server.docs.corpus_keeper import CorpusUnavailable
 from imqueue_mcp.server.errors import ErrorCode
+from imqueue_mcp.server.installed_api import package_asked, version_note
 from imqueue_mcp.server.mcp.project_tools import ProjectPath, folders_for
-from imqueue_mcp.server.project import api_index
 from imqueue_mcp.server.project import reader as project
-from imqueue_mcp.server.project.api_lookup import ApiAnswer, ApiDiffAnswer, lookup, versioned
+from imqueue_mcp.server.project.api_lookup import ApiAnswer, ApiDiffAnswer, lookup
 from imqueue_mcp.server.project.api_text import render, render_diff, render_marks
 from imqueue_mcp.server.services import Services
 from imqueue_mcp.server.tool_results import error_result, structured_result
@@ -70,31 +70,6 @@ async def _root(path: str | None) -> tuple[Path | None, str, list[Path]] | CallT
 
 def _no_project(folders: list[Path]) -> str:
     return "no package.json in " + ", ".join(map(str, folders)) + " or their parents: pass path"
-
-
-def package_asked(package: str, root: Path | None) -> tuple[str, str | None]:
-    """The package argument as npm may write it ('pg-pubsub', '@imqueue/pg-pubsub@1.10.0'): its
-    scoped name and the version written, if any. CatalogueError (unknown_package) for a name that is
-    neither an @imqueue package the docs list nor one installed in the project."""
-    name, version = versioned(package)
-    scoped_name = normalize_package(name)
-    known = {entry.name for entry in CATALOGUE}
-    if scoped_name in known:
-        return scoped_name, version
-    installed = {p.name for p in api_index.installed_packages(root)[0]} if root is not None else set()
-    if scoped_name in installed:
-        return scoped_name, version
-    listed = ", ".join(sorted(known | installed))
-    raise CatalogueError(
-        f"Unknown package {scoped_name!r}: not an @imqueue package. Known packages: {listed}."
-    )
-
-
-def version_note(name: str, asked: str | None, installed: str | None) -> list[str]:
-    """A line when the version written with the package is not the one installed (what is read)."""
-    if asked is None or installed is None or asked.lstrip("v^~=") == installed:
-        return []
-    return [f"{name}@{asked} was asked for; the project has {installed} installed, and that is what is read"]
 
 
 # --- get_api ----------------------------------------------------------------------------------

@@ -72,14 +72,7 @@ from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.mcp import api_tools, completions, project_tools, resources
 from imqueue_mcp.server.mcp.instructions import HOSTED_INSTRUCTIONS, INSTRUCTIONS
 from imqueue_mcp.server.mcp.prompts import service_prompts
-from imqueue_mcp.server.mcp.tools import (
-    hosted_offline,
-    hosted_pointer,
-    hosted_tools,
-    local_only_names,
-    local_only_refusal,
-    local_tools,
-)
+from imqueue_mcp.server.mcp.tools import hosted_tools, local_tools
 from imqueue_mcp.server.services import Services
 from imqueue_mcp.server.tool_results import error_of, error_result, refused_call
 
@@ -167,14 +160,32 @@ class Scrubber(Protocol):
         ...
 
 
+class Surface(Protocol):
+    """What a hosted client hears of what only the local server has (server/hosting/surface.py's
+    HostedSurface, handed in by the composition root)."""
+
+    def tool_result(self, name: str, arguments: dict[str, Any], result: CallToolResult) -> CallToolResult: ...
+
+    def refusal(self, name: str) -> CallToolResult | None: ...
+
+
 class ImqueueServer(MCPServer[Any]):
     """MCPServer whose resources are the curated docs pages of the corpus `services` keeps, and
     whose tool calls carry guided errors, progress, client diagnostics and a log line."""
 
-    def __init__(self, services: Services, *, hosted: bool, redactor: Scrubber | None, **settings: Any):
+    def __init__(
+        self,
+        services: Services,
+        *,
+        hosted: bool,
+        redactor: Scrubber | None,
+        surface: Surface | None = None,
+        **settings: Any,
+    ):
         super().__init__(**settings)
         self.services = services
         self.hosted = hosted
+        self.surface = surface
         # Hosted: the operator's origins, snapshot and folders never reach a client.
         if hosted and redactor is None:
             raise ValueError("a hosted server needs a redactor: the operator's places must not reach clients")
@@ -225,10 +236,9 @@ class ImqueueServer(MCPServer[Any]):
                     f"{name} failed unexpectedly; nothing was changed by the server itself.",
                 )
             except ToolError as error:
-                hosted_local = (
-                    self.hosted and name in local_only_names() and str(error).startswith("Unknown tool")
-                )
-                result = local_only_refusal(name) if hosted_local else refused_call(name, error)
+                result = refused_call(name, error)
+                if self.surface is not None and str(error).startswith("Unknown tool"):
+                    result = self.surface.refusal(name) or result
             if not self.hosted:  # the user's project is on the local server's disk only
                 result = await project_tools.noted(name, arguments, result, self.services)
                 result = await api_tools.marked(name, arguments, result, self.services)
@@ -239,8 +249,8 @@ class ImqueueServer(MCPServer[Any]):
                 logger.info("%s: %s: %s", shown[0], code, shown[1])
             if self.redactor is not None and isinstance(result, CallToolResult):
                 result = self.redactor.result(result)
-            if self.hosted and isinstance(result, CallToolResult):
-                result = hosted_pointer(hosted_offline(arguments, result) if name == "get_doc" else result)
+            if self.surface is not None and isinstance(result, CallToolResult):
+                result = self.surface.tool_result(name, arguments, result)
         if request is not None:
             await self._send_diagnostics(request, records)
         observe.log_tool_call(name, result, request, time.perf_counter() - started)
@@ -296,7 +306,11 @@ def _request_of(context: Context[Any, Any] | None) -> ServerRequestContext[Any, 
 
 
 def create_server(
-    config: Config, *, hosted: bool, redactor: Callable[[Services], Scrubber] | None = None
+    config: Config,
+    *,
+    hosted: bool,
+    redactor: Callable[[Services], Scrubber] | None = None,
+    surface: Surface | None = None,
 ) -> tuple[MCPServer[Any], Services]:
     """The server with the local tools, or the hosted eight, the prompts, the docs
     resources and completions; plus its shared services. Hosted, `redactor(services)` makes what
@@ -318,6 +332,7 @@ def create_server(
         services,
         hosted=hosted,
         redactor=scrubber,
+        surface=surface,
         name=SERVER_NAME,
         title=SERVER_TITLE,
         version=server_version(),

@@ -21,70 +21,19 @@ suggestions" (the MCP conformance suite asks for one with a ref it made up and e
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
-
 from mcp_types import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
 
-from imqueue_mcp.server.catalogue.packages import CATALOGUE, SCOPE
-from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper, CorpusUnavailable, LoadedCorpus
+from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper, CorpusUnavailable
+from imqueue_mcp.server.docs.suggest import (
+    MAX_TYPED,
+    SITES,
+    api_packages,
+    complete_package_list,
+    page_paths,
+    rank,
+)
 from imqueue_mcp.server.mcp.prompts import CHOOSE_NAME
 from imqueue_mcp.server.mcp.resources import API_TEMPLATE, PAGE_TEMPLATE
-
-MAX_VALUES = 20
-# A typed value longer than this completes to nothing: every catalogued package written out with
-# its scope (17 of them, 343 characters) fits in it twice, and each suggestion for `using` repeats
-# what was typed, so an unbounded one made a reply 17 times its request (a 990 kB value, 16.8 MB).
-MAX_TYPED = 1000
-_SITES = {"imqueue.org": "org", "imqueue.com": "com"}
-_API_PAGE = re.compile(r"^/api/([a-z0-9-]+)/latest/")
-_BOUNDARY = re.compile(r"[/\-_. ]")
-
-
-def rank(candidates: Iterable[str], typed: str) -> Completion:
-    """The candidates matching `typed`, best first, capped at MAX_VALUES."""
-    needle = typed.strip().lower()
-    scored: list[tuple[int, int, int, str]] = []
-    for value in set(candidates):
-        text = value.lower()
-        if text.startswith(needle):
-            group = 0
-        elif needle not in text:
-            continue
-        elif any(text.startswith(needle, match.end()) for match in _BOUNDARY.finditer(text)):
-            group = 1
-        else:
-            group = 2
-        scored.append((group, value.rstrip("/").count("/"), len(value), value))
-    scored.sort()
-    values = [value for *_, value in scored[:MAX_VALUES]]
-    return Completion(values=values, total=len(scored), has_more=len(scored) > MAX_VALUES)
-
-
-def page_paths(corpus: LoadedCorpus, host: str) -> list[str]:
-    """Every page path of `host` in the corpus, without the leading slash ('' is the home page)."""
-    return corpus.page_paths[_SITES[host]]
-
-
-def api_packages(corpus: LoadedCorpus) -> list[str]:
-    """The packages with an API reference: 'rpc' for /api/rpc/latest/."""
-    matches = (_API_PAGE.match("/" + path) for path in page_paths(corpus, "imqueue.org"))
-    return sorted({match.group(1) for match in matches if match})
-
-
-def complete_package_list(typed: str) -> Completion:
-    """`using` is comma-separated: complete its last item, keeping the ones before it."""
-    head, _, last = typed.rpartition(",")
-    last = last.strip()
-    if last.lower().startswith(SCOPE):
-        last = last[len(SCOPE) :]
-    chosen = {item.strip().lower().removeprefix(SCOPE) for item in head.split(",")}
-    names = [entry.name[len(SCOPE) :] for entry in CATALOGUE if entry.name[len(SCOPE) :] not in chosen]
-    ranked = rank(names, last)
-    lead = f"{head.strip()}, " if head.strip() else ""
-    return Completion(
-        values=[lead + value for value in ranked.values], total=ranked.total, has_more=ranked.has_more
-    )
 
 
 async def complete(
@@ -98,7 +47,7 @@ async def complete(
             return complete_package_list(argument.value)
         return nothing
     template = ref.uri
-    hosts = [host for host in _SITES if template == PAGE_TEMPLATE.format(host=host)]
+    hosts = [host for host in SITES if template == PAGE_TEMPLATE.format(host=host)]
     wanted = (hosts and argument.name == "path") or (template == API_TEMPLATE and argument.name == "package")
     if not wanted:
         return nothing

@@ -31,7 +31,7 @@ from pydantic import Field
 
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.project import roots as project_roots
-from imqueue_mcp.server.project.report import ProjectReport, folder_of, report
+from imqueue_mcp.server.project.report import ProjectReport, folder_of, render_report_text, report
 from imqueue_mcp.server.project.version_notes import NOTED_TOOLS, note_for
 from imqueue_mcp.server.services import Services
 from imqueue_mcp.server.tool_results import error_result, structured_result
@@ -139,60 +139,6 @@ def inspect_project_handler(services: Services) -> Callable[..., Awaitable[CallT
         return structured_result(data, render_report_text(data))
 
     return inspect_project
-
-
-def render_report_text(data: dict[str, Any]) -> str:
-    if not data["found"]:
-        return (
-            "No Node.js project found: there is no package.json in "
-            + ", ".join(data["lookedIn"])
-            + " or their parents. Pass path with the project folder."
-        )
-    lines = [f"# Project {data['root']}", ""]
-    if data["packages"]:
-        lines.append("| Package | package.json | lockfile | installed | documented |")
-        lines.append("| --- | --- | --- | --- | --- |")
-        for package in data["packages"]:
-            cells = [package[key] or "-" for key in ("declared", "locked", "installed", "documented")]
-            lines.append(f"| {package['name']} | " + " | ".join(cells) + " |")
-    else:
-        lines.append("The project declares no @imqueue package.")
-    framework = data.get("framework") or {}
-    if framework.get("decorators"):
-        lines += [
-            "",
-            f"Runs @imqueue {framework['major']}.x, which compiles with {framework['decorators']} decorators"
-            + (" as ES modules" if framework["decorators"] == "standard" else "")
-            + ": the TypeScript advice below is for that major.",
-        ]
-    lines.append("")
-    findings = data["findings"]
-    if findings:
-        lines.append(f"## Findings ({len(findings)})")
-        lines += [f"- **{item['id']}**: {item['message']} See {item['url']}" for item in findings]
-    else:
-        lines.append("No findings: the project meets what the docs require that can be checked here.")
-    redis = data["redis"]
-    lines += ["", f"Redis {redis['required']} is required ({redis['url']}); {redis['note']}"]
-    for item in data.get("behindDocs") or []:
-        arguments = ", ".join(f"{key}={value!r}" for key, value in item["call"]["arguments"].items())
-        lines += [
-            "",
-            f"{item['package']} {item['installed']} is an older major than the docs' {item['documented']}: "
-            f"call api_diff({arguments}) for the symbols added, removed, changed and deprecated since.",
-        ]
-    if data["problems"]:
-        lines += ["", "Not read:"] + [f"- {problem}" for problem in data["problems"]]
-    if data.get("factsUnavailable"):
-        lines += [
-            "",
-            "The documented versions are unknown (imqueue.org/status.json could not be read and no "
-            "snapshot has a copy), so versions were not compared.",
-        ]
-    if data.get("facts"):
-        stored = data["facts"]
-        lines += ["", f"Documented versions from the snapshot of {stored['fetchedAt']}: {stored['note']}."]
-    return "\n".join(lines) + "\n"
 
 
 # --- version notes on the other tools ------------------------------------------------

@@ -15,14 +15,13 @@ went wrong is a guided error (errors.py's code and next step): `failed`, `bridge
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from imqueue_mcp.server.catalogue.packages import (
@@ -67,7 +66,7 @@ from imqueue_mcp.server.scaffold import templates as scaffold
 from imqueue_mcp.server.scaffold.types import MAX_METHODS, Method, ScaffoldError
 from imqueue_mcp.server.scaffold.wiring import MAX_CALLS
 from imqueue_mcp.server.services import Services
-from imqueue_mcp.server.tool_results import error_of, error_result, structured_result, text_result
+from imqueue_mcp.server.tool_results import error_result, structured_result, text_result
 
 Handler = Callable[..., Awaitable[CallToolResult]]
 Where = Literal["both", "local", "hosted"]
@@ -165,39 +164,6 @@ def local_only_names() -> frozenset[str]:
     return frozenset(record.name for record in TOOLS if record.where == "local" and record.name not in hosted)
 
 
-_NAMED_TOOL = re.compile(r"(?<![\w-])([a-z]+_[a-z_]+)(?![\w-])")
-
-
-def hosted_pointer(result: CallToolResult) -> CallToolResult:
-    """A hosted result that names a local server's tool (a scaffold's next step names
-    generate_client) gets one more text block saying whose tool it is and how to get it."""
-    named: list[str] = []
-    local = local_only_names()
-    for block in result.content:
-        if isinstance(block, TextContent):
-            named += [n for n in _NAMED_TOOL.findall(block.text) if n in local and n not in named]
-    if not named:
-        return result
-    listed = ", ".join(named)
-    note = (
-        f"Note: {listed} {'is a tool' if len(named) == 1 else 'are tools'} of the local imqueue-mcp server, "
-        "which runs on the user's machine, not of this hosted endpoint: local_install_guide says how to "
-        "add it. Here, give the user the imq commands shown to run themselves."
-    )
-    return result.model_copy(update={"content": [*result.content, TextContent(type="text", text=note)]})
-
-
-def local_only_refusal(name: str) -> CallToolResult:
-    """A hosted call of a tool only the local server has: whose it is and how to get it."""
-    return error_result(
-        ErrorCode.UNKNOWN_TOOL,
-        f"{name} is a tool of the local imqueue-mcp server (it acts on the user's machine); this hosted "
-        "endpoint has only the read-only tools tools/list names.",
-        "Call local_install_guide for how to run the local server, or use the command scaffold_client "
-        "and scaffold_service give, run by the user.",
-    )
-
-
 def record_of(name: str) -> ToolRecord:
     """The record of `name`; the local one where a name has a local and a hosted record."""
     return next(record for record in TOOLS if record.name == name and record.where != "hosted")
@@ -235,21 +201,6 @@ async def offline_miss(url: str, error: OfflineError, services: Services) -> Cal
         ErrorCode.PAGE_NOT_FOUND,
         f"{url} is not a page of the docs this server holds (the {corpus.source} of {corpus.fetched_at}).",
         "Call search_docs to find the page, then get_doc its URL.",
-    )
-
-
-def hosted_offline(arguments: dict[str, Any], result: CallToolResult) -> CallToolResult:
-    """A hosted get_doc of a page the server has no saved copy of: said in the words of the URL asked
-    for, without the operator's flags, files and the advice to rebuild or restart, which are theirs."""
-    detail = error_of(result)
-    if detail is None or detail.get("code") != ErrorCode.OFFLINE.value:
-        return result
-    url = str(arguments.get("url", "the page"))[:300]
-    return error_result(
-        ErrorCode.OFFLINE,
-        f"{url} has no saved copy here: this endpoint answers from its docs snapshot and the pages saved "
-        "with it.",
-        "Call search_docs: its passages quote what the docs say, and the pages it finds can be read.",
     )
 
 

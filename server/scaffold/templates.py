@@ -88,8 +88,7 @@ SCAFFOLD_SERVICE_DESCRIPTION = (
     "Redis IMQ_REDIS names (host:port, default localhost:6379), a package.json (ESM, rpc 3.x "
     "pinned, build/start), a tsconfig keeping comments (JSDoc is the runtime type source), and "
     "@classType() stubs. Omit methods for a starter; calls wires in clients of services it calls. "
-    "For a real, provider-wired project on disk, the local server's create_service makes one "
-    "(local_install_guide)."
+    "A real project on disk: the local server's create_service (local_install_guide)."
 )
 
 SCAFFOLD_SERVICE_LOCAL_DESCRIPTION = (
