@@ -21,7 +21,7 @@ from typing import Any
 
 from imqueue_mcp.docsource.examples import Example, example_corpus
 from imqueue_mcp.ranker import Index, rules
-from imqueue_mcp.server.catalogue.packages import CATALOGUE, CatalogueError, normalize_package
+from imqueue_mcp.server.catalogue.packages import CATALOGUE, SCOPE, CatalogueError, normalize_package
 from imqueue_mcp.server.docs.corpus_keeper import CorpusKeeper, CorpusUnavailable, LoadedCorpus
 from imqueue_mcp.server.docs.errata import known_needs
 from imqueue_mcp.server.docs.hit_passages import (
@@ -137,7 +137,7 @@ def package_page(corpus: LoadedCorpus, package: str | None) -> str | None:
     the corpus only when it was built with the pages (docs/find-examples.md), so a miss points there."""
     if package is None:
         return None
-    path = f"/api/{package.removeprefix('@imqueue/')}/latest/"
+    path = f"/api/{package.removeprefix(SCOPE)}/latest/"
     return f"https://imqueue.org{path}" if corpus.holds("imqueue.org", path) else None
 
 

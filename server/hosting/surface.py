@@ -24,12 +24,14 @@ from mcp_types import CallToolResult, TextContent
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.tool_results import error_of, error_result
 
-_NAMED_TOOL = re.compile(r"(?<![\w-])([a-z]+_[a-z_]+)(?![\w-])")
-
 
 class HostedSurface:
     def __init__(self, local_only: Collection[str]):
         self.local_only = frozenset(local_only)
+        # made once: every hosted tool result is read for these names. Only the names no prose uses
+        # (generate_client, not config, fleet or logs, which are words too)
+        names = "|".join(sorted(re.escape(n) for n in self.local_only if "_" in n)) or r"(?!)"
+        self._named = re.compile(rf"(?<![\w-])({names})(?![\w-])")
 
     def tool_result(self, name: str, arguments: dict[str, Any], result: CallToolResult) -> CallToolResult:
         if name == "get_doc":
@@ -41,9 +43,8 @@ class HostedSurface:
         named: list[str] = []
         for block in result.content:
             if isinstance(block, TextContent):
-                named += [
-                    n for n in _NAMED_TOOL.findall(block.text) if n in self.local_only and n not in named
-                ]
+                named += self._named.findall(block.text)
+        named = list(dict.fromkeys(named))
         if not named:
             return result
         which = "is a tool" if len(named) == 1 else "are tools"
