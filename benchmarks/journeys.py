@@ -532,10 +532,11 @@ def minimal_fix(finding: dict[str, Any]) -> list[Edit]:
 @dataclass(frozen=True)
 class ErrorCase:
     name: str
-    pasted: str  # what the agent pastes into search_docs
+    pasted: str | None  # what the agent pastes into search_docs; None: what `printed` gets on the stack
     fixing: tuple[str, ...]  # canonical URLs (path, optionally #anchor) of a page that fixes it
     fix_words: tuple[str, ...]  # get_doc of the page must contain each: the fix itself
     why: str  # how the expected page was chosen, from reading ../shared/site
+    printed: Callable[[Stage], str] | None = None  # runs the failure for real; returns its output
 
 
 # What the agent pastes: each output whole, as the terminal printed it (search_docs searches its
@@ -605,23 +606,40 @@ PASTED_TS1241 = "\n".join(
         "Found 2 errors in the same file, starting at: src/UserService.ts:24",
     )
 )
-PASTED_TIMEOUT = "\n".join(
-    (
-        "/home/dev/user-client/node_modules/@imqueue/rpc/src/IMQClient.js:420",
-        "                    reject(new IMQRPCError('IMQ_RPC_CALL_TIMEOUT', `Call to"
-        " ${this.serviceName}.${method}() timed out after ${timeout} ms`));",
-        "                           ^",
-        "",
-        "IMQRPCError: IMQ_RPC_CALL_TIMEOUT Call to UserService.getUser() timed out after 5000 ms",
-        "    at Timeout._onTimeout (/home/dev/user-client/node_modules/@imqueue/rpc/src/IMQClient.js:420:28)",
-        "    at listOnTimeout (node:internal/timers:594:17)",
-        "    at process.processTimers (node:internal/timers:529:7) {",
-        "  code: 'IMQ_RPC_CALL_TIMEOUT'",
-        "}",
-        "",
-        "Node.js v22.11.0",
+# A call nobody serves, as a caller on the real @imqueue/rpc makes it: rpc 3.x rejects with a plain
+# object ({ code, message, stack, method, args }), which Node prints as it is when it goes uncaught.
+REJECTED_CALL = """import { IMQClient } from '@imqueue/rpc';
+class UserClient extends IMQClient {
+    async getUser(id) { return await this.remoteCall(id, 'getUser'); }
+}
+const [host, port] = process.env.IMQ_REDIS.split(':');
+const quiet = { log() {}, info() {}, warn() {}, error() {} };
+const client = new UserClient({ host, port: Number(port), callTimeout: 1000, logger: quiet }, 'UserService');
+await client.start();
+await client.getUser('u1');
+"""
+
+
+def rejected_call(stage: Stage) -> str:
+    """What Node prints when a call to a service nobody runs times out: run on the real runtime."""
+    folder = stage.workspace / "rejected-call"
+    folder.mkdir(exist_ok=True)
+    (folder / "package.json").write_text('{"type": "module"}\n')
+    (folder / "caller.js").write_text(REJECTED_CALL)
+    if not (folder / "node_modules").exists():
+        (folder / "node_modules").symlink_to(SERVICE_RUNTIME, target_is_directory=True)
+    ran = subprocess.run(
+        [str(NODE), "caller.js"],
+        cwd=folder,
+        env={**os.environ, "IMQ_REDIS": stage.broker},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
-)
+    if "IMQ_RPC_CALL_TIMEOUT" not in ran.stderr:
+        raise JourneyFailed(f"the unserved call did not time out (exit {ran.returncode}): {ran.stderr[-400:]}")
+    return ran.stderr
+
 
 ERROR_CASES = (
     ErrorCase(
@@ -654,7 +672,7 @@ ERROR_CASES = (
     ),
     ErrorCase(
         "timeout",
-        PASTED_TIMEOUT,
+        None,
         (
             "/blog/silent-failures-nodejs-message-queue/#a-late-reply-is-not-a-missing-reply",
             "/glossary/#calltimeout",
@@ -667,6 +685,7 @@ ERROR_CASES = (
         "a saturated pool, against a service that is down) with the log line that shows which; the "
         "glossary's callTimeout and the callTimeout API page say what rejects and that it is unset "
         "by default; remoteCall documents the rejection.",
+        rejected_call,
     ),
 )
 TOP = 6  # search_docs' default limit: what an agent sees without asking for more
@@ -684,8 +703,11 @@ def matches(url: str, expected: tuple[str, ...]) -> bool:
 
 async def journey_errors(stage: Stage, journey: Journey) -> None:
     for case in ERROR_CASES:
+        if case.printed:
+            journey.step(f"run: {case.name}")
+        pasted = case.printed(stage) if case.printed else str(case.pasted)
         journey.step(f"search_docs: {case.name}")
-        answer = await stage.tools.call("search_docs", {"query": case.pasted})
+        answer = await stage.tools.call("search_docs", {"query": pasted})
         if answer.is_error:
             raise JourneyFailed(f"search_docs failed on {case.name}: {answer.text[:300]}")
         urls = [str(hit["url"]) for hit in answer.data.get("results", [])][:TOP]

@@ -13,8 +13,9 @@ low and even a right answer is marked weak. What the output *says* is in its oth
 
 Left out: frames, caret/tilde markers, bare file locations and the code Node prints under one
 (the thrower's, not what went wrong), the Node.js version footer, the error's field dump
-(`  errno: -111,`, `}`), npm's tag on each line and its own fields (`path /home/dev/x`), a line
-said twice. Kept: every other line; a tsc excerpt's code without its line number; a path without
+(`  errno: -111,`, `}`) and a stack dumped in it as a string split over lines, npm's tag on each line and its own fields (`path /home/dev/x`), a line
+said twice. Kept: every other line; a dumped `message:` or `code:` value no kept line says
+(a thrown plain object, `{ code: 'IMQ_RPC_CALL_TIMEOUT', message: 'Call to …' }`, has no other); a tsc excerpt's code without its line number; a path without
 its folders up to and including node_modules (`/app/node_modules/@imqueue/rpc/index.js:312:27`
 -> `@imqueue/rpc/index.js`). A query none of that applies to comes back as it was; one that would
 come back empty (it was all frames) is searched whole. Pure text, no I/O.
@@ -53,6 +54,13 @@ _FIELD_LINE = re.compile(
     r"^\s*[A-Za-z_]\w*: (?:'[^']*'|\"[^\"]*\"|-?\d+|true|false|null|undefined|\[[^\]]*\]),?\s*$"
 )
 _BRACE_LINE = re.compile(r"^\s*[{}\[\]]+,?\s*$")
+# The fields of that dump that say what went wrong. A thrown plain object ({ code, message, stack }
+# as @imqueue/rpc rejects a call) has no message line above its dump: these are its message.
+_SAYING_FIELD = re.compile(r"^\s*(?:message|code): (?:'([^']*)'|\"([^\"]*)\"),?\s*$")
+# A string field Node splits over lines ("  stack: 'Error\\n' +"), and each piece after it
+# ("    '    at listOnTimeout (node:internal/timers:585:17)\\n' +"): a dumped stack, left out whole.
+_SPLIT_FIELD = re.compile(r"^\s*[A-Za-z_]\w*: '(?:[^'\\]|\\.)*'\s*\+\s*$")
+_STRING_PIECE = re.compile(r"^\s*'(?:[^'\\]|\\.)*'\s*(\+?),?\s*$")
 _OPENS_DUMP = re.compile(r"(?<=\S)\s+\{\s*$")  # "Error: connect ECONNREFUSED 127.0.0.1:6379 {"
 _EXCERPT_LINE = re.compile(r"^\s*\d+\s{2,}(\S.*)$")  # tsc --pretty: "12     @expose()"
 # Folders up to and including node_modules, from the start of the path (tried only where a word
@@ -107,9 +115,21 @@ def distill(query: str) -> Distilled:
     written = query.splitlines()
     lines = [_TOOL_PREFIX.sub("", line) for line in written]
     seen: set[str] = set()
+    in_split_field = False
     for number, line in enumerate(lines):
         if not line.strip():
             continue
+        piece = _STRING_PIECE.match(line) if in_split_field else None
+        in_split_field = bool(piece and piece.group(1)) or bool(_SPLIT_FIELD.match(line))
+        if piece or in_split_field:
+            dropped += 1
+            continue
+        saying = _SAYING_FIELD.match(line)
+        if saying:
+            value = saying.group(1) if saying.group(1) is not None else saying.group(2)
+            if value.strip() and not any(value in said for said in kept):
+                kept.append(value)
+                continue
         if line != written[number] and _TOOL_FIELD.match(line):
             dropped += 1
             continue

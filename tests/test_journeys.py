@@ -144,7 +144,8 @@ def test_every_expected_page_exists_in_the_mirror_and_shows_its_fix() -> None:
     if not SITE.is_dir():
         pytest.skip(f"the site mirror is not at {SITE}")
     for case in ERROR_CASES:
-        assert case.why and len(case.pasted) <= PASTE_CHARACTERS, case.name  # what search_docs takes
+        assert case.why and (case.pasted is None) == (case.printed is not None), case.name
+        assert len(case.pasted or "") <= PASTE_CHARACTERS, case.name  # what search_docs takes
         for expected in case.fixing:
             path = expected.split("#")[0].strip("/")
             page = SITE / "imqueue.org" / path / "index.md" if path else SITE / "imqueue.org" / "index.md"

@@ -63,6 +63,41 @@ def test_a_v8_trace_and_its_field_dump_leave_the_message_line() -> None:
     assert text.dropped == 8  # one frame, six lines of the dump, the footer
 
 
+# What Node 22 prints for a call @imqueue/rpc 3.7.2 rejected and nobody caught: rpc rejects with a
+# plain object, so there is no `Error:` line, only the object's dump with its stack as a string.
+RPC_REJECTION = """node:internal/modules/run_main:123
+    triggerUncaughtException(
+    ^
+{
+  code: 'IMQ_RPC_CALL_ERROR',
+  message: 'plain failure: plain',
+  stack: 'Error: plain failure: plain\\n' +
+    '    at JobService.failJob (file:///tmp/app/job-svc/dist/JobService.js:72:23)\\n' +
+    '    at invoke (file:///tmp/app/node_modules/@imqueue/rpc/src/IMQService.js:308:49)\\n' +
+    '    at process.processTicksAndRejections (node:internal/process/task_queues:103:5)',
+  method: 'failJob',
+  args: '[\\n  "plain"\\n]',
+  original: '{}'
+}
+
+Node.js v22.23.5"""
+
+
+def test_a_thrown_plain_object_is_searched_by_its_code_and_message_not_its_dumped_stack() -> None:
+    text = distill(RPC_REJECTION)
+
+    assert text.query == "IMQ_RPC_CALL_ERROR plain failure: plain"
+    assert text.dropped == 13  # location, thrower's code, caret, braces, stack's 4 lines, 3 fields, footer
+
+
+def test_a_dumped_code_the_message_line_already_says_is_not_said_again() -> None:
+    assert distill(ECONNREFUSED).query == "Error: connect ECONNREFUSED 127.0.0.1:6379"
+    module = "Error: Cannot find module 'x'\n    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15) {\n"
+    assert distill(module + "  code: 'MODULE_NOT_FOUND',\n  requireStack: []\n}").query == (
+        "Error: Cannot find module 'x' MODULE_NOT_FOUND"
+    )
+
+
 def test_an_esm_syntax_error_keeps_the_error_not_where_node_threw_it() -> None:
     text = distill(ESM_SYNTAX)
 
