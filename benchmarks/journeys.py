@@ -637,7 +637,8 @@ def rejected_call(stage: Stage) -> str:
         timeout=60,
     )
     if "IMQ_RPC_CALL_TIMEOUT" not in ran.stderr:
-        raise JourneyFailed(f"the unserved call did not time out (exit {ran.returncode}): {ran.stderr[-400:]}")
+        said = ran.stderr[-400:]
+        raise JourneyFailed(f"the unserved call did not time out (exit {ran.returncode}): {said}")
     return ran.stderr
 
 

@@ -13,9 +13,10 @@ low and even a right answer is marked weak. What the output *says* is in its oth
 
 Left out: frames, caret/tilde markers, bare file locations and the code Node prints under one
 (the thrower's, not what went wrong), the Node.js version footer, the error's field dump
-(`  errno: -111,`, `}`) and a stack dumped in it as a string split over lines, npm's tag on each line and its own fields (`path /home/dev/x`), a line
-said twice. Kept: every other line; a dumped `message:` or `code:` value no kept line says
-(a thrown plain object, `{ code: 'IMQ_RPC_CALL_TIMEOUT', message: 'Call to …' }`, has no other); a tsc excerpt's code without its line number; a path without
+(`  errno: -111,`, `}`) and a stack dumped in it as a string split over lines, npm's tag on each
+line and its own fields (`path /home/dev/x`), a line said twice. Kept: every other line; a dumped
+`message:` or `code:` value no kept line says (a thrown plain object, `{ code: 'IMQ_RPC_CALL_TIMEOUT',
+message: 'Call to …' }`, has no other); a tsc excerpt's code without its line number; a path without
 its folders up to and including node_modules (`/app/node_modules/@imqueue/rpc/index.js:312:27`
 -> `@imqueue/rpc/index.js`). A query none of that applies to comes back as it was; one that would
 come back empty (it was all frames) is searched whole. Pure text, no I/O.

@@ -372,6 +372,68 @@ def test_redis_reaches_the_started_services_as_imq_redis_in_either_mode(
         assert f"IMQ_REDIS={broker})" in status.text
 
 
+def ready_log(var: Path, name: str) -> str:
+    log = var / f"{name}.log"
+    deadline = time.monotonic() + STOP_SECONDS
+    while READY not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return log.read_text() if log.exists() else ""
+
+
+@pytest.mark.parametrize("mode", ["production", "dev"])
+def test_a_restart_without_redis_keeps_the_broker_fleet_started_the_service_on(
+    runner: ImqRunner, work: Path, var: Path, redis_port: int, mode: str
+) -> None:
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE_BROKER, "dev": SERVE_BROKER})
+    broker = f"127.0.0.1:{redis_port}"
+    assert not run(fleet("start", str(work), mode=mode, redis=broker, runner=runner)).is_error
+    first_pid = read_pids(var)["alpha"]
+    assert f"broker={broker}" in ready_log(var, "alpha")
+
+    restarted = run(fleet("restart", str(work), services=["alpha"], mode=mode, runner=runner))
+
+    assert not restarted.is_error, restarted.text
+    assert read_pids(var)["alpha"] != first_pid
+    assert f"broker={broker}" in ready_log(var, "alpha")  # not this server's environment: localhost
+    assert "No redis was given" in restarted.text and f"IMQ_REDIS={broker}" in restarted.text
+    status = run(fleet("status", runner=runner))
+    assert f"IMQ_REDIS={broker})" in status.text  # both modes say which broker
+
+
+def test_a_restart_with_redis_moves_the_service_and_the_next_restart_keeps_that(
+    runner: ImqRunner, work: Path, var: Path, redis_port: int
+) -> None:
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE_BROKER, "dev": SERVE_BROKER})
+    assert not run(fleet("start", str(work), redis=f"127.0.0.1:{redis_port}", runner=runner)).is_error
+    ready_log(var, "alpha")
+    other = f"localhost:{redis_port}"  # the same Redis by another address: what the service is given
+
+    moved = run(fleet("restart", str(work), redis=other, runner=runner))
+    assert not moved.is_error and "No redis was given" not in moved.text, moved.text
+    assert f"broker={other}" in ready_log(var, "alpha")
+    again = run(fleet("restart", str(work), runner=runner))
+
+    assert f"broker={other}" in ready_log(var, "alpha"), again.text
+
+
+def test_a_dev_restart_of_services_fleet_started_on_different_brokers_is_refused_without_redis(
+    runner: ImqRunner, work: Path, var: Path, redis_port: int
+) -> None:
+    for name in ("alpha", "beta"):
+        make_service(work, name, {"build": "node -e 0", "start": SERVE_BROKER, "dev": SERVE_BROKER})
+    for name, host in (("alpha", "127.0.0.1"), ("beta", "localhost")):
+        started = run(fleet("start", str(work), [name], redis=f"{host}:{redis_port}", runner=runner))
+        assert not started.is_error, started.text
+    pids = read_pids(var)
+
+    refused = run(fleet("restart", str(work), runner=runner))
+
+    assert refused.is_error and refused.error_code == ErrorCode.ARGUMENT_REFUSED
+    assert "different brokers" in refused.text and "Nothing was run" in refused.text
+    assert f"alpha: IMQ_REDIS=127.0.0.1:{redis_port}" in refused.text
+    assert read_pids(var) == pids  # nothing was restarted
+
+
 def test_redis_where_nothing_answers_is_broker_unreachable_and_nothing_runs(
     runner: ImqRunner, work: Path, var: Path
 ) -> None:

@@ -92,7 +92,8 @@ def test_a_thrown_plain_object_is_searched_by_its_code_and_message_not_its_dumpe
 
 def test_a_dumped_code_the_message_line_already_says_is_not_said_again() -> None:
     assert distill(ECONNREFUSED).query == "Error: connect ECONNREFUSED 127.0.0.1:6379"
-    module = "Error: Cannot find module 'x'\n    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15) {\n"
+    frame = "    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15) {\n"
+    module = "Error: Cannot find module 'x'\n" + frame
     assert distill(module + "  code: 'MODULE_NOT_FOUND',\n  requireStack: []\n}").query == (
         "Error: Cannot find module 'x' MODULE_NOT_FOUND"
     )

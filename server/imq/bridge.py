@@ -61,6 +61,8 @@ from imqueue_mcp.server.imq.production import (
     forget_stopped,
     process_alive,
     read_pids,
+    record_dev_starts,
+    recorded_environments,
     start_production,
     stop_tracked,
     var_home,
@@ -684,19 +686,45 @@ async def fleet(
         return await _fleet_production(action, root, services, where, runner, environment)
     if action in ("stop", "status") and runner.find_imq() is None and read_pids(var_home()):
         return await _fleet_without_imq(action, root, services, where)
+    flags = [flag for flag, wanted in (("-u", update), ("-c", calm), ("-v", verbose)) if wanted]
+    return await _fleet_dev(action, root, services, flags, where, runner, environment)
+
+
+async def _fleet_dev(
+    action: str,
+    root: Path,
+    services: list[str] | None,
+    flags: list[str],
+    where: str,
+    runner: ImqRunner,
+    environment: dict[str, str],
+) -> BridgeResult:
+    """imq ctl itself; a restart without redis gives the broker fleet last started them on."""
+    reused = ""
+    if action == "restart" and not environment:
+        recorded = _restart_environment(root, services)
+        if isinstance(recorded, BridgeResult):
+            return recorded
+        environment = recorded
+        if environment:
+            given = ", ".join(f"{key}={value}" for key, value in sorted(environment.items()))
+            reused = (
+                f"\n\nNo redis was given, so the services were restarted with what fleet last started "
+                f"them with: {given} (fleet's redis='host:port' gives another)."
+            )
     kept = _keep_previous_logs(action, root, services) if runner.find_imq() is not None else {}
-    args = ["ctl", action, "-p", str(root)]
-    if services:
-        args += ["-s", ",".join(services)]
-    args += [flag for flag, wanted in (("-u", update), ("-c", calm), ("-v", verbose)) if wanted]
+    before = read_pids(var_home())
+    args = ["ctl", action, "-p", str(root), *(["-s", ",".join(services)] if services else []), *flags]
     outcome = await runner.run_imq(
         args, FLEET_TIMEOUT_SECONDS, long=action in ("start", "restart"), environment=environment
     )
     if action in ("stop", "restart"):
         forget_stopped()
+    if action in ("start", "restart"):
+        record_dev_starts(root, before, environment)  # each run imq ctl started, with what it was given
     note = (
         f"{where} imq ctl treats each sub-folder whose src/ has a class extending IMQService or "
-        "IMQClient as a service (or the ones named in services)."
+        f"IMQClient as a service (or the ones named in services).{reused}"
     )
     if action in ("start", "restart"):
         note = f"{note}\n\n{describe_start(root, services)}"
@@ -709,6 +737,29 @@ async def fleet(
         outcome,
         success_note=note,
         failure_hint=f"{note}\n\nCheck the path and service names (fleet(action='status') lists them).",
+    )
+
+
+def _restart_environment(root: Path, services: list[str] | None) -> dict[str, str] | BridgeResult:
+    """The broker a dev restart without redis gives: the one fleet last started these services on.
+    imq ctl restart gives all of them one environment, so services started on different ones are
+    refused rather than moved onto one broker."""
+    recorded = recorded_environments(root, services)
+    if not recorded:
+        return {}
+    names = services or [folder.name for folder in service_folders(root, None)]
+    given = {name: recorded.get(name, {}) for name in names}
+    kinds = {tuple(sorted(environment.items())) for environment in given.values()}
+    if len(kinds) == 1:
+        return dict(kinds.pop())
+    said = "; ".join(
+        f"{name}: " + (", ".join(f"{key}={value}" for key, value in sorted(env.items())) or "this server's")
+        for name, env in sorted(given.items())
+    )
+    return refused(
+        f"These services were started on different brokers ({said}), and imq ctl restart gives all "
+        "it restarts one. Restart each group with services=[...], or give redis='host:port' for all. "
+        "Nothing was run."
     )
 
 
@@ -781,8 +832,10 @@ async def _fleet_production(
     runner: ImqRunner,
     environment: dict[str, str],
 ) -> BridgeResult:
-    """start: build and start in production; restart: imq ctl stop first, then the same."""
+    """start: build and start in production; restart: imq ctl stop first, then the same, each service
+    with the broker it was last started with unless the call gives redis."""
     stopped = ""
+    recorded = recorded_environments(root, services) if action == "restart" and not environment else {}
     if action == "restart":
         if runner.find_imq() is None:
             result = await stop_tracked(root, services)
@@ -794,7 +847,16 @@ async def _fleet_production(
         if result.is_error:
             return result
         stopped = f"{result.text}\n\n"
-    started = await start_production(root, services, runner, environment)
+    started = await start_production(root, services, runner, environment, recorded)
+    kept = "".join(
+        f"\n- {name}: " + ", ".join(f"{key}={value}" for key, value in sorted(given.items()))
+        for name, given in sorted(recorded.items())
+    )
+    if kept:
+        where = (
+            f"{where}\n\nNo redis was given, so each service was restarted with the environment it was "
+            f"last started with (fleet's redis='host:port' gives another):{kept}"
+        )
     return dataclasses.replace(started, text=f"{stopped}{where}\n\n{started.text}")
 
 

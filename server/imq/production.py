@@ -15,11 +15,14 @@ kinds alike:
   whose src/ has a .ts file with a class extending IMQService or IMQClient.
 
 What imq does not know, the mode, is kept beside them in `.imqueue-mcp-modes.json` (service ->
-the pid started in production, and when). A record counts only while .pids holds that same
-pid, so a service imq ctl restarts (in dev mode) is reported as dev again.
+the pid started in production, when, and the environment fleet gave it; a dev run fleet gave a
+redis is recorded too, so a restart gives it the same broker). A record counts only while .pids
+holds that same pid, so a service imq ctl restarts (in dev mode) is reported as dev again.
 
     var_home()                                   imq's runtime folder, as imq computes it
     start_production(root, names, runner)        per service: build, start, wait -> BridgeResult
+    recorded_environments(root, names)           what each was last started with, for a restart
+    record_dev_starts(root, before, environment) the same kept for the ones imq ctl started
     describe_modes(names)                        per tracked service: running or not, and its mode
     forget_stopped()                             drops mode records imq no longer tracks
     stop_tracked(root, names)                    imq ctl stop's own steps, for a server without imq
@@ -69,6 +72,8 @@ __all__ = [
     "describe_modes",
     "discover_services",
     "forget_stopped",
+    "record_dev_starts",
+    "recorded_environments",
     "start_production",
     "stop_tracked",
     "var_home",
@@ -165,11 +170,17 @@ def process_alive(pid: int) -> bool:
     return state != "Z"
 
 
-def production_pid(modes: dict[str, dict[str, Any]], pids: dict[str, int], service: str) -> int | None:
-    """The pid of `service` when it is tracked by imq AND was started here in production."""
+def recorded_pid(modes: dict[str, dict[str, Any]], pids: dict[str, int], service: str) -> int | None:
+    """The pid of `service` when it is tracked by imq AND its record here is of that same run."""
     record = modes.get(service)
     pid = pids.get(service)
     return pid if record is not None and pid is not None and record.get("pid") == pid else None
+
+
+def production_pid(modes: dict[str, dict[str, Any]], pids: dict[str, int], service: str) -> int | None:
+    """The pid of `service` when it is tracked by imq AND was started here in production."""
+    pid = recorded_pid(modes, pids, service)
+    return pid if pid is not None and modes[service].get("mode", PRODUCTION) == PRODUCTION else None
 
 
 def forget_stopped() -> None:
@@ -179,10 +190,25 @@ def forget_stopped() -> None:
     if not modes:
         return
     pids = read_pids(var)
-    kept = {name: record for name, record in modes.items() if production_pid(modes, pids, name)}
+    kept = {name: record for name, record in modes.items() if recorded_pid(modes, pids, name)}
     if kept != modes:
         with contextlib.suppress(OSError):
             write_modes(var, kept)
+
+
+def recorded_environments(root: Path, names: list[str] | None) -> dict[str, dict[str, str]]:
+    """The environment (fleet's redis) each service under root, or each named one, was last started
+    with by fleet, while imq still tracks that run: a restart gives it the same again."""
+    var = var_home()
+    modes, pids = read_modes(var), read_pids(var)
+    recorded: dict[str, dict[str, str]] = {}
+    for name, record in modes.items():
+        given = record.get("environment")
+        if (names and name not in names) or record.get("folder") != str(root / name) or not given:
+            continue
+        if recorded_pid(modes, pids, name) is not None and isinstance(given, dict):
+            recorded[name] = {str(key): str(value) for key, value in given.items()}
+    return recorded
 
 
 def describe_modes(names: list[str] | None) -> str:
@@ -203,7 +229,9 @@ def describe_modes(names: list[str] | None) -> str:
             extra = "".join(f", {key}={value}" for key, value in sorted(given.items()))
             mode = f"production (`npm start`, started {started}, folder {folder}{extra})"
         else:
-            mode = "dev (imq ctl start: `npm run dev`)"
+            given = (modes.get(name) or {}).get("environment") if recorded_pid(modes, pids, name) else None
+            extra = "".join(f", {key}={value}" for key, value in sorted((given or {}).items()))
+            mode = f"dev (imq ctl start: `npm run dev`{extra})"
         lines.append(f"- {name}: {state}, mode {mode}; log {var / f'{name}.log'}")
     return "\n".join(lines)
 
@@ -358,16 +386,30 @@ def _not_startable(folder: Path, name: str, var: Path) -> ServiceStart | None:
 
 def _track(var: Path, name: str, pid: int, folder: Path, environment: dict[str, str]) -> None:
     """The pid in imq's .pids, and its mode (and the environment it was given) beside it."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     write_pids(var, {**read_pids(var), name: pid})
-    record = {
-        "pid": pid,
-        "mode": PRODUCTION,
-        "started": stamp,
-        "folder": str(folder),
-        "environment": environment,
+    write_modes(var, {**read_modes(var), name: _record(pid, PRODUCTION, folder, environment)})
+
+
+def _record(pid: int, mode: str, folder: Path, environment: dict[str, str]) -> dict[str, Any]:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {"pid": pid, "mode": mode, "started": stamp, "folder": str(folder), "environment": environment}
+
+
+def record_dev_starts(root: Path, before: dict[str, int], environment: dict[str, str]) -> None:
+    """After imq ctl start/restart with fleet's redis: the environment beside each service it started
+    (a pid new since `before`), so status shows it and a restart without redis gives it again."""
+    if not environment:
+        return
+    var = var_home()
+    pids, modes = read_pids(var), read_modes(var)
+    started = {
+        name: _record(pid, "dev", root / name, environment)
+        for name, pid in pids.items()
+        if before.get(name) != pid and (root / name).is_dir()
     }
-    write_modes(var, {**read_modes(var), name: record})
+    if started:
+        with contextlib.suppress(OSError):
+            write_modes(var, {**modes, **started})
 
 
 async def _start_one(
@@ -425,8 +467,9 @@ async def _start_one(
             f"{time.monotonic() - launched_at:.1f} s, before it was ready.{previous} Its output ({log}):\n"
             f"{_log_tail(log) or '(none)'}",
             ErrorCode.IMQ_FAILED,
-            "Fix what its output above reports (a missing compiled entry point, the broker address in "
-            "IMQ_REDIS, an exception at startup), then call fleet(action='start', mode='production') again.",
+            "Fix what its output above reports (a missing compiled entry point, an exception at startup, "
+            "or a broker it cannot reach: fleet's redis='host:port' gives it IMQ_REDIS), then call "
+            "fleet(action='start', mode='production') again.",
         )
     readiness = (
         "ready (its log says 'reader channel connected')"
@@ -480,10 +523,15 @@ def _refused(text: str, code: ErrorCode, next_step: str = "") -> BridgeResult:
 
 
 async def start_production(
-    root: Path, names: list[str] | None, runner: ImqRunner, environment: dict[str, str] | None = None
+    root: Path,
+    names: list[str] | None,
+    runner: ImqRunner,
+    environment: dict[str, str] | None = None,
+    recorded: dict[str, dict[str, str]] | None = None,
 ) -> BridgeResult:
     """Builds and starts each service (the named ones, else the ones imq ctl would find under root),
-    with `environment` added to what it inherits from the server (IMQ_REDIS, when fleet's redis)."""
+    with `environment` added to what it inherits from the server (IMQ_REDIS, when fleet's redis);
+    without one, a service in `recorded` (a restart's) gets what it was last started with."""
     npm = shutil.which("npm")
     if npm is None:
         return _refused(
@@ -525,7 +573,8 @@ async def start_production(
         limit = len(services) * (BUILD_TIMEOUT_SECONDS + LAUNCH_TIMEOUT_SECONDS + STARTUP_SECONDS)
         async with progress.ticking(f"production start of {', '.join(services)}", limit):
             outcomes = [
-                await _start_one(runner, npm, root, name, var, environment or {}) for name in services
+                await _start_one(runner, npm, root, name, var, environment or (recorded or {}).get(name, {}))
+                for name in services
             ]
     failed = [outcome for outcome in outcomes if outcome.error_code is not None]
     ok = len(outcomes) - len(failed)

@@ -891,7 +891,8 @@ def generate_client(services: Services) -> Handler:
         "start` detached, with no watcher, recorded where imq ctl records its own, so status, stop "
         "and logs treat it alike; a service already running is not started twice. redis 'host:port' "
         "(start, restart) gives the started services IMQ_REDIS, once a Redis answers there; default: "
-        "they inherit this server's environment. The services are "
+        "they inherit this server's environment, and a restart keeps the redis fleet last started them "
+        "with. The services are "
         "the sub-folders of path; services limits the action to the named ones. update runs git pull "
         "in each service before a dev start (-u), calm starts them one at a time, each once the "
         "previous is ready (-c, --calm), verbose shows how long each command took (-v)."
@@ -928,7 +929,8 @@ def fleet(services: Services) -> Handler:
             Field(
                 max_length=300,
                 description="start/restart only: the broker the started services get as IMQ_REDIS, "
-                "host:port; default: they inherit this server's IMQ_REDIS",
+                "host:port; default: a restart keeps the one fleet last gave them, else they inherit "
+                "this server's IMQ_REDIS",
             ),
         ] = None,
     ) -> CallToolResult:
