@@ -74,6 +74,31 @@ def test_a_malformed_address_reaches_the_agent_as_a_refusal_and_runs_nothing(tmp
     assert "host:port" in result.text
 
 
+@pytest.mark.parametrize("suffix", [".ts", ".js"])
+def test_a_client_file_planted_as_a_symlink_out_of_the_folder_is_refused_before_anything_runs(
+    tmp_path: Path, suffix: str
+) -> None:
+    # The generator through the project's rpc writes <Service>.ts and the compiled <Service>.js.
+    outside, folder = tmp_path / "outside", tmp_path / "work" / "clients"
+    outside.mkdir()
+    folder.mkdir(parents=True)
+    (outside / "important.js").write_text("keep me\n")
+    (folder / f"EchoService{suffix}").symlink_to(outside / "important.js")
+
+    result = asyncio.run(
+        bridge.generate_client(
+            "EchoService",
+            path="clients",
+            redis=f"127.0.0.1:{free_port()}",
+            runner=ImqRunner(working_directory=str(tmp_path / "work")),
+        )
+    )
+
+    assert result.is_error and result.error_code == ErrorCode.ARGUMENT_REFUSED and result.command == []
+    assert f"EchoService{suffix} is a symlink to {outside / 'important.js'}" in result.text
+    assert (outside / "important.js").read_text() == "keep me\n"
+
+
 # --- a real Redis -----------------------------------------------------------------------
 
 

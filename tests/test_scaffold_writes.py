@@ -278,6 +278,22 @@ def test_the_clients_roots_are_the_allowed_folders_when_it_offers_them(tmp_path:
         assert refused.is_error and str(root) in text_of(refused) and not (cwd / "a").exists()
         generate = connection.call("generate_client", {"service": "AService", "path": str(cwd / "clients")})
         assert generate.is_error and generate.structured_content["error"]["code"] == "argument_refused"
+        # The same folders spelled relative to the server's working directory, or left to its default.
+        for tool, arguments in (
+            ("generate_client", {"service": "AService", "path": "clients"}),
+            ("generate_client", {"service": "AService", "path": "../root/../cwd/clients"}),
+            ("generate_client", {"service": "AService"}),
+            ("create_service", {"name": "svc", "path": "../cwd", "apply": True}),
+            ("create_service", {"name": "svc", "path": str(cwd), "apply": True}),
+            ("create_service", {"name": "svc", "apply": True}),
+        ):
+            refused = connection.call(tool, arguments)
+            assert refused.is_error, (tool, arguments, text_of(refused))
+            assert refused.structured_content["error"]["code"] == "argument_refused", text_of(refused)
+            assert "outside the folders this server may write in" in text_of(refused)
+        assert sorted(path.name for path in cwd.iterdir()) == []  # nothing was written there
+        inside = connection.call("create_service", {"name": "svc", "path": str(root), "apply": False})
+        assert "outside the folders" not in text_of(inside)  # imq's own dry run (or its absence) answers
     finally:
         connection.close()
 

@@ -309,7 +309,7 @@ def test_every_changing_cli_tool_is_marked_destructive(
 ) -> None:
     _, connection, _ = local_audit
     hints = {tool.name: tool.annotations for tool in connection.tools()}
-    for name in ("cli_install", "fleet", "config", "logs"):
+    for name in ("cli_install", "fleet", "config", "logs", "create_service", "generate_client"):
         assert hints[name].destructive_hint is True and hints[name].read_only_hint is False, name
     for name in ("cli_status", "cli_help", "search_docs", "get_doc"):
         assert hints[name].read_only_hint is True and hints[name].destructive_hint is False, name

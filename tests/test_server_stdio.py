@@ -53,9 +53,14 @@ SPEC_HINTS = {
 # Where the local server departs from SPEC §3a, and why: with path, the local scaffold_* write
 # the files (issue 28 item 4), so they cannot say read-only; the hosted records keep SPEC's hints
 # (tests/test_server_http.py). Not destructive: an existing file is replaced only with overwrite.
+# create_service (apply: a project, over existing files with imq's -f, and a repository) and
+# generate_client (overwrite: the client file replaced, no copy kept) are destructive, so a host
+# asks first (SECURITY.md), where SPEC has them not.
 LOCAL_HINTS = SPEC_HINTS | {
     "scaffold_service": (False, False, True, False),
     "scaffold_client": (False, False, True, False),
+    "create_service": (False, True, False, True),
+    "generate_client": (False, True, True, True),
 }
 
 MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}

@@ -394,7 +394,7 @@ async def generate_client(
     except ValueError as error:
         return refused(f"{error} Nothing was run.")
     directory = runner.current_directory() / path if path else runner.current_directory()
-    leaving = refuse_leaving_folder("service name", service, directory, ".ts")
+    leaving = _refuse_client_files_leaving(service, directory)
     if leaving:
         return leaving
     overwrite_hint = (
@@ -417,11 +417,9 @@ async def generate_client(
         if unreachable is not None:
             return _no_client_broker(address, unreachable)
         service, renamed = await _reading_name(service, address)
-        if not overwrite and (directory / f"{service}.ts").exists():
-            return refused(
-                f"{directory / service}.ts exists: call generate_client again with overwrite=true to "
-                "replace it. Nothing was run."
-            )
+        refusal = _refuse_generator_output(service, directory, overwrite, renamed)
+        if refusal:
+            return refusal
         prepared = _prepare_generator(runner, directory, address)
         if isinstance(prepared, BridgeResult):
             return prepared
@@ -454,6 +452,28 @@ async def generate_client(
     if result.is_error:
         return await _classify_client_failure(result, outcome, service, address)
     return attach_generated_client(result, directory / f"{service}.ts", service)
+
+
+def _refuse_client_files_leaving(service: str, directory: Path) -> BridgeResult | None:
+    """The generator writes <service>.ts, and beside it <service>.js where it runs through the
+    project's rpc: either one a symlink out of the folder would write a file the call never named."""
+    return refuse_leaving_folder("service name", service, directory, ".ts") or refuse_leaving_folder(
+        "service name", service, directory, ".js"
+    )
+
+
+def _refuse_generator_output(
+    service: str, directory: Path, overwrite: bool, renamed: str
+) -> BridgeResult | None:
+    """Before the generator writes <service>.ts/.js: the name read on the broker (when it is not
+    the one given) checked as the given one was, and an existing client kept unless overwrite."""
+    leaving = _refuse_client_files_leaving(service, directory) if renamed else None
+    if leaving or overwrite or not (directory / f"{service}.ts").exists():
+        return leaving
+    return refused(
+        f"{directory / service}.ts exists: call generate_client again with overwrite=true to "
+        "replace it. Nothing was run."
+    )
 
 
 async def _reading_name(service: str, address: BrokerAddress) -> tuple[str, str]:

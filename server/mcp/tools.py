@@ -85,9 +85,10 @@ class Hints:
 # The kinds of tool SPEC §3a distinguishes, each named once.
 READS_THE_WEB = Hints(read_only=True, destructive=False, idempotent=True, open_world=True)
 READS_LOCALLY = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
-WRITES_NEW_FILES = Hints(read_only=False, destructive=False, idempotent=False, open_world=True)
+# imq service create with apply: a project folder (over existing files with imq's -f), a git
+# repository and, with imq's flags, a remote one: the host asks first.
+CREATES_PROJECTS = Hints(read_only=False, destructive=True, idempotent=False, open_world=True)
 WRITES_LOCAL_FILES = Hints(read_only=False, destructive=False, idempotent=True, open_world=False)
-WRITES_OVER_NETWORK = Hints(read_only=False, destructive=False, idempotent=True, open_world=True)
 REPLACES_OVER_NETWORK = Hints(read_only=False, destructive=True, idempotent=True, open_world=True)
 CHANGES_LOCAL_STATE = Hints(read_only=False, destructive=True, idempotent=False, open_world=False)
 
@@ -769,9 +770,16 @@ def cli_help(services: Services) -> Handler:
     return cli_help
 
 
+async def refuse_outside_workspace(path: str | None) -> CallToolResult | None:
+    """The folder an imq command writes into, held to the client's roots (else the working
+    directory) as the scaffolds' is: a relative path or none at all is the server's working directory's."""
+    folder = Path.cwd() / path if path is not None else Path.cwd()
+    return await scaffold_writes.refuse_outside(str(folder), "path")
+
+
 @tool(
     title="Create an @imqueue service project (imq service create)",
-    hints=WRITES_NEW_FILES,
+    hints=CREATES_PROJECTS,
     where="local",
     description=(
         "Create an @imqueue service project with imq service create NAME [PATH]. DRY RUN BY DEFAULT: "
@@ -819,6 +827,9 @@ def create_service(services: Services) -> Handler:
             ),
         ] = False,
     ) -> CallToolResult:
+        refused = await refuse_outside_workspace(path)
+        if refused is not None:
+            return refused
         return bridged(await bridge.create_service(name, path=path, flags=flags, apply=apply, pin=pin))
 
     return create_service
@@ -826,7 +837,7 @@ def create_service(services: Services) -> Handler:
 
 @tool(
     title="Generate a service client (imq client generate)",
-    hints=WRITES_OVER_NETWORK,
+    hints=REPLACES_OVER_NETWORK,  # overwrite: true replaces the client file, with no copy kept
     where="local",
     description=(
         "Generate the typed client of a running @imqueue service from its Redis broker: redis "
@@ -867,10 +878,9 @@ def generate_client(services: Services) -> Handler:
             ),
         ] = None,
     ) -> Annotated[CallToolResult, GeneratedClient]:
-        if path is not None and Path(path).is_absolute():
-            refused = await scaffold_writes.refuse_outside(path, "path")
-            if refused is not None:
-                return refused
+        refused = await refuse_outside_workspace(path)
+        if refused is not None:
+            return refused
         return bridged(await bridge.generate_client(service, path=path, overwrite=overwrite, redis=redis))
 
     return generate_client
