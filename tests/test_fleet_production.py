@@ -590,3 +590,30 @@ def test_a_kept_log_holds_the_last_mebibyte_on_whole_lines(tmp_path: Path) -> No
     assert first + "\n" in lines  # a whole line
     assert keep_previous_log(tmp_path, "big") == kept and not (tmp_path / "big.log.2").exists()  # once
     assert keep_previous_log(tmp_path, "none") is None
+
+
+def test_the_ready_check_reads_a_huge_log_a_chunk_at_a_time_and_only_what_it_gained(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from imqueue_mcp.server.imq import production
+
+    log = tmp_path / "alpha.log"
+    chunk = production._ReadyScan.CHUNK
+    junk = b"x" * (64 * chunk - 5)  # the ready line then straddles two chunks
+    log.write_bytes(junk)
+    scan = production._ReadyScan(log)
+    tracemalloc.start()
+    try:
+        assert not scan.found()
+        with log.open("ab") as file:
+            file.write(READY.encode() + b"\n")
+        assert scan.found()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * chunk  # one chunk at a time, never the 64 MiB log
+    assert scan.offset == log.stat().st_size  # the second look read only what the log gained
+    assert production._ReadyScan(log).found()  # read at once: the line straddles chunks 64 and 65
+    log.write_bytes(b"a new run\n")  # truncated by the next start: read from its start again
+    assert not scan.found() and scan.offset == 10
+    assert production._log_tail(log) == "a new run"

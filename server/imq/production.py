@@ -312,22 +312,52 @@ def _missing_scripts(name: str, scripts: dict[str, str]) -> str:
 
 
 def _log_tail(log: Path) -> str:
+    """The log's last LOG_TAIL_BYTES, read from there: a service may have written gigabytes."""
     try:
-        data = log.read_bytes()
+        with log.open("rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - LOG_TAIL_BYTES))
+            data = file.read(LOG_TAIL_BYTES)
     except OSError:
         return ""
-    text = data[-LOG_TAIL_BYTES:].decode("utf-8", errors="replace").strip()
-    return f"[... earlier output in {log}]\n{text}" if len(data) > LOG_TAIL_BYTES else text
+    text = data.decode("utf-8", errors="replace").strip()
+    return f"[... earlier output in {log}]\n{text}" if size > LOG_TAIL_BYTES else text
+
+
+class _ReadyScan:
+    """Looks for imq's ready line in what the log gained since the last look, a chunk at a time
+    (a service may write gigabytes before it, or instead of it): memory stays one chunk."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, log: Path) -> None:
+        self.log, self.offset, self.carry = log, 0, b""
+        self.marker = READY_MARKER.encode()
+
+    def found(self) -> bool:
+        try:
+            with self.log.open("rb") as file:
+                if file.seek(0, os.SEEK_END) < self.offset:  # truncated: a new run
+                    self.offset, self.carry = 0, b""
+                file.seek(self.offset)
+                while chunk := file.read(self.CHUNK):
+                    self.offset += len(chunk)
+                    seen = self.carry + chunk
+                    if self.marker in seen:
+                        return True
+                    self.carry = seen[-(len(self.marker) - 1) :]
+        except OSError:
+            pass
+        return False
 
 
 async def _wait_until_ready(pid: int, log: Path, seconds: float) -> str:
-    """'ready' once the log has imq's ready line, 'ended' when the process ends, else 'waiting'."""
+    """'ready' once the log has imq's ready line, 'ended' when the process ends, else 'waiting'.
+    The log is read off the event loop, only what it gained since the last poll."""
     deadline = time.monotonic() + seconds
+    scan = _ReadyScan(log)
     while True:
-        try:
-            ready = READY_MARKER in log.read_text("utf-8", errors="replace")
-        except OSError:
-            ready = False
+        ready = await asyncio.to_thread(scan.found)
         if not process_alive(pid):
             return "ended"
         if ready:
