@@ -266,3 +266,27 @@ def test_a_lone_surrogate_elsewhere_and_deep_nesting_are_answered_with_the_reque
         server.close()
     assert response.status_code == 400 and response.json()["id"] == 5
     assert response.json()["error"]["code"] == -32602
+
+
+def test_nesting_past_pythons_own_parser_or_an_over_long_integer_keeps_the_request_id(tmp_path: Path) -> None:
+    # Both are JSON by its grammar; Python's parser stops at about 1,000 levels and 4,300 digits.
+    head = '{"jsonrpc": "2.0", "id": "call-%d", "method": "tools/call", "params": {"name": "search_docs", '
+    deep = head + '"arguments": {"query": "x", "deep": ' + "[" * 3000 + "]" * 3000 + "}}}"
+    long_number = head + '"arguments": {"query": "x", "n": ' + "9" * 5000 + "}}}"
+    broken = head + '"arguments": {"deep": ' + "[" * 3000 + "]" * 2999 + "}}}"  # not JSON: a parse error
+    raw = RawStdio(offline_args(tmp_path / "snapshot"), server_environment(tmp_path), tmp_path)
+    try:
+        initialize(raw)
+        raw.send(deep % 1)
+        too_deep = raw.answer("call-1")
+        raw.send(long_number % 2)
+        too_long = raw.answer("call-2")
+        raw.send(broken % 3)
+        unreadable = raw.answer(None)
+        served = raw.request(4, "ping")
+    finally:
+        raw.close()
+    assert too_deep["error"]["code"] == -32600 and "nests deeper" in too_deep["error"]["message"]
+    assert too_long["error"]["code"] == -32600 and "more than 4,300 digits" in too_long["error"]["message"]
+    assert unreadable["error"]["code"] == -32700
+    assert served["result"] == {}  # and it serves on

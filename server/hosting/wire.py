@@ -6,9 +6,10 @@ over HTTP it answers a batch or a non-message with -32602 and a pydantic validat
 `judge` answers those itself, per JSON-RPC 2.0 and MCP:
 
     not JSON (or not UTF-8)                     -32700 Parse error, id null
-    JSON the SDK's parser refuses: a lone UTF-16 -32602 (a surrogate) or -32600 (too deep), with
-    surrogate outside a tool's arguments, or    its id: the client matches the answer to its
-    nesting past ~200 levels                    call (readable_refusal)
+    JSON the SDK's parser refuses: a lone UTF-16 -32602 (a surrogate) or -32600 (too deep, or a
+    surrogate outside a tool's arguments,       number too long), with its id: the client matches
+    nesting past ~200 levels, or an integer of  the answer to its call (readable_refusal; past
+    over 4,300 digits                           Python's own depth, up to 64 KiB of message)
     a batch (a JSON array)                      -32600 Invalid Request: MCP has no batches
     JSON that is not a message                  -32600 Invalid Request, with the id when one
                                                 can be read, else null
@@ -128,8 +129,132 @@ LONE_SURROGATE_TEXT = (
 TOO_DEEP = "Invalid Request: the message nests deeper than this server reads (about 200 levels)"
 
 
+SHALLOW_CHARACTERS = 64 * 1024  # about 15 ms of skipping; a deep request is rarely longer
+TOO_LONG_NUMBER = (
+    "Invalid Request: the message holds an integer of more than 4,300 digits, more than this server "
+    "reads; send it as a string"
+)
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def _unread_refusal(raw: bytes | str, text: str) -> JSONRPCError | None:
+    """-32600 `text` with the id of a message JSON's grammar admits but Python's parser cannot
+    hold whole: its top-level members are read, the others only skipped. None when it is no
+    well-formed request object, or longer than SHALLOW_CHARACTERS: the skipping is Python's own
+    work, and a parse error costs a hostile sender the same as it costs the server."""
+    if len(raw) > SHALLOW_CHARACTERS:
+        return None
+    fields = shallow_members(raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace"))
+    if fields is None or fields.get("jsonrpc") != "2.0":
+        return None
+    request_id = fields.get("id")
+    if (
+        not isinstance(request_id, str | int)
+        or isinstance(request_id, bool)
+        or _LONE_SURROGATE.search(str(request_id))
+    ):
+        return None
+    return invalid_request(text, request_id)
+
+
+_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
+_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+_SPACE = re.compile(r"[ \t\n\r]*")
+_READ_MEMBERS = frozenset({"jsonrpc", "id", "method"})
+
+
+def shallow_members(text: str) -> dict[str, Any] | None:
+    """jsonrpc, id and method of the JSON object `text`, every other member's value checked
+    against JSON's grammar and skipped without being built (no recursion, no int conversion).
+    None when `text` is not one well-formed JSON object."""
+    at = _SPACE.match(text, 0).end()  # type: ignore[union-attr]
+    if text[at : at + 1] != "{":
+        return None
+    at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+    members: dict[str, Any] = {}
+    if text[at : at + 1] == "}":
+        return members if not text[at + 1 :].strip(" \t\n\r") else None
+    while True:
+        key = _STRING.match(text, at)
+        if key is None:
+            return None
+        at = _SPACE.match(text, key.end()).end()  # type: ignore[union-attr]
+        if text[at : at + 1] != ":":
+            return None
+        at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+        name = json.loads(key.group())
+        start, at = at, _skip_value(text, at)
+        if at < 0:
+            return None
+        if name in _READ_MEMBERS:
+            try:
+                members[name] = json.loads(text[start:at])
+            except (ValueError, RecursionError):
+                return None
+        at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+        if text[at : at + 1] == "}":
+            return members if not text[at + 1 :].strip(" \t\n\r") else None
+        if text[at : at + 1] != ",":
+            return None
+        at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+
+
+def _skip_value(text: str, at: int) -> int:
+    """Where the JSON value at `at` ends, or -1 when it is not one; nesting is counted, not recursed."""
+    closers: list[str] = []
+    expect_value = True
+    while True:
+        at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+        char = text[at : at + 1]
+        if expect_value:
+            if char in ("{", "["):
+                closers.append("}" if char == "{" else "]")
+                at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+                if text[at : at + 1] == closers[-1]:
+                    closers.pop()
+                    at += 1
+                    expect_value = False
+                    if not closers:
+                        return at
+                    continue
+                if closers[-1] == "}":
+                    key = _STRING.match(text, at)
+                    if key is None:
+                        return -1
+                    at = _SPACE.match(text, key.end()).end()  # type: ignore[union-attr]
+                    if text[at : at + 1] != ":":
+                        return -1
+                    at += 1
+                continue
+            found = _STRING.match(text, at) or _SCALAR.match(text, at)
+            if found is None:
+                return -1
+            at, expect_value = found.end(), False
+            if not closers:
+                return at
+            continue
+        if char == ",":
+            at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+            if closers[-1] == "}":
+                key = _STRING.match(text, at)
+                if key is None:
+                    return -1
+                at = _SPACE.match(text, key.end()).end()  # type: ignore[union-attr]
+                if text[at : at + 1] != ":":
+                    return -1
+                at += 1
+            expect_value = True
+            continue
+        if char == closers[-1]:
+            closers.pop()
+            at += 1
+            if not closers:
+                return at
+            continue
+        return -1
 
 
 def readable_refusal(raw: bytes | str) -> JSONRPCError | None:
@@ -140,7 +265,11 @@ def readable_refusal(raw: bytes | str) -> JSONRPCError | None:
     parse error."""
     try:
         message = json.loads(raw, parse_constant=_no_constant)
-    except (ValueError, RecursionError):
+    except RecursionError:  # deeper than Python's own parser goes (about 1,000 levels)
+        return _unread_refusal(raw, TOO_DEEP)
+    except ValueError as error:
+        if "integer string conversion" in str(error):  # a number of more than 4,300 digits
+            return _unread_refusal(raw, TOO_LONG_NUMBER)
         return None
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return None
