@@ -14,7 +14,8 @@ low and even a right answer is marked weak. What the output *says* is in its oth
 Left out: frames, caret/tilde markers, bare file locations and the code Node prints under one
 (the thrower's, not what went wrong), the Node.js version footer, the error's field dump
 (`  errno: -111,`, `}`) and a stack dumped in it as a string split over lines, npm's tag on each
-line and its own fields (`path /home/dev/x`), a line said twice. Kept: every other line; a dumped
+line and its own fields (`path /home/dev/x`), a line said twice, a process's status lines (`…: reader
+channel connected, host 127.0.0.1:6379, pid 24885`) beside the others. Kept: every other line; a dumped
 `message:` or `code:` value no kept line says (a thrown plain object, `{ code: 'IMQ_RPC_CALL_TIMEOUT',
 message: 'Call to …' }`, has no other); a tsc excerpt's code without its line number; a path without
 its folders up to and including node_modules (`/app/node_modules/@imqueue/rpc/index.js:312:27`
@@ -36,7 +37,7 @@ _WHERE = (
 )
 _FRAME = (
     r"at\s+(?:async\s+)?(?:new\s+)?"
-    r"(?:(?:[\w$.<>\[\]]+)(?:\s+\[as\s+[\w$.<>]+\])?\s+\(" + _WHERE + r"\)|" + _WHERE + r")"
+    r"(?:(?:[\w$.<>\[\]#]+)(?:\s+\[as\s+[\w$.<>#]+\])?\s+\(" + _WHERE + r"\)|" + _WHERE + r")"
 )
 _FRAME_LINE = re.compile(r"^\s*" + _FRAME + r"\s*$")
 # A frame inside a line whose newlines a client turned into spaces.
@@ -68,6 +69,16 @@ _EXCERPT_LINE = re.compile(r"^\s*\d+\s{2,}(\S.*)$")  # tsc --pretty: "12     @ex
 # of the text starts, so a long run without spaces is read once, not from each of its characters).
 _MODULES_PREFIX = re.compile(r"(?<![^\s'\"()\[\]])[^\s'\"()\[\]]*node_modules[/\\]")
 _LINE_COLUMN = re.compile(r"(\.[A-Za-z]\w*):\d+(?::\d+)?")  # index.js:312:27 -> index.js
+# A process's own status line, logged as it starts ("OrderClient-3d12…-0:client: reader channel
+# connected, host 127.0.0.1:38669, pid 24885", "UserService: starting single-worker, pid 8"): a
+# running process says its pid. Above the failure in every output of that process, it says nothing
+# of it, and its words (channel, connected, host) out-rank the failure's. Left out beside other
+# lines only, and only when no word of trouble is in it.
+_STATUS_LINE = re.compile(r"\bpid:? \d+\b")
+_TROUBLE = re.compile(
+    r"(?i)\b(?:error|err|fail\w*|refused|denied|cannot|can't|not|no|unable|invalid|timed|timeout|"
+    r"died|dead|exit\w*|kill\w*|crash\w*|lost|clos\w*|warn\w*|abort\w*|reject\w*)\b"
+)
 _CHEAP_SIGNS = ("\n", " at ", "node_modules", "~~", "^^")
 # Lines left out whole.
 _DROPPED_LINES = (
@@ -147,6 +158,10 @@ def distill(query: str) -> Distilled:
         dropped += frames
         excerpt = _EXCERPT_LINE.match(line)
         kept.append(excerpt.group(1) if excerpt and len(kept) > 0 else line)
+    status = [line for line in kept if _STATUS_LINE.search(line) and not _TROUBLE.search(line)]
+    if status and len(status) < len(kept):
+        kept = [line for line in kept if line not in status]
+        dropped += len(status)
     text = " ".join(kept)
     shorter = _LINE_COLUMN.sub(r"\1", _MODULES_PREFIX.sub("", text) if "node_modules" in text else text)
     if not (dropped or shorter != text) or not shorter.strip():

@@ -90,6 +90,34 @@ def test_a_thrown_plain_object_is_searched_by_its_code_and_message_not_its_dumpe
     assert text.dropped == 13  # location, thrower's code, caret, braces, stack's 4 lines, 3 fields, footer
 
 
+def test_a_callers_status_lines_above_its_failure_are_left_out_but_a_paste_of_them_alone_is_kept() -> None:
+    # What a caller on rpc 3.7.2 prints: its client's connection lines, then the rejection.
+    connected = (
+        "OrderClient-3d1219c7c4c5404aaa1f6d2a48adfda4-0:client: reader channel connected, host "
+        "127.0.0.1:38669, pid 24885\n"
+        "OrderClient-3d1219c7c4c5404aaa1f6d2a48adfda4-0:client: writer channel connected, host "
+        "127.0.0.1:38669, pid 24885\n\n"
+    )
+    assert distill(connected + RPC_REJECTION).query == "IMQ_RPC_CALL_ERROR plain failure: plain"
+    assert (
+        "channel connected" in distill(connected + "    at listOnTimeout (node:internal/timers:585:17)").query
+    )
+    failing = (
+        "UserService: error connecting redis host redis:NaN on writer, pid 24431: "
+        "Error: getaddrinfo ENOTFOUND"
+    )
+    assert (
+        distill(failing + "\n    at GetAddrInfoReqWrap.onlookupall [as oncomplete] (node:dns:120:26)").query
+        == failing
+    )
+
+
+def test_a_private_methods_frame_is_a_frame() -> None:
+    text = "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/app/dist/types'\n"
+    frame = "    at #cachedDefaultResolve (node:internal/modules/esm/loader:747:20)"
+    assert distill(text + frame).query == "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/app/dist/types'"
+
+
 def test_a_dumped_code_the_message_line_already_says_is_not_said_again() -> None:
     assert distill(ECONNREFUSED).query == "Error: connect ECONNREFUSED 127.0.0.1:6379"
     frame = "    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15) {\n"
