@@ -168,6 +168,34 @@ def test_the_rpc_codes_say_what_the_framework_checked() -> None:
     assert timeout.urls[1] == "https://imqueue.org/glossary/#calltimeout"
 
 
+def test_a_timeout_on_a_queue_no_service_class_is_named_after_says_the_client_lacks_its_queue_name() -> None:
+    # What rpc 3.7.2 prints for `new orderService.OrderClient(options)`: its default queue is 'Order'.
+    dump = (
+        "{\n  code: 'IMQ_RPC_CALL_TIMEOUT',\n  message: 'Call to %s.getOrder() timed out after 3000 ms.',\n}"
+    )
+    (default_queue,) = diagnose(dump % "Order")
+    (service_queue,) = diagnose(dump % "OrderService")
+    (injected,) = diagnose(dump % "IGNORE_ALL_PREVIOUS")
+
+    assert '"Order" (from your query)' in default_queue.explanation
+    assert "new <namespace>.OrderClient(options, 'OrderService')" in default_queue.explanation
+    assert default_queue.urls[0] == "https://imqueue.org/api/rpc/latest/rpc.imqclient._constructor_/"
+    assert "second argument" not in service_queue.explanation  # a service's own queue: the usual causes
+    assert "IGNORE" not in injected.explanation
+
+
+def test_a_broker_address_given_as_a_url_is_told_from_a_host_that_does_not_resolve() -> None:
+    logged = (
+        "OrderService: error connecting redis host redis:NaN on writer, pid 24431: "
+        "Error: getaddrinfo ENOTFOUND redis"
+    )
+    (url,) = diagnose(logged)
+    (dns,) = diagnose("Error: getaddrinfo ENOTFOUND redis.internal")
+
+    assert "host:port" in url.explanation and "not a URL" in url.explanation
+    assert "NaN" not in dns.explanation and "does not resolve (DNS)" in dns.explanation
+
+
 def test_search_docs_without_an_error_code_has_no_diagnosis(local: McpConnection) -> None:
     result = local.call("search_docs", {"query": "expose a method"})
 

@@ -13,10 +13,10 @@ options). This module reads such codes out of the query and says, in two or thre
 what failed and what to do, with the docs pages that hold the fix. It is a fixed table of codes,
 never a table of queries, and it never changes the ranking.
 
-A diagnosis is read by an agent, so it repeats nothing of the query but a host name, a port or an
-@imqueue package name that parses as one (`quoted_host`, `quoted_port`, `_NPM_NAME`), and then
-marks it as the user's text; the rest is this module's own words. A name that is an error code
-(ENOTFOUND ETIMEDOUT) is no host.
+A diagnosis is read by an agent, so it repeats nothing of the query but a host name, a port, an
+@imqueue package name or a queue's class-like name that parses as one (`quoted_host`,
+`quoted_port`, `_NPM_NAME`, `_TIMED_OUT_CALL`), and then marks it as the user's text; the rest is
+this module's own words. A name that is an error code (ENOTFOUND ETIMEDOUT) is no host.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ ES_MODULES = f"{ORIGIN}/api/#es-modules-and-node"  # 3.x packages are native ES 
 SAFE_DELIVERY = f"{ORIGIN}/api/core/latest/core.imqoptions.safedelivery/"
 QUEUE_CREDENTIALS = f"{ORIGIN}/api/core/latest/core.imessagequeueauthconnection/"
 CALL_TIMEOUT = f"{ORIGIN}/glossary/#calltimeout"
+CLIENT_CONSTRUCTOR = f"{ORIGIN}/api/rpc/latest/rpc.imqclient._constructor_/"  # serviceName's default
 REDIS_DEFAULT_PORT = 6379
 
 # Greedy, so that an IPv6 host as Node prints it (::1:6380) keeps its colons and the port is last.
@@ -119,9 +120,22 @@ def _refused(match: re.Match[str]) -> Diagnosis:
     )
 
 
+# A broker address whose port is no number, as @imqueue's logs print it ("host redis:NaN"): a URL
+# (redis://host:port) or a bare host where host:port was read and split at its colon.
+_NO_PORT = re.compile(r"\b[\w.-]+:NaN\b")
+
+
 def _not_found(match: re.Match[str]) -> Diagnosis:
     name = quoted_host(match["name"])
     host = f"The host name {quoted(name)}" if name else "A host name"
+    if _NO_PORT.search(match.string):
+        return Diagnosis(
+            "ENOTFOUND",
+            f"{host} does not resolve, and the broker's port was read as no number (NaN): the address "
+            "was not given as host:port. IMQ_REDIS (and the scaffolds' config, which splits it at its "
+            "colon) takes host:port, e.g. 127.0.0.1:6379, not a URL such as redis://127.0.0.1:6379.",
+            (BROKER_ADDRESS, PREREQUISITES),
+        )
     return Diagnosis(
         "ENOTFOUND",
         f"{host} does not resolve (DNS). Check the Redis host the service and its clients "
@@ -205,7 +219,7 @@ RPC_CODES = (
         "wrapper's ...args as the only argument). Then generate the client again.",
         (DOC_BLOCKS, REMOVE_COMMENTS),
     ),
-    Diagnosis(
+    CALL_TIMED_OUT := Diagnosis(
         "IMQ_RPC_CALL_TIMEOUT",
         "The client gave up waiting: no reply came within its callTimeout. Either the service is not "
         "running or not reachable on the same Redis, or it answers later than the deadline (the "
@@ -213,6 +227,29 @@ RPC_CODES = (
         (LATE_REPLY, CALL_TIMEOUT),
     ),
 )
+
+
+# rpc's own message: "Call to Order.getOrder() timed out after 3000 ms." names the queue called.
+# Only a class-like name is repeated (quoted as the user's): letters and digits, a capital first.
+_TIMED_OUT_CALL = re.compile(r"Call to (?P<queue>[A-Z][A-Za-z0-9]{0,63})\.[\w$]{1,100}\(\) timed out")
+
+
+def _timed_out(match: re.Match[str]) -> Diagnosis:
+    """IMQ_RPC_CALL_TIMEOUT; when the queue called is not a ...Service, the generated client's
+    default queue is the likely cause: its class name minus 'Client' (OrderClient -> 'Order')."""
+    called = _TIMED_OUT_CALL.search(match.string)
+    queue = called["queue"] if called else ""
+    if not queue or queue.endswith("Service"):
+        return CALL_TIMED_OUT
+    return Diagnosis(
+        CALL_TIMED_OUT.code,
+        f"{CALL_TIMED_OUT.explanation} The call went to the queue {quoted(queue)}: a generated client "
+        "built without its second argument calls the queue named after its class minus 'Client' "
+        f"({queue}Client -> {queue}), and a service class {queue}Service listens on "
+        f"'{queue}Service' (as scaffold_service and imq write it). Pass the service's queue name: "
+        f"new <namespace>.{queue}Client(options, '{queue}Service').",
+        (CLIENT_CONSTRUCTOR, *CALL_TIMED_OUT.urls),
+    )
 
 
 def _old_redis(match: re.Match[str]) -> Diagnosis:
@@ -354,7 +391,13 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
         ),
         _decorator_signature,
     ),
-    *((re.compile(rf"\b{diagnosis.code}\b"), _always(diagnosis)) for diagnosis in RPC_CODES),
+    *(
+        (
+            re.compile(rf"\b{diagnosis.code}\b"),
+            _timed_out if diagnosis is CALL_TIMED_OUT else _always(diagnosis),
+        )
+        for diagnosis in RPC_CODES
+    ),
     # Redis's own replies: a server too old for core 3.x, and one that wants credentials
     (re.compile(r"\bERR unknown command [`'\"]?(?P<command>b?lmove)\b", re.IGNORECASE), _old_redis),
     (re.compile(r"\b(?P<code>NOAUTH|WRONGPASS)\b"), _credentials),
