@@ -378,6 +378,25 @@ def test_rpc_3x_installed_is_told_to_drop_legacy_decorators_and_use_esm(tmp_path
     assert findings_of(clean) == set()
 
 
+def test_rpc_3x_resolving_imports_as_a_bundler_does_is_told_to_use_nodenext_unless_a_bundler_builds_it(
+    tmp_path: Path,
+) -> None:
+    # "bundler" accepts `import './types'`; tsc's output then fails on Node with ERR_MODULE_NOT_FOUND.
+    options = {**STANDARD_OPTIONS, "module": "esnext", "moduleResolution": "bundler"}
+    report = inspect(
+        read_project(installed_tree(tmp_path / "tsc", "3.7.2", "3.4.2", options, type="module")), STATUS
+    )
+    (esm,) = [finding for finding in report["findings"] if finding["id"] == "esm"]
+    assert (
+        "resolves imports as 'bundler'" in esm["message"]
+        and '"moduleResolution": "nodenext"' in esm["message"]
+    )
+    bundled = installed_tree(
+        tmp_path / "esbuild", "3.7.2", "3.4.2", options, type="module", devDependencies={"esbuild": "^0.25.0"}
+    )
+    assert findings_of(inspect(read_project(bundled), STATUS)) == set()
+
+
 @pytest.mark.parametrize(("rpc", "core"), [("1.17.0", "2.0.26"), ("3.7.2", "3.4.2")])
 def test_following_the_decorator_advice_leaves_no_decorator_finding(
     tmp_path: Path, rpc: str, core: str

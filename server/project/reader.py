@@ -60,6 +60,12 @@ STANDARD_DECORATORS_MAJOR = 3
 COMMONJS_MODULES = frozenset(
     {"commonjs", "umd", "amd", "system", "none"}
 )  # tsconfig "module"s that are not ESM
+# Where one of these builds the project, its "bundler" module resolution is the bundler's business;
+# where tsc's output runs on Node, a relative import without .js that it accepts fails at run time.
+BUNDLERS = frozenset(
+    {"esbuild", "webpack", "rollup", "vite", "tsup", "parcel", "@vercel/ncc", "@rspack/core", "rolldown"}
+)
+NODE_UNSAFE_RESOLUTIONS = frozenset({"bundler", "node", "node10", "classic"})
 MAX_NESTED_FOLDERS = 5000  # node_modules folders looked into for nested @imqueue copies
 # What a report repeats of the user's files is bounded, whatever the files hold: a value (a
 # name, range or version) at npm's 214 characters, and so many packages, copies and problems.
@@ -172,6 +178,7 @@ class Project:
     tsconfig: Path | None = None
     compiler_options: dict[str, Any] = field(default_factory=dict)
     module_type: str | None = None  # package.json "type"
+    bundled: bool = False  # package.json declares a bundler, which resolves imports itself
     # every copy of each @imqueue package in node_modules, nested ones too: name -> [(folder, version)]
     copies: dict[str, list[tuple[Path, str]]] = field(default_factory=dict)
     lockfile: Path | None = None
@@ -257,6 +264,10 @@ def read_project(root: Path) -> Project:
         project.engines_node = _bounded(engines["node"])
     if isinstance(manifest.get("type"), str):
         project.module_type = manifest["type"]
+    project.bundled = any(
+        isinstance(manifest.get(field), dict) and not BUNDLERS.isdisjoint(manifest[field])
+        for field in DEPENDENCY_FIELDS
+    )
     project.copies = installed_copies(root)
     project.sources.append(root / "node_modules")
     _read_tsconfig(root, project)
@@ -772,6 +783,12 @@ def _standard_findings(project: Project, options: Mapping[str, Any], major: int)
         wrong.append('package.json has no "type": "module"')
     if module in COMMONJS_MODULES:
         wrong.append(f"tsconfig.json compiles to {options.get('module')!r} modules")
+    resolution = str(options.get("moduleresolution", "")).lower()
+    if resolution in NODE_UNSAFE_RESOLUTIONS and not project.bundled and module not in COMMONJS_MODULES:
+        wrong.append(
+            f"tsconfig.json resolves imports as {options.get('moduleresolution')!r}, which accepts a relative "
+            "import without .js that Node then cannot find at run time (ERR_MODULE_NOT_FOUND)"
+        )
     if wrong:
         findings.append(
             Finding(
