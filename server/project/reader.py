@@ -786,8 +786,8 @@ def _standard_findings(project: Project, options: Mapping[str, Any], major: int)
     resolution = str(options.get("moduleresolution", "")).lower()
     if resolution in NODE_UNSAFE_RESOLUTIONS and not project.bundled and module not in COMMONJS_MODULES:
         wrong.append(
-            f"tsconfig.json resolves imports as {options.get('moduleresolution')!r}, which accepts a relative "
-            "import without .js that Node then cannot find at run time (ERR_MODULE_NOT_FOUND)"
+            f"tsconfig.json resolves imports as {options.get('moduleresolution')!r}, which accepts a "
+            "relative import without .js that Node then cannot find at run time (ERR_MODULE_NOT_FOUND)"
         )
     if wrong:
         findings.append(
