@@ -455,6 +455,11 @@ class GeneratedClient(BaseModel):
     namespace: str = Field(description="The file's only export: import { <namespace> } from it")
     client: str = Field(description="The client class, used as new <namespace>.<client>(options, service)")
     content: str = Field(description="The generated file, verbatim")
+    undeclared: list[str] | None = Field(
+        None,
+        description="Types the client uses but does not declare (it will not compile): the service "
+        "never registered them; absent when none",
+    )
 
 
 # --- find_examples --------------------------------------------------------------------

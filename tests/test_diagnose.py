@@ -196,6 +196,20 @@ def test_a_broker_address_given_as_a_url_is_told_from_a_host_that_does_not_resol
     assert "NaN" not in dns.explanation and "does not resolve (DNS)" in dns.explanation
 
 
+def test_tsc_on_a_generated_client_naming_an_undeclared_type_says_the_service_never_registered_it() -> None:
+    # What tsc printed for a caller whose service lost `import './types.js'` (rpc 3.7.2, TS 5.9).
+    client = "src/clients/OrderService.ts(45,100): error TS2304: Cannot find name 'Order'."
+    caller = (
+        "src/caller.ts(5,27): error TS2694: Namespace '\"/app/src/clients/OrderService\".orderService' "
+        "has no exported member 'Order'."
+    )
+    for pasted in (client, caller):
+        (found,) = diagnose(pasted)
+        assert found.code == "TS2304" and "@classType()" in found.explanation
+        assert found.urls[0] == "https://imqueue.org/api/#complex-types"
+    assert codes("src/index.ts(3,1): error TS2304: Cannot find name 'describe'.") == []  # the user's own code
+
+
 def test_search_docs_without_an_error_code_has_no_diagnosis(local: McpConnection) -> None:
     result = local.call("search_docs", {"query": "expose a method"})
 

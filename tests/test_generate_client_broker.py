@@ -402,6 +402,7 @@ def test_an_object_literal_return_reaches_the_generated_client_as_its_class(
         assert "ReserveResult" in client, client
         assert re.search(r"sku\??: string", client) and re.search(r"reserved\??: number", client), client
         assert re.search(r"reserve\([^)]*\): Promise<ReserveResult>", client), client
+        assert result.structured is not None and "undeclared" not in result.structured  # it compiles
     finally:
         service.terminate()
         service.wait(10)

@@ -40,6 +40,7 @@ ES_MODULES = f"{ORIGIN}/api/#es-modules-and-node"  # 3.x packages are native ES 
 SAFE_DELIVERY = f"{ORIGIN}/api/core/latest/core.imqoptions.safedelivery/"
 QUEUE_CREDENTIALS = f"{ORIGIN}/api/core/latest/core.imessagequeueauthconnection/"
 CALL_TIMEOUT = f"{ORIGIN}/glossary/#calltimeout"
+COMPLEX_TYPES = f"{ORIGIN}/api/#complex-types"
 CLIENT_CONSTRUCTOR = f"{ORIGIN}/api/rpc/latest/rpc.imqclient._constructor_/"  # serviceName's default
 REDIS_DEFAULT_PORT = 6379
 
@@ -345,6 +346,17 @@ def _module_kind(match: re.Match[str]) -> Diagnosis:
     )
 
 
+UNREGISTERED_TYPE = Diagnosis(
+    "TS2304",
+    "The generated client names a type it does not declare: the running service never registered "
+    "it, so its description had the name and no fields. Each class a method takes or returns needs "
+    "@classType() (and @property('<type>') on each field), and the service must load the module "
+    "that declares them as a value (import './types.js'; an `import type` is erased). Fix the "
+    "service, build and restart it, then generate the client again (generate_client).",
+    (COMPLEX_TYPES, GENERATE_CLIENT),
+)
+
+
 LEGACY_DECORATORS_COMPILER = Diagnosis(
     "TS1219",
     "tsc is compiling decorators the legacy way: a TypeScript older than 5.0, which knows only "
@@ -415,6 +427,14 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
             r"|Cannot use import statement outside a module|require is not defined in ES module scope"
         ),
         _module_kind,
+    ),
+    # tsc on a generated client (src/clients/, or <Name>Service.ts) or on a caller importing from one
+    (
+        re.compile(
+            r"(?:/clients/|\b[A-Z]\w*Service)[\w./-]*\.ts\(\d+,\d+\): error TS2304: Cannot find name"
+            r"|error TS2694: Namespace '[^'\n]*(?:/clients/|Service\b)[^'\n]*' has no exported member"
+        ),
+        _always(UNREGISTERED_TYPE),
     ),
     (
         re.compile(r"\bTS1219\b|Experimental support for decorators is a feature"),

@@ -37,6 +37,20 @@ MAX_CLIENT_BYTES = 2 * 1024 * 1024
 
 _NAMESPACE = re.compile(r"^\s*export\s+namespace\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
 _CLIENT_CLASS = re.compile(r"^\s*export\s+class\s+([A-Za-z_$][\w$]*)\s+extends\s+IMQClient\b", re.MULTILINE)
+# What the file declares and imports, and the types its members and signatures use.
+_DECLARED = re.compile(r"\b(?:interface|class|type|enum)\s+([A-Za-z_$][\w$]*)")
+_IMPORTED = re.compile(r"\bimport\s*(?:type\s*)?\{([^}]*)\}", re.DOTALL)
+_ANNOTATION = re.compile(r"(?:\)|[\w$?\]])\s*:\s*([^;,=){]+)")
+_TYPE_ARGUMENTS = re.compile(r"<([^<>()]+)>")
+_TYPE_NAME = re.compile(r"(?<![\w$.'\"])([A-Z][\w$]*)\b")
+# TypeScript's and the generator's own names, which the file uses without declaring them.
+_KNOWN_TYPES = frozenset(
+    "Promise Array ReadonlyArray Record Map Set WeakMap WeakSet Date Partial Required Readonly Pick "
+    "Omit Exclude Extract NonNullable ReturnType Parameters InstanceType Awaited Buffer Object String "
+    "Number Boolean Function Error Symbol BigInt RegExp Uint8Array ArrayBuffer Iterable AsyncIterable "
+    "IMQMetadata IMQDelay IMQClient".split()
+)
+UNREGISTERED_TYPES_URL = "https://imqueue.org/api/#complex-types"
 
 
 class GeneratedClientMissing(Exception):
@@ -57,13 +71,29 @@ def read_generated_client(file: Path, service: str) -> dict[str, Any]:
         raise GeneratedClientMissing(f"{file} could not be read: {error}.") from error
     namespace = _NAMESPACE.search(content)
     client = _CLIENT_CLASS.search(content)
+    undeclared = undeclared_types(content)
     return {
         "service": service,
         "path": str(file),
         "namespace": namespace.group(1) if namespace else service[:1].lower() + service[1:],
         "client": client.group(1) if client else service_base_name(service) + CLIENT_SUFFIX,
         "content": content,
+        **({"undeclared": undeclared} if undeclared else {}),
     }
+
+
+def undeclared_types(content: str) -> list[str]:
+    """The types the generated file uses in its signatures and members but neither declares nor
+    imports: ones the service's description named and never described. The generator declares
+    each @classType() class the running service registered; a class without the decorator, or
+    one the service never loads as a value (only `import type`), is named and not declared."""
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", " ", content, flags=re.DOTALL)  # doc blocks repeat the types
+    known = set(_DECLARED.findall(code)) | _KNOWN_TYPES
+    for names in _IMPORTED.findall(code):
+        known.update(name.split(" as ")[-1].strip() for name in names.split(","))
+    written = [*_ANNOTATION.findall(code), *_TYPE_ARGUMENTS.findall(code)]
+    used = [name for text in written for name in _TYPE_NAME.findall(text)]
+    return sorted(set(used) - known)
 
 
 def attach_generated_client(result: BridgeResult, file: Path, service: str) -> BridgeResult:
@@ -96,4 +126,16 @@ def render_generated_client(generated: dict[str, Any]) -> str:
             f"'{service}')`: without that second argument the client addresses the queue "
             f"'{default_queue}', where nothing listens."
         )
-    return f"Client file: {generated['path']}\n{usage}\n\n{fenced(generated['content'], 'typescript')}"
+    warning = ""
+    if generated.get("undeclared"):
+        names = ", ".join(generated["undeclared"])
+        warning = (
+            f"\n\nWARNING: this client will not compile: it uses {names}, which it does not declare, "
+            f"because the running service never registered them. Each class a method takes or returns "
+            "needs @classType() (and @property('<type>') on each field), and the service must load the "
+            "module that declares them as a value (import './types.js'; an `import type` is erased). "
+            f"Fix the service, build and restart it, then generate again. {UNREGISTERED_TYPES_URL}"
+        )
+    return (
+        f"Client file: {generated['path']}\n{usage}{warning}\n\n{fenced(generated['content'], 'typescript')}"
+    )
