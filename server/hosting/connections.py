@@ -13,10 +13,14 @@ once per worker process):
                          pipelining requests) for this many seconds aborts the connection
     idle_timeout         uvicorn's timeout_keep_alive: an idle connection between requests
     max_connections      open connections per process; a connection past it closes the
-                         longest-idle connection (no request in progress) to make room, else the
-                         longest-stalled one (a response its client does not read), or itself
-                         when every connection is busy. The process's soft descriptor
-                         limit is raised (up to the hard one) to hold the cap plus a reserve
+                         longest-idle connection (no request in progress, idle a second at least:
+                         one just answered may be carrying its client's next request) to make
+                         room, else the longest-stalled one (a response its client does not
+                         read). With none, up to OVER_CAP more are held to read their request
+                         line: a probe (/healthz, /readyz) is served, anything else answered
+                         503 with Retry-After and a JSON-RPC error, then closed cleanly; past
+                         that, refused. The process's soft descriptor limit is raised (up to the
+                         hard one) to hold the cap plus a reserve
     keep_alive_requests  requests on one connection, then `Connection: close`
 
 and a request's body may arrive in at most MAX_BODY_PIECES pieces (chunks, or reads): parsing
@@ -47,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import re
 import resource
 import time
 from typing import Any
@@ -67,6 +72,22 @@ PROTOCOL = "imqueue_mcp.server.hosting.connections:GuardedH11Protocol"  # uvicor
 # balancer sends it at once), and how long a closed idle connection's late bytes are read and dropped.
 FIRST_REQUEST_SECONDS = 1.0
 LINGER_SECONDS = 3.0
+# Past the cap, with no connection to close for room: so many more are held just long enough to
+# read their request line. A probe (GET or HEAD /healthz or /readyz) is served; any other request
+# is answered 503 with Retry-After, so the client knows to retry, and closed cleanly.
+OVER_CAP = 8
+# A connection idle for less than this has just been answered and its client may be sending its
+# next request on it now: closing it for room would lose that request. Idle longer, it may go.
+EVICTABLE_IDLE_SECONDS = 1.0
+_PROBE_LINE = re.compile(rb"^(?:GET|HEAD) /(?:healthz|readyz)(?:\?\S*)? HTTP/1\.[01]$")
+_BUSY_BODY = (
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Service Unavailable: every '
+    b'connection of this MCP server instance is busy. Retry in a second."}}'
+)
+BUSY_RESPONSE = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+    b"Connection: close\r\nContent-Length: " + str(len(_BUSY_BODY)).encode() + b"\r\n\r\n" + _BUSY_BODY
+)
 # Pieces (h11 Data events: a chunk, or what one read brought) of one request's body. A 1 MB body
 # (the limit) in 4,096 pieces averages 256 bytes a piece, far under a TCP segment.
 MAX_BODY_PIECES = 4096
@@ -129,6 +150,8 @@ class GuardedH11Protocol(H11Protocol):
         self.lingering = False  # closed for writing (FIN sent): what arrives is dropped; the client's
         # own close ends it (uvicorn's eof_received lets the transport close)
         self.body_pieces = 0
+        self.over_cap = False  # past the cap: its request line decides (a probe is served)
+        self.held = b""  # what arrived meanwhile
         parse = self.conn.next_event
         self.conn.next_event = functools.partial(self._counted_event, parse)  # type: ignore[method-assign]
 
@@ -151,16 +174,46 @@ class GuardedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         if len(self.connections) > self.cap and not self._make_room():
-            logger.warning("connection cap (%d) reached and every connection is busy: refused one", self.cap)
-            transport.abort()
+            if len(self.connections) > self.cap + OVER_CAP:
+                logger.warning("connection cap (%d) and its overflow reached: refused one", self.cap)
+                transport.abort()
+                return
+            self.over_cap = True
+            self._arm("over cap", FIRST_REQUEST_SECONDS)
             return
         self._arm("headers", self.header_timeout)
 
     def data_received(self, data: bytes) -> None:
         if self.lingering:
             return
+        if self.over_cap:
+            self._read_request_line(data)
+            return
         super().data_received(data)
         self._follow_request()
+
+    def _read_request_line(self, data: bytes) -> None:
+        """Past the cap: a probe's request is served as any other; any other is answered busy."""
+        self.held += data
+        line, found, _ = self.held.partition(b"\r\n")
+        if not found and len(self.held) < 256:
+            return
+        if found and _PROBE_LINE.match(line):
+            self.over_cap = False
+            self._arm("headers", self.header_timeout)
+            held, self.held = self.held, b""
+            self.data_received(held)
+            return
+        self.refuse_busy()
+
+    def refuse_busy(self) -> None:
+        """503 with Retry-After (before the request is read: HTTP lets a server answer early), then
+        a clean close."""
+        logger.info("connection cap (%d) reached and every connection is busy: answered 503", self.cap)
+        self.over_cap = False
+        self.held = b""
+        self.transport.write(BUSY_RESPONSE)
+        self.linger()
 
     def shutdown(self) -> None:
         """uvicorn's graceful shutdown, for this connection (the module's docstring says what)."""
@@ -271,6 +324,9 @@ class GuardedH11Protocol(H11Protocol):
         if what == "first request":
             self.linger()
             return
+        if what == "over cap":
+            self.refuse_busy()
+            return
         logger.info("closed a connection whose request %s did not arrive in time (%s)", what, self.client)
         if what == "body" and self.cycle is not None:
             self.cycle.disconnected = True  # the application's receive() answers http.disconnect
@@ -278,8 +334,8 @@ class GuardedH11Protocol(H11Protocol):
         self.transport.close()
 
     def _make_room(self) -> bool:
-        """Close the longest-idle other connection, else abort the longest-stalled one (a response
-        its client does not read); False when every other one is busy working."""
+        """Close the longest-idle other connection (idle EVICTABLE_IDLE_SECONDS at least), else abort
+        the longest-stalled one (a response its client does not read); False when there is none."""
         others = [
             connection
             for connection in self.connections
@@ -287,7 +343,15 @@ class GuardedH11Protocol(H11Protocol):
             and isinstance(connection, GuardedH11Protocol)
             and not connection.transport.is_closing()
         ]
-        idle = [connection for connection in others if not connection.busy()]
+        now = time.monotonic()
+        idle = [
+            connection
+            for connection in others
+            if not connection.busy()
+            and not connection.over_cap
+            and not connection.lingering
+            and now - connection.idle_since >= EVICTABLE_IDLE_SECONDS
+        ]
         if idle:
             min(idle, key=lambda connection: connection.idle_since).transport.close()
             return True
