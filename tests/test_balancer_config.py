@@ -63,8 +63,8 @@ def json_rpc_error(
 class Started:
     """Instances (fleet.Instance) and HAProxy on the shipped config (fleet.Balancer) over loopback."""
 
-    def __init__(self, folder: Path, count: int) -> None:
-        args = [*offline_args(folder / "snapshot"), "--drain-seconds", "0"]
+    def __init__(self, folder: Path, count: int, *extra: str) -> None:
+        args = [*offline_args(folder / "snapshot"), "--drain-seconds", "0", *extra]
         (folder / "home").mkdir(parents=True, exist_ok=True)
         self.instances = [fleet.Instance(free_port(), args, folder / "home") for _ in range(count)]
         self.balancer: fleet.Balancer | None = None
@@ -256,3 +256,45 @@ def test_the_loopback_config_binds_the_public_and_the_operator_frontend_apart(tm
         [haproxy(), "-c", "-f", str(tmp_path / "haproxy.cfg")], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+BURST = 300
+
+
+def test_a_burst_past_an_instances_connection_cap_waits_in_the_balancers_queue_and_every_call_is_answered(
+    tmp_path: Path,
+) -> None:
+    """The shipped config holds each instance to `maxconn` requests at a time; a burst of BURST
+    calls on one instance capped at 40 connections is queued in HAProxy, not refused."""
+    import asyncio
+
+    haproxy()
+    made = Started(tmp_path, 1, "--max-connections", "40")
+    try:
+        balancer = made.start()
+        url = f"http://127.0.0.1:{balancer.port}/mcp"
+        head, body = mcp_request(balancer.port)
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        headers["MCP-Protocol-Version"] = "2025-11-25"
+
+        async def burst() -> list[int]:
+            limits = httpx.Limits(max_connections=BURST, max_keepalive_connections=0)
+            async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+                answers = await asyncio.gather(
+                    *(client.post(url, content=body, headers=headers) for _ in range(BURST)),
+                    return_exceptions=True,
+                )
+            return [answer.status_code if isinstance(answer, httpx.Response) else -1 for answer in answers]
+
+        statuses = asyncio.run(burst())
+        stats = httpx.get(f"http://127.0.0.1:{balancer.operator_port}/stats;csv", timeout=10).text
+    finally:
+        made.close()
+    assert statuses.count(200) == BURST, sorted(set(statuses))
+    columns = next(line.lstrip("# ").split(",") for line in stats.splitlines() if line.startswith("# "))
+    rows = {
+        line.split(",")[1]: line.split(",") for line in stats.splitlines() if line.startswith("imqueue_mcp,")
+    }
+    assert int(rows["BACKEND"][columns.index("qmax")]) > 0  # the burst waited in HAProxy's queue
+    assert int(rows["mcp1"][columns.index("smax")]) <= 32  # never more at once than maxconn
+    assert rows["mcp1"][columns.index("status")].startswith("UP")
