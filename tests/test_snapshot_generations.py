@@ -364,6 +364,33 @@ def test_a_call_while_the_first_generation_trickles_in_is_told_the_server_is_not
         publisher.close()
 
 
+def test_a_call_before_the_builder_has_published_anything_is_told_to_come_back_not_to_build(
+    generations: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fast failure of the first download (nothing published yet: 404) is the same passing state
+    as a slow one: the operator's advice (build a snapshot, restart with --snapshot) is not the
+    client's. Once the builder publishes, the same call is answered."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    monkeypatch.setattr(_Switchboard, "mood", "serve")
+    publisher = Publisher(folder, _Switchboard)
+    server = follower_server(publisher, tmp_path)
+    connection = McpConnection(server.url + "/mcp", "legacy")
+    try:
+        early = connection.call("search_docs", {"query": "expose a method"}, timeout=40)
+        assert early.is_error and early.structured_content["error"]["code"] == "corpus_unavailable"
+        text = early.content[0].text
+        assert text.startswith("Not ready") and "imq-build-index" not in text and "--snapshot" not in text
+        assert early.structured_content["error"]["suggestedAction"].startswith("Call again in a few seconds")
+        publish(generations["a"], folder / "snapshot.msgpack")
+        later = connection.call("search_docs", {"query": "expose a method"}, timeout=40)
+        assert not later.is_error, later.content[0].text
+    finally:
+        connection.close()
+        server.close()
+        publisher.close()
+
+
 def test_a_redirect_to_another_origin_is_refused_and_logged_and_the_generation_stays(
     generations: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -190,6 +190,13 @@ class CorpusKeeper:
         if self._current is None:
             async with progress.ticking("loading the docs corpus"):
                 await self._first_load()
+            if self._current is None and self.config.snapshot_url is not None:
+                # the builder may be down or still publishing: it passes, and nothing the caller does
+                # fixes it (why is the operator's, in the log: "no docs snapshot: ...")
+                raise CorpusNotReady(
+                    "Not ready: the docs snapshot this server follows has not arrived yet. Call again in "
+                    "a few seconds; /readyz says when the server is ready."
+                )
             if self._current is None:
                 raise CorpusUnavailable(self._unavailable_message())
         if self._refresh_due():
@@ -253,7 +260,8 @@ class CorpusKeeper:
         except Exception as error:
             self._snapshot_failure = str(error) or type(error).__name__
             self._failed("snapshot")
-            logger.warning("a new docs snapshot could not be loaded, the previous one answers: %s", error)
+            answering = "the previous one answers" if self._current is not None else "none answers yet"
+            logger.warning("a new docs snapshot could not be loaded, %s: %s", answering, error)
             return False
         previous = self._current
         if loaded is None or (previous is not None and loaded.generation == previous.generation):
