@@ -82,6 +82,9 @@ def collecting(records: list[logging.LogRecord]) -> Iterator[None]:
         _collected.reset(token)
 
 
+SDK_TRANSPORT_LOGGER = "mcp.server.streamable_http"
+
+
 def configure_logging(level: str) -> None:
     """stderr at `level` for everything; the server's records all reach the client collector."""
     root = logging.getLogger()
@@ -103,6 +106,10 @@ def configure_logging(level: str) -> None:
             handler.setLevel(level)
     root.setLevel(level)  # the SDK and libraries: only what the user asked to see
     logging.getLogger(SERVER_LOGGER).setLevel(logging.DEBUG)  # ours: what a client may ask for too
+    # The SDK's transport says each request's end at INFO ("Terminating session: None", for every
+    # stateless HTTP request): at INFO that was most of a fleet's log. Shown from DEBUG on.
+    chatty = logging.DEBUG if logging.getLevelName(level) == logging.DEBUG else logging.WARNING
+    logging.getLogger(SDK_TRANSPORT_LOGGER).setLevel(chatty)
 
 
 LOGGED_CHARACTERS = 200  # of a value a client chose, in a log line

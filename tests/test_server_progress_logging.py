@@ -427,3 +427,17 @@ def test_hosted_calls_are_logged_with_the_2026_client_and_revision(hosted: HttpS
     assert lines[0]["tool"] == "package_status" and lines[0]["resultCount"] == 1
     assert lines[0]["client"] == {"name": "hosted-log-test", "version": "1.2.3"}
     assert lines[0]["protocol"] == "2026-07-28" and lines[0]["isError"] is False
+
+
+def test_hosted_info_logs_the_calls_not_a_transport_line_per_request(hosted: HttpServer) -> None:
+    """At INFO the SDK's transport wrote "Terminating session: None" for every stateless request
+    (initialize, tools/list, ping included): most of a fleet's log. It is DEBUG's now."""
+    connection = McpConnection(hosted.url + "/mcp", "legacy")
+    try:
+        for _ in range(3):
+            connection.tools()
+            connection.call("package_status", {"package": "core"})
+    finally:
+        connection.close()
+    assert "Terminating session" not in hosted.stderr()
+    assert len([line for line in json_lines(hosted.stderr()) if line["tool"] == "package_status"]) >= 3
