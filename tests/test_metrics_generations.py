@@ -222,3 +222,30 @@ def test_a_killed_worker_leaves_the_metrics_and_live_workers_report_the_new_gene
         )
     finally:
         server.close()
+
+
+def test_a_server_killed_whole_leaves_no_dead_workers_in_the_next_runs_scrapes(tmp_path: Path) -> None:
+    """An operator's PROMETHEUS_MULTIPROC_DIR outlives the server: killed whole (the OOM killer, a
+    lost node), its workers' live gauges stayed there and every scrape of the next run on the same
+    folder reported those dead pids as live workers. The folder is emptied at start."""
+    snapshot = built_snapshot(tmp_path / "published")
+    folder = tmp_path / "metrics"
+    folder.mkdir()
+    (tmp_path / "home").mkdir()
+    dead: set[int] = set()
+    for run in range(2):
+        server = offline_server(
+            snapshot, tmp_path / "home", "--workers", "2", PROMETHEUS_MULTIPROC_DIR=str(folder)
+        )
+        try:
+            wait_ready(server)
+            wait_for("both workers report a generation", lambda: len(reporting_pids(server)) == 2)
+            pids = reporting_pids(server)
+            assert not pids & dead, (run, pids, dead)
+            if run == 0:  # no shutdown at all: every process of the group dies at once
+                dead = pids
+                for pid in (server.process.pid, *pids):
+                    os.kill(pid, signal.SIGKILL)
+                server.process.wait(10)
+        finally:
+            server.close()

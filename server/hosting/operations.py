@@ -21,6 +21,7 @@ import shutil
 import sys
 import tempfile
 import time
+from pathlib import Path
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -124,6 +125,23 @@ async def warm(services: Services, tools: int) -> None:
         )
 
 
+def clear_metrics_dir(folder: Path) -> None:
+    """The operator's PROMETHEUS_MULTIPROC_DIR, emptied of a previous run's files before the workers
+    start (prometheus_client asks for it): a run killed whole (an OOM kill, a node lost) left its
+    workers' live gauges there, and every scrape reported those dead pids as live workers."""
+    try:
+        stale = list(folder.glob("*.db"))
+    except OSError:
+        return
+    for file in stale:
+        try:
+            file.unlink()
+        except OSError as error:
+            logger.warning("%s: a previous run's metrics file could not be removed: %s", file, error)
+    if stale:
+        logger.warning("%s: removed %d metrics files of a previous run", folder, len(stale))
+
+
 def serve(config: Config, *, host: str, port: int, workers: int) -> None:
     import uvicorn
 
@@ -133,6 +151,8 @@ def serve(config: Config, *, host: str, port: int, workers: int) -> None:
         # prometheus_client's multiprocess mode: every worker writes its values under one folder.
         metrics_dir = tempfile.mkdtemp(prefix="imqueue-mcp-metrics-")
         os.environ[MULTIPROCESS_DIR] = metrics_dir
+    elif workers > 1:
+        clear_metrics_dir(Path(os.environ[MULTIPROCESS_DIR]))
     options: dict[str, Any] = {
         "factory": True,
         "host": host,
