@@ -14,6 +14,7 @@ loopback, the snapshot built from ../shared/site (conftest.built_snapshot).
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -224,6 +225,10 @@ def test_a_killed_worker_leaves_the_metrics_and_live_workers_report_the_new_gene
         server.close()
 
 
+def two_reporting(server: HttpServer) -> bool:
+    return len(reporting_pids(server)) == 2
+
+
 def test_a_server_killed_whole_leaves_no_dead_workers_in_the_next_runs_scrapes(tmp_path: Path) -> None:
     """An operator's PROMETHEUS_MULTIPROC_DIR outlives the server: killed whole (the OOM killer, a
     lost node), its workers' live gauges stayed there and every scrape of the next run on the same
@@ -239,7 +244,7 @@ def test_a_server_killed_whole_leaves_no_dead_workers_in_the_next_runs_scrapes(t
         )
         try:
             wait_ready(server)
-            wait_for("both workers report a generation", lambda: len(reporting_pids(server)) == 2)
+            wait_for("both workers report a generation", functools.partial(two_reporting, server))
             pids = reporting_pids(server)
             assert not pids & dead, (run, pids, dead)
             if run == 0:  # no shutdown at all: every process of the group dies at once

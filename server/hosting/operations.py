@@ -21,9 +21,9 @@ import shutil
 import sys
 import tempfile
 import time
-from pathlib import Path
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
