@@ -210,6 +210,13 @@ def test_tsc_on_a_generated_client_naming_an_undeclared_type_says_the_service_ne
     assert codes("src/index.ts(3,1): error TS2304: Cannot find name 'describe'.") == []  # the user's own code
 
 
+def test_every_commonjs_global_missing_in_an_es_module_is_the_module_kind_mismatch() -> None:
+    for name in ("require", "module", "exports", "__dirname", "__filename"):
+        pasted = f"ReferenceError: {name} is not defined in ES module scope"
+        (found,) = diagnose(pasted)
+        assert "CommonJS and ES modules are mixed" in found.explanation, name
+
+
 def test_search_docs_without_an_error_code_has_no_diagnosis(local: McpConnection) -> None:
     result = local.call("search_docs", {"query": "expose a method"})
 

@@ -424,7 +424,8 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
     (
         re.compile(
             r"\b(?P<code>ERR_REQUIRE_ESM|ERR_REQUIRE_ASYNC_MODULE)\b|require\(\) of ES Module"
-            r"|Cannot use import statement outside a module|require is not defined in ES module scope"
+            r"|Cannot use import statement outside a module"
+            r"|\b(?:require|module|exports|__dirname|__filename) is not defined in ES module scope"
         ),
         _module_kind,
     ),
