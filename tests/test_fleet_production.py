@@ -616,4 +616,34 @@ def test_the_ready_check_reads_a_huge_log_a_chunk_at_a_time_and_only_what_it_gai
     assert production._ReadyScan(log).found()  # read at once: the line straddles chunks 64 and 65
     log.write_bytes(b"a new run\n")  # truncated by the next start: read from its start again
     assert not scan.found() and scan.offset == 10
-    assert production._log_tail(log) == "a new run"
+    assert production.log_tail(log) == "a new run"
+
+
+def test_a_dev_service_that_crashes_under_nodemon_is_reported_crashed_not_started(
+    runner: ImqRunner, work: Path
+) -> None:
+    """imq's template runs a dev service under nodemon, which outlives a service that crashed ("app
+    crashed - waiting for file changes"): imq ctl start succeeded and status said running."""
+    from imq_real import SERVICE_RUNTIME
+
+    nodemon = "./node_modules/nodemon/bin/nodemon.js --watch src -e ts --exec 'node index.js'"
+    for name, body in (("crasher", "throw new Error('boom at start-up');"), ("alpha", SERVE_SCRIPT)):
+        folder = make_service(work, name, {"build": "node -e 0", "start": "node index.js", "dev": nodemon})
+        (folder / "index.js").write_text(body + "\n")
+        (folder / "node_modules").symlink_to(SERVICE_RUNTIME, target_is_directory=True)
+
+    started = run(fleet("start", str(work), runner=runner))
+
+    assert started.is_error and started.error_code == ErrorCode.IMQ_FAILED, started.text
+    assert "- crasher: CRASHED at start" in started.text and "boom at start-up" in started.text
+    assert "- alpha: ready" in started.text
+    assert "crasher crashed at start" in started.next_step
+    status = run(fleet("status", str(work), runner=runner))
+    (line,) = [line for line in status.text.splitlines() if line.startswith("- crasher:")]
+    assert "CRASHED" in line and "nodemon" in line
+    (alpha,) = [line for line in status.text.splitlines() if line.startswith("- alpha:")]
+    assert "running (pid" in alpha
+
+
+# What SERVE runs, as a file: prints imq's ready line and stays up.
+SERVE_SCRIPT = "console.log('Alpha: reader ' + 'channel connected'); setInterval(() => {}, 1000);"

@@ -59,6 +59,7 @@ from imqueue_mcp.server.imq.log_rotation import (
 from imqueue_mcp.server.imq.production import (
     describe_modes,
     forget_stopped,
+    log_tail,
     process_alive,
     read_pids,
     record_dev_starts,
@@ -66,6 +67,7 @@ from imqueue_mcp.server.imq.production import (
     start_production,
     stop_tracked,
     var_home,
+    watch_dev_starts,
 )
 from imqueue_mcp.server.imq.runner import INSTALL_HINT, BridgeResult, ImqRunner, RunOutcome, word_outcome
 from imqueue_mcp.server.imq.template_pins import apply_pins, describe_unpinned, read_manifest, template_folder
@@ -740,8 +742,11 @@ async def _fleet_dev(
     )
     if action in ("stop", "restart"):
         forget_stopped()
+    watched: dict[str, str] = {}
     if action in ("start", "restart"):
         record_dev_starts(root, before, environment)  # each run imq ctl started, with what it was given
+        if isinstance(outcome, RunOutcome) and outcome.succeeded:
+            watched = await watch_dev_starts(before)
     note = (
         f"{where} imq ctl treats each sub-folder whose src/ has a class extending IMQService or "
         f"IMQClient as a service (or the ones named in services).{reused}"
@@ -753,11 +758,44 @@ async def _fleet_dev(
     if action == "status":
         modes = describe_modes(services)
         note = f"{note}\n\n{modes}" if modes else note
-    return word_outcome(
+    result = word_outcome(
         outcome,
         success_note=note,
         failure_hint=f"{note}\n\nCheck the path and service names (fleet(action='status') lists them).",
     )
+    return _dev_crashes(result, watched) if watched else result
+
+
+def _dev_crashes(result: BridgeResult, watched: dict[str, str]) -> BridgeResult:
+    """imq ctl start succeeds once it has spawned `npm run dev`; under nodemon a service that then
+    crashes leaves nodemon alive. What each new run's log said in its first seconds."""
+    lines = [f"- {name}: {DEV_STATES[state]}" for name, state in sorted(watched.items())]
+    crashed = sorted(name for name, state in watched.items() if state == "crashed")
+    var = var_home()
+    for name in crashed:
+        tail = log_tail(var / f"{name}.log")
+        lines.append(f"{name}'s output ({var / f'{name}.log'}):\n{tail or '(none)'}")
+    text = f"{result.text}\n\nAfter the start, per service:\n" + "\n".join(lines)
+    if not crashed:
+        return dataclasses.replace(result, text=text)
+    return dataclasses.replace(
+        result,
+        text=text,
+        is_error=True,
+        error_code=ErrorCode.IMQ_FAILED,
+        next_step=(
+            f"{', '.join(crashed)} crashed at start (the output above says why: search_docs it if it "
+            "is unclear). Fix it, then fleet(action='restart', services=[...]); nodemon also restarts "
+            "it when a file in src/ changes."
+        ),
+    )
+
+
+DEV_STATES = {
+    "ready": "ready (its log says 'reader channel connected')",
+    "crashed": "CRASHED at start: the service is not running (nodemon, if it runs it, waits for a change)",
+    "starting": "still starting (no ready line yet): fleet(action='status'), logs(action='dump') say later",
+}
 
 
 def _restart_environment(root: Path, services: list[str] | None) -> dict[str, str] | BridgeResult:

@@ -72,11 +72,13 @@ __all__ = [
     "describe_modes",
     "discover_services",
     "forget_stopped",
+    "log_tail",
     "record_dev_starts",
     "recorded_environments",
     "start_production",
     "stop_tracked",
     "var_home",
+    "watch_dev_starts",
 ]
 
 STOP_TERM_SECONDS = 5.0  # imq ctl stop: 20 polls of 250 ms after SIGTERM, then SIGKILL
@@ -232,6 +234,11 @@ def describe_modes(names: list[str] | None) -> str:
             given = (modes.get(name) or {}).get("environment") if recorded_pid(modes, pids, name) else None
             extra = "".join(f", {key}={value}" for key, value in sorted((given or {}).items()))
             mode = f"dev (imq ctl start: `npm run dev`{extra})"
+            if process_alive(pid) and dev_crashed(var / f"{name}.log"):
+                state = (
+                    f"CRASHED (nodemon, pid {pid}, is alive and waits for a file change: the service "
+                    "itself is not running; logs(action='dump') shows why)"
+                )
         lines.append(f"- {name}: {state}, mode {mode}; log {var / f'{name}.log'}")
     return "\n".join(lines)
 
@@ -311,7 +318,7 @@ def _missing_scripts(name: str, scripts: dict[str, str]) -> str:
     )
 
 
-def _log_tail(log: Path) -> str:
+def log_tail(log: Path) -> str:
     """The log's last LOG_TAIL_BYTES, read from there: a service may have written gigabytes."""
     try:
         with log.open("rb") as file:
@@ -325,16 +332,19 @@ def _log_tail(log: Path) -> str:
 
 
 class _ReadyScan:
-    """Looks for imq's ready line in what the log gained since the last look, a chunk at a time
-    (a service may write gigabytes before it, or instead of it): memory stays one chunk."""
+    """Looks for imq's ready line (or another of `markers`) in what the log gained since the last
+    look, a chunk at a time (a service may write gigabytes before it, or instead of it): memory
+    stays one chunk. `which`: the marker found first."""
 
     CHUNK = 1 << 20
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, markers: tuple[str, ...] = (READY_MARKER,)) -> None:
         self.log, self.offset, self.carry = log, 0, b""
-        self.marker = READY_MARKER.encode()
+        self.markers = [marker.encode() for marker in markers]
+        self.which: str | None = None
 
     def found(self) -> bool:
+        keep = max(len(marker) for marker in self.markers) - 1
         try:
             with self.log.open("rb") as file:
                 if file.seek(0, os.SEEK_END) < self.offset:  # truncated: a new run
@@ -343,12 +353,48 @@ class _ReadyScan:
                 while chunk := file.read(self.CHUNK):
                     self.offset += len(chunk)
                     seen = self.carry + chunk
-                    if self.marker in seen:
+                    at = {seen.find(marker): marker for marker in self.markers if marker in seen}
+                    if at:
+                        self.which = at[min(at)].decode()
                         return True
-                    self.carry = seen[-(len(self.marker) - 1) :]
+                    self.carry = seen[-keep:] if keep else b""
         except OSError:
             pass
         return False
+
+
+# nodemon (imq's template runs the service under it in dev mode) outlives a service that crashed:
+# the pid imq tracks stays alive, waiting for a file to change, and the log says this.
+DEV_CRASHED = "[nodemon] app crashed"
+DEV_RESTARTING = "[nodemon] starting"
+DEV_WATCH_SECONDS = 8.0  # how long a dev start watches each new run's log for its ready line or a crash
+
+
+async def watch_dev_starts(before: dict[str, int]) -> dict[str, str]:
+    """Each service imq ctl just started (its pid new since `before`): 'ready', 'crashed' (nodemon's
+    crash line, or the process gone) or 'starting' after DEV_WATCH_SECONDS; watched together."""
+    var = var_home()
+    started = {name: pid for name, pid in read_pids(var).items() if before.get(name) != pid}
+
+    async def watch(name: str, pid: int) -> tuple[str, str]:
+        scan = _ReadyScan(var / f"{name}.log", (READY_MARKER, DEV_CRASHED))
+        deadline = time.monotonic() + DEV_WATCH_SECONDS
+        while time.monotonic() < deadline:
+            if await asyncio.to_thread(scan.found):
+                return name, "ready" if scan.which == READY_MARKER else "crashed"
+            if not process_alive(pid):
+                return name, "crashed"
+            await asyncio.sleep(POLL_SECONDS)
+        return name, "starting"
+
+    return dict(await asyncio.gather(*(watch(name, pid) for name, pid in started.items())))
+
+
+def dev_crashed(log: Path) -> bool:
+    """Whether the log's last run under nodemon crashed and waits for a file change."""
+    tail = log_tail(log)
+    crashed = tail.rfind(DEV_CRASHED)
+    return crashed >= 0 and crashed > max(tail.rfind(DEV_RESTARTING), tail.rfind(READY_MARKER))
 
 
 async def _wait_until_ready(pid: int, log: Path, seconds: float) -> str:
@@ -495,7 +541,7 @@ async def _start_one(
             name,
             f"{name}: built in {build_seconds:.1f} s, but `npm start` (pid {pid}) ended after "
             f"{time.monotonic() - launched_at:.1f} s, before it was ready.{previous} Its output ({log}):\n"
-            f"{_log_tail(log) or '(none)'}",
+            f"{log_tail(log) or '(none)'}",
             ErrorCode.IMQ_FAILED,
             "Fix what its output above reports (a missing compiled entry point, an exception at startup, "
             "or a broker it cannot reach: fleet's redis='host:port' gives it IMQ_REDIS), then call "
