@@ -647,3 +647,21 @@ def test_a_dev_service_that_crashes_under_nodemon_is_reported_crashed_not_starte
 
 # What SERVE runs, as a file: prints imq's ready line and stays up.
 SERVE_SCRIPT = "console.log('Alpha: reader ' + 'channel connected'); setInterval(() => {}, 1000);"
+
+
+@pytest.mark.parametrize("mode", ["production", "dev"])
+def test_a_start_given_redis_warns_of_the_services_that_never_read_imq_redis(
+    runner: ImqRunner, work: Path, redis_port: int, mode: str
+) -> None:
+    """imq's own template: its config.ts names no broker, so fleet's redis reached the service's
+    environment and the service still connected to localhost:6379."""
+    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE, "dev": SERVE})  # never reads it
+    make_service(work, "beta", {"build": "node -e 0", "start": SERVE_BROKER, "dev": SERVE_BROKER})
+
+    started = run(fleet("start", str(work), mode=mode, redis=f"127.0.0.1:{redis_port}", runner=runner))
+
+    assert started.text.startswith("WARNING: alpha never read IMQ_REDIS"), started.text[:300]
+    assert "beta" not in started.text.split("\n", 1)[0]
+    assert "process.env.IMQ_REDIS" in started.text
+    unasked = run(fleet("restart", str(work), services=["beta"], mode=mode, runner=runner))
+    assert "WARNING" not in unasked.text

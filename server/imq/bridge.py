@@ -48,7 +48,7 @@ from imqueue_mcp.server.imq.broker import (
     probe_broker,
     queue_readers,
 )
-from imqueue_mcp.server.imq.fleet_start import describe_start, service_folders
+from imqueue_mcp.server.imq.fleet_start import describe_start, ignoring_broker, service_folders
 from imqueue_mcp.server.imq.generated_client import attach_generated_client
 from imqueue_mcp.server.imq.log_rotation import (
     describe_kept,
@@ -763,7 +763,8 @@ async def _fleet_dev(
         success_note=note,
         failure_hint=f"{note}\n\nCheck the path and service names (fleet(action='status') lists them).",
     )
-    return _dev_crashes(result, watched) if watched else result
+    result = _dev_crashes(result, watched) if watched else result
+    return _broker_warning(result, root, services) if IMQ_REDIS_ENV in environment else result
 
 
 def _dev_crashes(result: BridgeResult, watched: dict[str, str]) -> BridgeResult:
@@ -915,7 +916,20 @@ async def _fleet_production(
             f"{where}\n\nNo redis was given, so each service was restarted with the environment it was "
             f"last started with (fleet's redis='host:port' gives another):{kept}"
         )
-    return dataclasses.replace(started, text=f"{stopped}{where}\n\n{started.text}")
+    result = dataclasses.replace(started, text=f"{stopped}{where}\n\n{started.text}")
+    return _broker_warning(result, root, services) if environment or recorded else result
+
+
+def _broker_warning(result: BridgeResult, root: Path, services: list[str] | None) -> BridgeResult:
+    """A start that gave IMQ_REDIS to services whose code never reads it: said first, and in the
+    next step of a failure (the service then dies on localhost:6379, or runs on the wrong broker)."""
+    warning = ignoring_broker(root, services)
+    if not warning:
+        return result
+    next_step = (
+        f"{warning.removeprefix('WARNING: ')} {result.next_step}" if result.is_error else result.next_step
+    )
+    return dataclasses.replace(result, text=f"{warning}\n\n{result.text}", next_step=next_step)
 
 
 async def _fleet_without_imq(action: str, root: Path, services: list[str] | None, where: str) -> BridgeResult:

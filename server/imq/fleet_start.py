@@ -12,18 +12,22 @@ instead (fleet's mode='production', production.py). No MCP imports; bridge.fleet
                                    with a package.json, or the named ones)
     describe_start(root, names)    per service: its dev script, what it deletes and watches, and
                                    the production start (`npm run build && npm start`)
+    ignoring_broker(root, names)   a note naming the services whose code never reads IMQ_REDIS
+                                   (imq's own template: its config.ts names no broker), for a
+                                   start given fleet's redis
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 from imqueue_mcp.server.user_files import MANIFEST_BYTES, read_text_capped
 
-__all__ = ["PRODUCTION_START", "describe_start", "service_folders"]
+__all__ = ["PRODUCTION_START", "describe_start", "ignoring_broker", "service_folders"]
 
 PRODUCTION_START = "npm run build && npm start"
 MAX_SERVICES = 50  # described one by one; beyond that, counted
@@ -108,3 +112,50 @@ def describe_start(root: Path, names: list[str] | None) -> str:
     if not folders:
         lines.append(f"- no service folder (a sub-folder with a package.json) under {root}.")
     return "\n".join(lines)
+
+
+BROKER_VARIABLE = "IMQ_REDIS"
+SOURCE_SUFFIXES = (".ts", ".mts", ".cts", ".js", ".mjs", ".cjs")
+MANIFEST = Path("package.json")  # its scripts may pass the variable on
+MAX_SOURCE_FILES = 400  # of one service, read for the variable's name
+SKIPPED_FOLDERS = frozenset({"node_modules", "dist", "build", ".git", "coverage"})
+
+
+def reads_broker_variable(folder: Path) -> bool:
+    """Whether any source file of the service (outside node_modules and build output, which are
+    not walked), or its package.json, names IMQ_REDIS; True when it cannot tell."""
+    seen = 0
+    for where, folders, files in os.walk(folder):
+        folders[:] = sorted(name for name in folders if name not in SKIPPED_FOLDERS)
+        for name in sorted(files):
+            path = Path(where, name)
+            if path.suffix not in SOURCE_SUFFIXES and path != folder / MANIFEST:
+                continue
+            seen += 1
+            if seen > MAX_SOURCE_FILES:
+                return True
+            try:
+                if BROKER_VARIABLE in read_text_capped(path, MANIFEST_BYTES, errors="replace"):
+                    return True
+            except (OSError, ValueError):
+                continue
+    return seen == 0
+
+
+def ignoring_broker(root: Path, names: list[str] | None) -> str:
+    """For a start given fleet's redis: the services that will not use it, and the fix."""
+    ignoring = [
+        folder.name
+        for folder in service_folders(root, names)[:MAX_SERVICES]
+        if not reads_broker_variable(folder)
+    ]
+    if not ignoring:
+        return ""
+    return (
+        f"WARNING: {', '.join(ignoring)} never read {BROKER_VARIABLE} (no source file names it; imq's own "
+        "template's config.ts names no broker): the redis given reaches their environment, but they "
+        "connect to the broker their options name, localhost:6379 by default. Make the service options "
+        "read it, e.g. in config.ts: `const [host, port] = (process.env.IMQ_REDIS || "
+        "'localhost:6379').split(':'); export const serviceOptions = { host, port: Number(port) };` "
+        "(scaffold_service's config.ts does this), then start them again."
+    )
