@@ -397,6 +397,29 @@ def test_rpc_3x_resolving_imports_as_a_bundler_does_is_told_to_use_nodenext_unle
     assert findings_of(inspect(read_project(bundled), STATUS)) == set()
 
 
+def test_rpc_3x_code_using_commonjs_globals_is_named_by_file_and_line(tmp_path: Path) -> None:
+    # imq 5.2.2's template: it builds as an ES module, then fails at start on each of these.
+    root = installed_tree(tmp_path / "svc", "3.7.2", "3.4.2", STANDARD_OPTIONS, type="module")
+    (root / "src").mkdir()
+    (root / "index.ts").write_text("import { Greeter } from './src/index.js';\n!module.parent && start();\n")
+    (root / "src" / "Greeter.ts").write_text(
+        "// require('x') in a comment is not code\nconst pkg = require('../package.json');\n"
+    )
+    (root / "src" / "paths.ts").write_text(
+        "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n"
+        "const data = require('./data.json');\n"
+    )
+    report = inspect(read_project(root), STATUS)
+    (finding,) = [finding for finding in report["findings"] if finding["id"] == "commonjs-code"]
+    assert (
+        "index.ts:2 module.parent" in finding["message"] and "src/Greeter.ts:2 require(" in finding["message"]
+    )
+    assert "paths.ts" not in finding["message"] and "import.meta" in finding["message"]
+    (root / "src" / "Greeter.ts").write_text("import pkg from '../package.json' with { type: 'json' };\n")
+    (root / "index.ts").write_text("if (process.argv[1] === fileURLToPath(import.meta.url)) start();\n")
+    assert findings_of(inspect(read_project(root), STATUS)) == set()
+
+
 @pytest.mark.parametrize(("rpc", "core"), [("1.17.0", "2.0.26"), ("3.7.2", "3.4.2")])
 def test_following_the_decorator_advice_leaves_no_decorator_finding(
     tmp_path: Path, rpc: str, core: str

@@ -24,6 +24,7 @@ Versions, in order of trust: node_modules/@imqueue/NAME/package.json (what runs)
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -179,6 +180,7 @@ class Project:
     compiler_options: dict[str, Any] = field(default_factory=dict)
     module_type: str | None = None  # package.json "type"
     bundled: bool = False  # package.json declares a bundler, which resolves imports itself
+    commonjs: list[str] = field(default_factory=list)  # "src/x.ts:3 require(": CommonJS-only code
     # every copy of each @imqueue package in node_modules, nested ones too: name -> [(folder, version)]
     copies: dict[str, list[tuple[Path, str]]] = field(default_factory=dict)
     lockfile: Path | None = None
@@ -271,7 +273,45 @@ def read_project(root: Path) -> Project:
     project.copies = installed_copies(root)
     project.sources.append(root / "node_modules")
     _read_tsconfig(root, project)
+    project.commonjs = _commonjs_code(root, project)
     return project
+
+
+# What exists only in CommonJS: in an ES module each is a ReferenceError at run time, after a clean
+# build ("require is not defined in ES module scope"). imq's own template uses the first two.
+_COMMONJS_ONLY = re.compile(
+    r"\brequire\s*\(|\bmodule\.(?:parent|exports)\b|(?<![\w.])exports\.\w+\s*=|\b__dirname\b|\b__filename\b"
+)
+_CREATES_REQUIRE = "createRequire("  # an ES module's own require: its calls are fine
+MAX_CODE_FILES = 200
+MAX_COMMONJS_SHOWN = 8
+
+
+def _commonjs_code(root: Path, project: Project) -> list[str]:
+    """Where the project's own TypeScript (its root's .ts files and src/) uses CommonJS-only code:
+    "path:line what", at most MAX_COMMONJS_SHOWN. The files read join project.sources."""
+    files = sorted(itertools.islice(root.glob("*.ts"), MAX_CODE_FILES))
+    files += sorted(itertools.islice((root / "src").rglob("*.ts"), MAX_CODE_FILES - len(files)))
+    found: list[str] = []
+    for path in files:
+        if path.name.endswith(".d.ts") or "node_modules" in path.parts:
+            continue
+        try:
+            text = read_text_capped(path, MANIFEST_BYTES, errors="replace")
+        except (OSError, ValueError, FileTooLarge, NotARegularFile):
+            continue
+        project.sources.append(path)
+        for number, line in enumerate(text.splitlines(), start=1):
+            code = line.split("//", 1)[0]
+            if code.lstrip().startswith("*"):
+                continue
+            match = _COMMONJS_ONLY.search(code)
+            if match is None or (match.group().startswith("require") and _CREATES_REQUIRE in text):
+                continue
+            found.append(f"{path.relative_to(root).as_posix()}:{number} {match.group().strip()}")
+            if len(found) >= MAX_COMMONJS_SHOWN:
+                return found
+    return found
 
 
 def _declared_ranges(manifest: Mapping[str, Any]) -> dict[str, str]:
@@ -788,6 +828,19 @@ def _standard_findings(project: Project, options: Mapping[str, Any], major: int)
         wrong.append(
             f"tsconfig.json resolves imports as {options.get('moduleresolution')!r}, which accepts a "
             "relative import without .js that Node then cannot find at run time (ERR_MODULE_NOT_FOUND)"
+        )
+    if project.commonjs:
+        findings.append(
+            Finding(
+                "commonjs-code",
+                f"{framework} runs as an ES module, where CommonJS's globals do not exist, and this "
+                f"project's code uses them ({'; '.join(project.commonjs)}): it builds, then fails at "
+                "start ('require is not defined in ES module scope'). Use import (a JSON file: import "
+                "pkg from '../package.json' with { type: 'json' }, or createRequire(import.meta.url)), "
+                "process.argv[1] === fileURLToPath(import.meta.url) for !module.parent, "
+                "import.meta.dirname for __dirname, and export for module.exports.",
+                URL_ESM,
+            )
         )
     if wrong:
         findings.append(
