@@ -432,6 +432,11 @@ class ClientScaffold(BaseModel):
         description="A caller that runs as written once the client is generated: it reads the broker "
         "from IMQ_REDIS (host:port, default localhost:6379), starts the client, calls, destroys it"
     )
+    declaredIn: str | None = Field(
+        None,
+        description="The workspace file declaring the service class by the exact name given (imq's "
+        "template names it after the project: Greeter), whose name is then its queue's; absent otherwise",
+    )
     callTimeoutMs: int = Field(
         description="The caller's callTimeout in milliseconds: call_timeout_ms, or the scaffold's default"
     )

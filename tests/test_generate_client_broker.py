@@ -189,6 +189,32 @@ def test_the_queues_read_on_a_broker_are_told_by_the_names_core_gives_its_connec
     assert asyncio.run(queue_readers(broker_address(f"127.0.0.1:{free_port()}"))) is None  # nothing there
 
 
+def test_the_name_asked_for_is_read_as_the_queue_a_process_reads(redis_port: int) -> None:
+    """The scaffolds read 'Greeter' as GreeterService; imq's template names the class Greeter
+    itself. Whichever of the two a process reads on the broker is the one meant, and said."""
+    import socket
+
+    from imqueue_mcp.server.imq.bridge import _reading_name
+
+    address = broker_address(f"127.0.0.1:{redis_port}")
+    connections = []
+    for name in ("imq:Greeter:reader:pid:1:host:h", "imq:UserService:reader:pid:1:host:h"):
+        connection = socket.create_connection(("127.0.0.1", redis_port), timeout=5)
+        connection.sendall(f"CLIENT SETNAME {name}\r\n".encode())
+        assert connection.recv(64).startswith(b"+OK")
+        connections.append(connection)
+    try:
+        greeter, told = asyncio.run(_reading_name("GreeterService", address))
+        assert greeter == "Greeter" and "imq's template" in told and "queue name 'Greeter'" in told
+        assert asyncio.run(_reading_name("Greeter", address)) == ("Greeter", "")
+        user, told = asyncio.run(_reading_name("User", address))
+        assert user == "UserService" and "the name the scaffolds give" in told
+        assert asyncio.run(_reading_name("OrderService", address)) == ("OrderService", "")  # nobody: as given
+    finally:
+        for connection in connections:
+            connection.close()
+
+
 # --- through the project's own @imqueue/rpc ---------------------------------------------
 
 

@@ -325,3 +325,22 @@ def test_a_dry_run_the_disk_refuses_says_nothing_was_written(local: McpConnectio
     message = result.structured_content["error"]["message"]
     assert "for a dry run failed" in message and "nothing was written" in message, message
     assert "written before" not in message and not (workspace / ("a" * 200)).exists()
+
+
+def test_a_service_class_the_workspace_declares_by_the_exact_name_keeps_that_name(
+    local: McpConnection, workspace: Path
+) -> None:
+    """imq's template names the class after the project (greeter: class Greeter, queue 'Greeter');
+    read as the scaffolds read names, the client called GreeterService, where nobody listens."""
+    service = workspace / "greeter" / "src"
+    service.mkdir(parents=True)
+    (service / "Greeter.ts").write_text(
+        "import { IMQService, expose } from '@imqueue/rpc';\nexport class Greeter extends IMQService {}\n"
+    )
+    greeter = local.call("scaffold_client", {"service": "Greeter"}).structured_content
+    assert greeter["service"] == "Greeter" and greeter["namespace"] == "greeter"
+    assert greeter["generate"]["arguments"]["service"] == "Greeter"
+    assert greeter["declaredIn"] == str(service / "Greeter.ts")
+    assert "new greeter.GreeterClient(clientOptions, 'Greeter')" in greeter["example"]["content"]
+    other = local.call("scaffold_client", {"service": "Billing"}).structured_content
+    assert other["service"] == "BillingService" and "declaredIn" not in other  # the scaffolds' name

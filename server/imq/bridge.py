@@ -486,15 +486,24 @@ async def _reading_name(service: str, address: BrokerAddress) -> tuple[str, str]
         scaffolded = normalize_service_name(service)
     except ValueError:  # ScaffoldError: not a name the scaffolds take
         return service, ""
-    if scaffolded == service:
+    # imq's own template names the class after the project (Greeter, not GreeterService)
+    bare = service.removesuffix("Service") if scaffolded == service else ""
+    if scaffolded == service and not bare:
         return service, ""
     readers = await queue_readers(address)
-    if readers is None or service in readers or scaffolded not in readers:
+    if readers is None or service in readers:
         return service, ""
-    return scaffolded, (
-        f" (no process reads a {service!r} queue there; {scaffolded} does, the name the scaffolds give "
-        f"a service asked for as {service!r})"
-    )
+    if scaffolded != service and scaffolded in readers:
+        return scaffolded, (
+            f" (no process reads a {service!r} queue there; {scaffolded} does, the name the scaffolds give "
+            f"a service asked for as {service!r})"
+        )
+    if bare and bare in readers:
+        return bare, (
+            f" (no process reads a {service!r} queue there; {bare!r} does: imq's template names the service "
+            f"class after the project. Callers construct its client with the queue name {bare!r})"
+        )
+    return service, ""
 
 
 def _no_broker(address: BrokerAddress, why: str, needed_for: str, otherwise: str) -> BridgeResult:

@@ -51,6 +51,7 @@ from imqueue_mcp.server.imq.runner import BridgeResult
 from imqueue_mcp.server.mcp import api_tools, project_tools, scaffold_writes
 from imqueue_mcp.server.mcp.instructions import LOCAL_INSTALL_GUIDE
 from imqueue_mcp.server.mcp.strict import strict_tool
+from imqueue_mcp.server.project import service_classes
 from imqueue_mcp.server.result_shapes import (
     ClientScaffold,
     DocResult,
@@ -598,9 +599,10 @@ async def _client_scaffold(
     path: str | None,
     dry_run: bool,
     overwrite: bool,
+    declared_in: str | None = None,
 ) -> CallToolResult:
     def make() -> dict[str, Any]:
-        return scaffold.scaffold_client(service, methods, call_timeout_ms, path)
+        return scaffold.scaffold_client(service, methods, call_timeout_ms, path, declared_in)
 
     return await _scaffolded(make, path, dry_run, overwrite, scaffold.render_client_markdown)
 
@@ -676,7 +678,8 @@ def scaffold_client_here(services: Services) -> Handler:
         dry_run: scaffold_writes.DryRun = True,
         overwrite: scaffold_writes.Overwrite = False,
     ) -> Annotated[CallToolResult, ClientScaffold]:
-        return await _client_scaffold(service, methods, call_timeout_ms, path, dry_run, overwrite)
+        declared = await service_classes.declared_in(service, await scaffold_writes.allowed_folders())
+        return await _client_scaffold(service, methods, call_timeout_ms, path, dry_run, overwrite, declared)
 
     return scaffold_client
 

@@ -577,6 +577,7 @@ def scaffold_client(
     methods: Iterable[Method | Mapping[str, Any]] | None = None,
     call_timeout_ms: int | None = None,
     project: str | None = None,
+    declared_in: str | None = None,
 ) -> dict[str, Any]:
     """Name everything ``imq client generate`` will produce for ``service``, and a caller.
 
@@ -584,10 +585,11 @@ def scaffold_client(
     so a copy written here could only drift from it. The caller sets ``callTimeout``
     (``call_timeout_ms``, DEFAULT_CALL_TIMEOUT_MS when None); ``files`` lists every file
     shown, the caller included. ``project``, the folder they go to, is refused when it
-    cannot exist.
+    cannot exist. ``declared_in``: the file that declares ``service`` itself as a service class
+    (imq's template names it after the project, 'Greeter'), whose name is then taken as it is.
     """
     timeout = _call_timeout(call_timeout_ms)
-    service_class = normalize_service_name(service)
+    service_class = service if declared_in else normalize_service_name(service)
     parsed = coerce_methods(methods)
     refuse_unplaceable(project)
     namespace = service_class[0].lower() + service_class[1:]
@@ -609,6 +611,7 @@ def scaffold_client(
         "example": example,
         "callTimeoutMs": timeout,
         "callTimeoutDefaulted": call_timeout_ms is None,
+        **({"declaredIn": declared_in} if declared_in else {}),
         "files": [
             example,
             _file(
@@ -733,8 +736,14 @@ def render_client_markdown(data: Mapping[str, Any], written: str | None = None) 
                 "itself and times out when nobody is listening. Then run:",
                 fenced(data["generateCommand"], "bash"),
                 f"- Output: `{data['output']}` (commit it: it is the reviewable contract).\n"
-                f"- The argument is the service's class name because that is its queue name.\n"
-                f"- The module's only export is the namespace `{data['namespace']}`; the client class is "
+                f"- The argument is the service's class name because that is its queue name"
+                + (
+                    f" ({service} as {data['declaredIn']} declares it; imq's template names the class "
+                    "after the project).\n"
+                    if data.get("declaredIn")
+                    else ".\n"
+                )
+                + f"- The module's only export is the namespace `{data['namespace']}`; the client class is "
                 f"`{data['namespace']}.{data['client']}`, beside the service's complex types.\n"
                 "- Add `-o` to overwrite an existing client without a prompt. The generate_client tool "
                 "runs the command for you: generate_client("
