@@ -102,14 +102,15 @@ def open_descriptors(pid: int) -> int:
 
 
 def test_idle_sockets_past_the_cap_make_room_and_a_real_client_is_served(limited: HttpServer) -> None:
-    from imqueue_mcp.server.hosting.connections import EVICTABLE_IDLE_SECONDS, OVER_CAP
+    from imqueue_mcp.server.hosting.connections import BUSY_LINGER_SECONDS, FIRST_REQUEST_SECONDS
 
     before = open_descriptors(limited.process.pid)
     idle = [connect(limited) for _ in range(3 * MAX_CONNECTIONS)]
     try:
-        time.sleep(EVICTABLE_IDLE_SECONDS + 0.5)  # a connection just opened may be sending: kept a second
+        # past the cap each waits a second for its request line, is answered 503, then closed cleanly
+        time.sleep(FIRST_REQUEST_SECONDS + BUSY_LINGER_SECONDS + 1.0)
         held = open_descriptors(limited.process.pid)
-        assert held - before <= MAX_CONNECTIONS + OVER_CAP + 2, (before, held)
+        assert held - before <= MAX_CONNECTIONS + 2, (before, held)
         result = search_once(limited)
         assert not result.is_error, result.content[0].text
     finally:
@@ -242,7 +243,7 @@ BUSY_CAP = 5
 def test_past_the_cap_with_every_connection_busy_a_request_gets_503_retry_after_and_a_probe_is_served(
     busy: HttpServer,
 ) -> None:
-    from imqueue_mcp.server.hosting.connections import OVER_CAP
+    from imqueue_mcp.server.hosting.connections import BUSY_ROOM
 
     working = []
     for _ in range(BUSY_CAP):  # each is mid-request: headers in, its body still coming
@@ -264,8 +265,10 @@ def test_past_the_cap_with_every_connection_busy_a_request_gets_503_retry_after_
         assert call.json()["error"]["code"] == -32603 and "Retry" in call.json()["error"]["message"]
         assert httpx.get(busy.url + "/healthz", timeout=10).status_code == 200  # probes get through
         assert httpx.get(busy.url + "/readyz", timeout=10).status_code == 200
-        silent = [connect(busy) for _ in range(OVER_CAP + 4)]  # past the overflow too: refused
+        silent = [connect(busy) for _ in range(BUSY_CAP * BUSY_ROOM + 4)]  # past the room too: refused
         try:
+            silent[0].settimeout(SLACK)
+            assert silent[0].recv(4096).startswith(b"HTTP/1.1 503")  # no request came: answered busy
             assert seconds_until_closed(silent[-1]) < SLACK
         finally:
             for client in silent:

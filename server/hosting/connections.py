@@ -16,11 +16,12 @@ once per worker process):
                          longest-idle connection (no request in progress, idle a second at least:
                          one just answered may be carrying its client's next request) to make
                          room, else the longest-stalled one (a response its client does not
-                         read). With none, up to OVER_CAP more are held to read their request
-                         line: a probe (/healthz, /readyz) is served, anything else answered
-                         503 with Retry-After and a JSON-RPC error, then closed cleanly; past
-                         that, refused. The process's soft descriptor limit is raised (up to the
-                         hard one) to hold the cap plus a reserve
+                         read). With none, while descriptors last (BUSY_ROOM times the cap at
+                         most) the connection's request line is read: a probe (/healthz,
+                         /readyz) is served, anything else answered 503 with Retry-After and a
+                         JSON-RPC error, then closed cleanly; past that, refused. The process's
+                         soft descriptor limit is raised (up to the hard one) to hold the cap,
+                         the busy answers' room and a reserve
     keep_alive_requests  requests on one connection, then `Connection: close`
 
 and a request's body may arrive in at most MAX_BODY_PIECES pieces (chunks, or reads): parsing
@@ -72,10 +73,14 @@ PROTOCOL = "imqueue_mcp.server.hosting.connections:GuardedH11Protocol"  # uvicor
 # balancer sends it at once), and how long a closed idle connection's late bytes are read and dropped.
 FIRST_REQUEST_SECONDS = 1.0
 LINGER_SECONDS = 3.0
-# Past the cap, with no connection to close for room: so many more are held just long enough to
-# read their request line. A probe (GET or HEAD /healthz or /readyz) is served; any other request
-# is answered 503 with Retry-After, so the client knows to retry, and closed cleanly.
-OVER_CAP = 8
+# Past the cap, with no connection to close for room, a connection is still answered while the
+# process has descriptors for it (up to `connection_ceiling`: room for BUSY_ROOM times the cap, in
+# the reserve's keeping): its request line is read (FIRST_REQUEST_SECONDS at most) and a probe (GET
+# or HEAD /healthz or /readyz) is served; any other request is answered 503 with Retry-After, so
+# the client knows to retry, and closed cleanly (FIN, its last bytes read and dropped: a second at
+# most). Past the ceiling, a connection is refused.
+BUSY_ROOM = 4
+BUSY_LINGER_SECONDS = 1.0
 # A connection idle for less than this has just been answered and its client may be sending its
 # next request on it now: closing it for room would lose that request. Idle longer, it may go.
 EVICTABLE_IDLE_SECONDS = 1.0
@@ -100,12 +105,14 @@ def settings() -> Config:
 
 
 def fit_descriptor_limit(max_connections: int) -> int:
-    """Raise the soft descriptor limit to hold `max_connections` plus the reserve, as far as the hard
-    limit allows; the connection cap that fits (lower than asked, with a warning, if it cannot)."""
+    """Raise the soft descriptor limit to hold `max_connections` plus the reserve (and the busy
+    answers' room beside them, BUSY_ROOM times as many), as far as the hard limit allows; the
+    connection cap that fits (lower than asked, with a warning, if it cannot)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = max_connections + DESCRIPTOR_RESERVE
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    roomy = max_connections * (1 + BUSY_ROOM) + DESCRIPTOR_RESERVE
+    if soft != resource.RLIM_INFINITY and soft < roomy:
+        raised = roomy if hard == resource.RLIM_INFINITY else min(roomy, hard)
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
             soft = raised
@@ -130,6 +137,16 @@ def connection_cap() -> int:
     return fit_descriptor_limit(settings().max_connections)
 
 
+@functools.cache
+def connection_ceiling() -> int:
+    """Open connections this process answers at all: the cap's, and past it busy answers while
+    descriptors last (the soft limit, less the reserve; the cap's room times BUSY_ROOM at most)."""
+    cap = connection_cap()
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    room = cap * BUSY_ROOM if soft == resource.RLIM_INFINITY else soft - DESCRIPTOR_RESERVE - cap
+    return cap + max(0, min(room, cap * BUSY_ROOM))
+
+
 class GuardedH11Protocol(H11Protocol):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -138,6 +155,7 @@ class GuardedH11Protocol(H11Protocol):
         self.body_timeout = config.body_timeout
         self.keep_alive_requests = config.keep_alive_requests
         self.cap = connection_cap()
+        self.ceiling = connection_ceiling()
         self.requests = 0
         self.idle_since = time.monotonic()
         self.deadline: asyncio.TimerHandle | None = None
@@ -174,8 +192,8 @@ class GuardedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         if len(self.connections) > self.cap and not self._make_room():
-            if len(self.connections) > self.cap + OVER_CAP:
-                logger.warning("connection cap (%d) and its overflow reached: refused one", self.cap)
+            if len(self.connections) > self.ceiling:
+                logger.warning("connection cap (%d) and the descriptors past it used: refused one", self.cap)
                 transport.abort()
                 return
             self.over_cap = True
@@ -208,12 +226,12 @@ class GuardedH11Protocol(H11Protocol):
 
     def refuse_busy(self) -> None:
         """503 with Retry-After (before the request is read: HTTP lets a server answer early), then
-        a clean close."""
+        a clean close, its descriptor held a second at most."""
         logger.info("connection cap (%d) reached and every connection is busy: answered 503", self.cap)
         self.over_cap = False
         self.held = b""
         self.transport.write(BUSY_RESPONSE)
-        self.linger()
+        self.linger(BUSY_LINGER_SECONDS)
 
     def shutdown(self) -> None:
         """uvicorn's graceful shutdown, for this connection (the module's docstring says what)."""
@@ -231,8 +249,8 @@ class GuardedH11Protocol(H11Protocol):
         else:
             self.linger()
 
-    def linger(self) -> None:
-        """A clean close: a FIN now; what arrives is dropped until the client closes, or LINGER_SECONDS."""
+    def linger(self, seconds: float = LINGER_SECONDS) -> None:
+        """A clean close: a FIN now; what arrives is dropped until the client closes, or `seconds`."""
         self._disarm()
         self._unset_keepalive_if_required()
         if not self.transport.can_write_eof():
@@ -242,7 +260,7 @@ class GuardedH11Protocol(H11Protocol):
         self.transport.write_eof()
         self.transport.resume_reading()
         self.deadline_for = "linger"
-        self.deadline = self.loop.call_later(LINGER_SECONDS, self.transport.close)
+        self.deadline = self.loop.call_later(seconds, self.transport.close)
 
     def on_response_complete(self) -> None:
         self._disarm()
