@@ -73,8 +73,16 @@ def not_ready(result: CallToolResult) -> CallToolResult:
     detail = error_of(result)
     if detail is None or detail.get("code") != ErrorCode.CORPUS_UNAVAILABLE.value:
         return result
-    if str(detail.get("message", "")).startswith("Not ready"):
+    message = str(detail.get("message", ""))
+    if message.startswith("Not ready"):
         return result  # following a builder: already said as a client hears it
+    live, advice, _ = message.partition(". Build one with")
+    if advice and "the live sites could not be read" in live:  # what failed is the sites, named as such
+        return error_result(
+            ErrorCode.CORPUS_UNAVAILABLE,
+            f"{live}. This endpoint reads them again on its own.",
+            "Call again in a minute or two; search the docs site itself meanwhile.",
+        )
     return error_result(
         ErrorCode.CORPUS_UNAVAILABLE,
         "Not ready: this endpoint has no docs loaded yet (its docs snapshot has not arrived).",
