@@ -203,25 +203,3 @@ def test_hosted_offline_get_doc_never_hands_the_client_the_operators_advice(
     assert error["code"] == "offline" and "no saved copy" in error["message"], error
     for said in (error["message"], error["suggestedAction"]):
         assert "--offline" not in said and "Restart" not in said and "imq-build-index" not in said
-
-
-def test_a_hosted_endpoint_without_its_snapshot_tells_clients_to_come_back_not_to_build_one(
-    tmp_path: Path,
-) -> None:
-    """An operator's `--offline --snapshot PATH` before the first build has written PATH: the
-    local server's advice (build one, restart with --snapshot) is the operator's, not a client's."""
-    server = HttpServer(
-        ["--offline", "--snapshot", str(tmp_path / "not-yet.msgpack")], server_environment(tmp_path), tmp_path
-    )
-    try:
-        connection = McpConnection(server.url + "/mcp", "legacy")
-        try:
-            result = connection.call("search_docs", {"query": "expose a method"})
-        finally:
-            connection.close()
-    finally:
-        server.close()
-    assert result.is_error and result.structured_content["error"]["code"] == "corpus_unavailable"
-    text = result.content[0].text
-    assert text.startswith("Not ready") and "imq-build-index" not in text and "--snapshot" not in text
-    assert "Call again in a few seconds" in result.structured_content["error"]["suggestedAction"]

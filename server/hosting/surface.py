@@ -36,7 +36,7 @@ class HostedSurface:
     def tool_result(self, name: str, arguments: dict[str, Any], result: CallToolResult) -> CallToolResult:
         if name == "get_doc":
             result = unsaved_page(arguments, result)
-        return self.pointer(not_ready(result))
+        return self.pointer(result)
 
     def pointer(self, result: CallToolResult) -> CallToolResult:
         """The result, and when its text names local-only tools, a note on whose they are."""
@@ -65,29 +65,6 @@ class HostedSurface:
             "Call local_install_guide for how to run the local server, or use the command scaffold_client "
             "and scaffold_service give, run by the user.",
         )
-
-
-def not_ready(result: CallToolResult) -> CallToolResult:
-    """No corpus yet: a hosted client cannot build the operator's snapshot or restart the server,
-    as the general advice says; the endpoint gets one when its operator's build lands."""
-    detail = error_of(result)
-    if detail is None or detail.get("code") != ErrorCode.CORPUS_UNAVAILABLE.value:
-        return result
-    message = str(detail.get("message", ""))
-    if message.startswith("Not ready"):
-        return result  # following a builder: already said as a client hears it
-    live, advice, _ = message.partition(". Build one with")
-    if advice and "the live sites could not be read" in live:  # what failed is the sites, named as such
-        return error_result(
-            ErrorCode.CORPUS_UNAVAILABLE,
-            f"{live}. This endpoint reads them again on its own.",
-            "Call again in a minute or two; search the docs site itself meanwhile.",
-        )
-    return error_result(
-        ErrorCode.CORPUS_UNAVAILABLE,
-        "Not ready: this endpoint has no docs loaded yet (its docs snapshot has not arrived).",
-        "Call again in a few seconds; the endpoint answers once its operator's snapshot is in place.",
-    )
 
 
 def unsaved_page(arguments: dict[str, Any], result: CallToolResult) -> CallToolResult:

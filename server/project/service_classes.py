@@ -20,7 +20,6 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from imqueue_mcp.server.scaffold.types import ScaffoldError, normalize_service_name
 from imqueue_mcp.server.user_files import MANIFEST_BYTES, read_text_capped
 
 __all__ = ["declared_in", "declared_service"]
@@ -60,10 +59,7 @@ def declared_service(name: str, folders: Sequence[Path]) -> Path | None:
 async def declared_in(service: str, folders: Sequence[Path]) -> str | None:
     """The file declaring `service` itself as a service class, when the scaffolds would read the
     name as another (imq's template's 'Greeter', not GreeterService); else None."""
-    try:
-        if normalize_service_name(service) == service:
-            return None
-    except ScaffoldError:
-        return None
+    if not re.fullmatch(r"[A-Z][A-Za-z0-9]{0,200}", service) or service.endswith("Service"):
+        return None  # a name the scaffolds take as it is (UserService), or no class name at all
     found = await asyncio.to_thread(declared_service, service, folders)
     return str(found) if found else None
