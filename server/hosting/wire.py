@@ -151,13 +151,16 @@ def _unread_refusal(raw: bytes | str, text: str) -> JSONRPCError | None:
     if fields is None or fields.get("jsonrpc") != "2.0":
         return None
     request_id = fields.get("id")
-    if (
-        not isinstance(request_id, str | int)
-        or isinstance(request_id, bool)
-        or _LONE_SURROGATE.search(str(request_id))
-    ):
-        return None
-    return invalid_request(text, request_id)
+    return invalid_request(text, request_id) if _answerable_id(request_id) else None
+
+
+def _answerable_id(request_id: Any) -> bool:
+    """A string or an integer id (not a boolean) with no lone surrogate: one an answer can carry."""
+    return (
+        isinstance(request_id, str | int)
+        and not isinstance(request_id, bool)
+        and not _LONE_SURROGATE.search(str(request_id))
+    )
 
 
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
@@ -202,6 +205,15 @@ def shallow_members(text: str) -> dict[str, Any] | None:
         at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
 
 
+def _past_key(text: str, at: int) -> int:
+    """Where the value after the member name at `at` (a string, then a colon) starts; -1 if none."""
+    key = _STRING.match(text, at)
+    if key is None:
+        return -1
+    at = _SPACE.match(text, key.end()).end()  # type: ignore[union-attr]
+    return at + 1 if text[at : at + 1] == ":" else -1
+
+
 def _skip_value(text: str, at: int) -> int:
     """Where the JSON value at `at` ends, or -1 when it is not one; nesting is counted, not recursed."""
     closers: list[str] = []
@@ -221,13 +233,9 @@ def _skip_value(text: str, at: int) -> int:
                         return at
                     continue
                 if closers[-1] == "}":
-                    key = _STRING.match(text, at)
-                    if key is None:
+                    at = _past_key(text, at)
+                    if at < 0:
                         return -1
-                    at = _SPACE.match(text, key.end()).end()  # type: ignore[union-attr]
-                    if text[at : at + 1] != ":":
-                        return -1
-                    at += 1
                 continue
             found = _STRING.match(text, at) or _SCALAR.match(text, at)
             if found is None:
@@ -239,13 +247,9 @@ def _skip_value(text: str, at: int) -> int:
         if char == ",":
             at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
             if closers[-1] == "}":
-                key = _STRING.match(text, at)
-                if key is None:
+                at = _past_key(text, at)
+                if at < 0:
                     return -1
-                at = _SPACE.match(text, key.end()).end()  # type: ignore[union-attr]
-                if text[at : at + 1] != ":":
-                    return -1
-                at += 1
             expect_value = True
             continue
         if char == closers[-1]:
@@ -274,11 +278,7 @@ def readable_refusal(raw: bytes | str) -> JSONRPCError | None:
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return None
     request_id = message.get("id")
-    if (
-        not isinstance(request_id, str | int)
-        or isinstance(request_id, bool)
-        or _LONE_SURROGATE.search(str(request_id))
-    ):
+    if not _answerable_id(request_id):
         return None
     try:
         dumped = json.dumps(message, ensure_ascii=False)
