@@ -217,6 +217,20 @@ def test_every_commonjs_global_missing_in_an_es_module_is_the_module_kind_mismat
         assert "CommonJS and ES modules are mixed" in found.explanation, name
 
 
+def test_strict_modes_uninitialized_field_and_top_level_await_in_commonjs_say_the_fix() -> None:
+    # tsc 5.9's own lines, from a scaffolded project changed as an agent would (audit 7)
+    (field,) = diagnose(
+        "src/types.ts(6,5): error TS2564: Property 'sku' has no initializer and is not definitely "
+        "assigned in the constructor."
+    )
+    assert field.code == "TS2564" and "name!: Type" in field.explanation
+    (module,) = diagnose(
+        "index.ts(9,1): error TS1309: The current file is a CommonJS module and cannot use 'await' at "
+        "the top level."
+    )
+    assert module.code == "TS1309" and '"type": "module"' in module.explanation
+
+
 def test_search_docs_without_an_error_code_has_no_diagnosis(local: McpConnection) -> None:
     result = local.call("search_docs", {"query": "expose a method"})
 

@@ -336,7 +336,7 @@ def _no_matching_version(match: re.Match[str]) -> Diagnosis:
 
 def _module_kind(match: re.Match[str]) -> Diagnosis:
     return Diagnosis(
-        match["code"] or "ESM",
+        match["code"] or match["tsc"] or "ESM",
         "CommonJS and ES modules are mixed. @imqueue 3.x packages are native ES modules (Node.js "
         "22.12 or newer): import them, never require() them, from a project that is ESM itself "
         '("type": "module" in package.json, tsconfig "module" and "moduleResolution" "nodenext", '
@@ -354,6 +354,16 @@ UNREGISTERED_TYPE = Diagnosis(
     "that declares them as a value (import './types.js'; an `import type` is erased). Fix the "
     "service, build and restart it, then generate the client again (generate_client).",
     (COMPLEX_TYPES, GENERATE_CLIENT),
+)
+
+
+UNINITIALIZED_FIELD = Diagnosis(
+    "TS2564",
+    "tsc's strict mode wants every class field assigned in the constructor. The fields of an "
+    "@imqueue complex type (an @classType() class, each field under @property('<type>')) are filled "
+    "from the call's data, not by a constructor: declare each one with the definite-assignment mark, "
+    "name!: Type (an optional one as name?: Type).",
+    (COMPLEX_TYPES,),
 )
 
 
@@ -424,7 +434,7 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
     (
         re.compile(
             r"\b(?P<code>ERR_REQUIRE_ESM|ERR_REQUIRE_ASYNC_MODULE)\b|require\(\) of ES Module"
-            r"|Cannot use import statement outside a module"
+            r"|Cannot use import statement outside a module|\b(?P<tsc>TS1309)\b"
             r"|\b(?:require|module|exports|__dirname|__filename) is not defined in ES module scope"
         ),
         _module_kind,
@@ -436,6 +446,10 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
             r"|error TS2694: Namespace '[^'\n]*(?:/clients/|Service\b)[^'\n]*' has no exported member"
         ),
         _always(UNREGISTERED_TYPE),
+    ),
+    (
+        re.compile(r"\bTS2564\b|has no initializer and is not definitely assigned"),
+        _always(UNINITIALIZED_FIELD),
     ),
     (
         re.compile(r"\bTS1219\b|Experimental support for decorators is a feature"),
