@@ -64,6 +64,7 @@ from imqueue_mcp.server.imq.production import (
     read_pids,
     record_dev_starts,
     recorded_environments,
+    said_environment,
     start_production,
     stop_tracked,
     var_home,
@@ -738,7 +739,7 @@ async def _fleet_dev(
             return recorded
         environment = recorded
         if environment:
-            given = ", ".join(f"{key}={value}" for key, value in sorted(environment.items()))
+            given = said_environment(environment)
             reused = (
                 f"\n\nNo redis was given, so the services were restarted with what fleet last started "
                 f"them with: {given} (fleet's redis='host:port' gives another)."
@@ -821,8 +822,7 @@ def _restart_environment(root: Path, services: list[str] | None) -> dict[str, st
     if len(kinds) == 1:
         return dict(kinds.pop())
     said = "; ".join(
-        f"{name}: " + (", ".join(f"{key}={value}" for key, value in sorted(env.items())) or "this server's")
-        for name, env in sorted(given.items())
+        f"{name}: " + (said_environment(env) or "this server's") for name, env in sorted(given.items())
     )
     return refused(
         f"These services were started on different brokers ({said}), and imq ctl restart gives all "
@@ -916,10 +916,7 @@ async def _fleet_production(
             return result
         stopped = f"{result.text}\n\n"
     started = await start_production(root, services, runner, environment, recorded)
-    kept = "".join(
-        f"\n- {name}: " + ", ".join(f"{key}={value}" for key, value in sorted(given.items()))
-        for name, given in sorted(recorded.items())
-    )
+    kept = "".join(f"\n- {name}: {said_environment(given)}" for name, given in sorted(recorded.items()))
     if kept:
         where = (
             f"{where}\n\nNo redis was given, so each service was restarted with the environment it was "

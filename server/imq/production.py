@@ -74,6 +74,7 @@ __all__ = [
     "forget_stopped",
     "log_tail",
     "record_dev_starts",
+    "said_environment",
     "recorded_environments",
     "start_production",
     "stop_tracked",
@@ -198,6 +199,11 @@ def forget_stopped() -> None:
             write_modes(var, kept)
 
 
+def said_environment(environment: dict[str, str]) -> str:
+    """`IMQ_REDIS=127.0.0.1:6380, ...`: what a service was given, as status and fleet's replies say it."""
+    return ", ".join(f"{key}={value}" for key, value in sorted(environment.items()))
+
+
 def recorded_environments(root: Path, names: list[str] | None) -> dict[str, dict[str, str]]:
     """The environment (fleet's redis) each service under root, or each named one, was last started
     with by fleet, while imq still tracks that run: a restart gives it the same again."""
@@ -228,11 +234,11 @@ def describe_modes(names: list[str] | None) -> str:
             record = modes[name]
             started, folder = record.get("started", "?"), record.get("folder")
             given = record.get("environment") or {}
-            extra = "".join(f", {key}={value}" for key, value in sorted(given.items()))
+            extra = f", {said_environment(given)}" if given else ""
             mode = f"production (`npm start`, started {started}, folder {folder}{extra})"
         else:
             given = (modes.get(name) or {}).get("environment") if recorded_pid(modes, pids, name) else None
-            extra = "".join(f", {key}={value}" for key, value in sorted((given or {}).items()))
+            extra = f", {said_environment(given)}" if given else ""
             mode = f"dev (imq ctl start: `npm run dev`{extra})"
             if process_alive(pid) and dev_crashed(var / f"{name}.log"):
                 state = (
@@ -353,7 +359,7 @@ class _ReadyScan:
                 while chunk := file.read(self.CHUNK):
                     self.offset += len(chunk)
                     seen = self.carry + chunk
-                    at = {seen.find(marker): marker for marker in self.markers if marker in seen}
+                    at = {found: marker for marker in self.markers if (found := seen.find(marker)) >= 0}
                     if at:
                         self.which = at[min(at)].decode()
                         return True
