@@ -19,8 +19,11 @@ channel connected, host 127.0.0.1:6379, pid 24885`) beside the others. Kept: eve
 `message:` or `code:` value no kept line says (a thrown plain object, `{ code: 'IMQ_RPC_CALL_TIMEOUT',
 message: 'Call to …' }`, has no other); a tsc excerpt's code without its line number; a path without
 its folders up to and including node_modules (`/app/node_modules/@imqueue/rpc/index.js:312:27`
--> `@imqueue/rpc/index.js`). A query none of that applies to comes back as it was; one that would
-come back empty (it was all frames) is searched whole. Pure text, no I/O.
+-> `@imqueue/rpc/index.js`); and where the frames run through an @imqueue package, the first such
+frame's package and module (`at file:///app/node_modules/@imqueue/core/src/RedisQueue.js:851:26` ->
+`@imqueue/core RedisQueue`): a TypeError thrown inside the framework names neither. A query none of
+that applies to comes back as it was; one that would come back empty (it was all frames) is searched
+whole. Pure text, no I/O.
 """
 
 from __future__ import annotations
@@ -69,6 +72,12 @@ _EXCERPT_LINE = re.compile(r"^\s*\d+\s{2,}(\S.*)$")  # tsc --pretty: "12     @ex
 # of the text starts, so a long run without spaces is read once, not from each of its characters).
 _MODULES_PREFIX = re.compile(r"(?<![^\s'\"()\[\]])[^\s'\"()\[\]]*node_modules[/\\]")
 _LINE_COLUMN = re.compile(r"(\.[A-Za-z]\w*):\d+(?::\d+)?")  # index.js:312:27 -> index.js
+# A frame inside an @imqueue package (`.../node_modules/@imqueue/core/src/RedisQueue.js:851:26`):
+# the package and module the error was thrown in, which the error's own line ("Cannot read
+# properties of undefined (reading 'set')") does not name.
+_IMQUEUE_FRAME = re.compile(
+    r"node_modules[/\\](@imqueue[/\\][a-z0-9][\w.-]*)[/\\](?:[^\s():]*[/\\])?([A-Za-z_$][\w$]*)\.[cm]?[jt]s:\d+"
+)
 # A process's own status line, logged as it starts ("OrderClient-3d12…-0:client: reader channel
 # connected, host 127.0.0.1:38669, pid 24885", "UserService: starting single-worker, pid 8"): a
 # running process says its pid. Above the failure in every output of that process, it says nothing
@@ -127,6 +136,7 @@ def distill(query: str) -> Distilled:
     written = query.splitlines()
     lines = [_TOOL_PREFIX.sub("", line) for line in written]
     seen: set[str] = set()
+    thrower = ""  # the first @imqueue frame's package and module (_IMQUEUE_FRAME)
     in_split_field = False
     for number, line in enumerate(lines):
         if not line.strip():
@@ -152,8 +162,12 @@ def distill(query: str) -> Distilled:
             continue
         if any(pattern.match(line) for pattern in _DROPPED_LINES):
             dropped += 1
+            if not thrower and _FRAME_LINE.match(line):
+                thrower = _imqueue_module(line)
             continue
         line = _OPENS_DUMP.sub("", line)
+        if not thrower and (inline := _INLINE_FRAME.search(line)):
+            thrower = _imqueue_module(inline.group(0))
         line, frames = _INLINE_FRAME.subn("", line)
         dropped += frames
         excerpt = _EXCERPT_LINE.match(line)
@@ -162,11 +176,19 @@ def distill(query: str) -> Distilled:
     if status and len(status) < len(kept):
         kept = [line for line in kept if line not in status]
         dropped += len(status)
+    if thrower and thrower not in " ".join(kept):
+        kept.append(thrower)
     text = " ".join(kept)
     shorter = _LINE_COLUMN.sub(r"\1", _MODULES_PREFIX.sub("", text) if "node_modules" in text else text)
     if not (dropped or shorter != text) or not shorter.strip():
         return Distilled(query)
     return Distilled(" ".join(shorter.split()), dropped, shorter != text)
+
+
+def _imqueue_module(frame: str) -> str:
+    """`@imqueue/core RedisQueue` for a frame inside that package's RedisQueue.js; "" for any other."""
+    where = _IMQUEUE_FRAME.search(frame)
+    return f"{where.group(1).replace(chr(92), '/')} {where.group(2)}" if where else ""
 
 
 def thrown_at(lines: list[str], number: int) -> bool:

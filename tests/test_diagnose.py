@@ -112,10 +112,11 @@ def test_every_page_a_diagnosis_points_to_is_a_section_of_the_site() -> None:
     pasted = (
         "ECONNREFUSED 1.2.3.4:5 ENOTFOUND h ETIMEDOUT EADDRINUSE ERESOLVE TS1241 IMQ_RPC_NO_METHOD "
         "IMQ_RPC_NO_ACCESS IMQ_RPC_INVALID_ARGS_COUNT IMQ_RPC_CALL_TIMEOUT ERR unknown command 'BLMOVE' "
-        "NOAUTH Cannot find module '@imqueue/rpc' ERR_REQUIRE_ESM TS1219 E404 ETARGET"
+        "NOAUTH Cannot find module '@imqueue/rpc' ERR_REQUIRE_ESM TS1219 E404 ETARGET "
+        f"{MEMBER_CLASH} {CLIENT_MEMBER_CLASH} {JSON_PAYLOAD_ERROR} {CORE_CRASH}"
     )
     urls = {url for diagnosis in diagnose(pasted) for url in diagnosis.urls}
-    assert len(codes(pasted)) == 17
+    assert len(codes(pasted)) == 20
     for url in urls:
         path, _, anchor = url.removeprefix("https://imqueue.org").partition("#")
         if path.startswith("/api/") and path.count("/") == 5:  # a symbol's reference page
@@ -208,6 +209,63 @@ def test_tsc_on_a_generated_client_naming_an_undeclared_type_says_the_service_ne
         assert found.code == "TS2304" and "@classType()" in found.explanation
         assert found.urls[0] == "https://imqueue.org/api/#complex-types"
     assert codes("src/index.ts(3,1): error TS2304: Cannot find name 'describe'.") == []  # the user's own code
+
+
+def test_an_enum_named_by_a_generated_client_is_told_to_be_written_as_its_literal_union() -> None:
+    # audit 12: a service whose method takes an enum; the client named it and could not declare it
+    (found,) = diagnose("src/clients/ShopService.ts(58,17): error TS2304: Cannot find name 'OrderStatus'.")
+    assert "enum" in found.explanation and "'new' | 'paid'" in found.explanation
+
+
+# What tsc 5.9 and Node 22 printed on rpc 3.7.2 / core 3.4.2 in audit 12's journeys.
+MEMBER_CLASH = (
+    "src/PriceService.ts(12,13): error TS2416: Property 'cache' in type 'PriceService' is not assignable "
+    "to the same property in base type 'IMQService'.\n  Type 'Map<string, number>' is missing the "
+    "following properties from type 'ICache': name, ready, init, del, purge"
+)
+CLIENT_MEMBER_CLASH = (
+    "src/Mine.ts(3,5): error TS2416: Property 'options' in type 'Mine' is not assignable to the same "
+    "property in base type 'IMQClient'."
+)
+JSON_PAYLOAD_ERROR = (
+    "src/worker.ts(10,31): error TS2345: Argument of type 'EmailJob' is not assignable to parameter of "
+    "type 'JsonObject'.\n  Index signature for type 'string' is missing in type 'EmailJob'."
+)
+CORE_CRASH = (
+    "TypeError: Cannot read properties of undefined (reading 'set')\n    at file:///app/node_modules/"
+    "@imqueue/core/src/RedisQueue.js:851:26\n    at tryCatcher (/app/node_modules/standard-as-callback/"
+    "built/utils.js:12:23)"
+)
+
+
+def test_a_member_that_shadows_the_rpc_base_class_says_it_is_the_frameworks_and_to_rename_it() -> None:
+    (service,) = diagnose(MEMBER_CLASH)
+    assert service.code == "TS2416" and '"cache" (from your query)' in service.explanation
+    assert "IMQService" in service.explanation and "Rename yours" in service.explanation
+    assert service.urls == ("https://imqueue.org/api/rpc/latest/rpc.imqservice/",)
+    (client,) = diagnose(CLIENT_MEMBER_CLASH)
+    assert client.urls == ("https://imqueue.org/api/rpc/latest/rpc.imqclient/",)
+    # the same error against the user's own base class is not the framework's
+    assert codes(MEMBER_CLASH.replace("base type 'IMQService'", "base type 'BaseRepo'")) == []
+
+
+def test_a_core_payload_typed_as_an_interface_says_jsonobject_wants_a_type_alias() -> None:
+    (found,) = diagnose(JSON_PAYLOAD_ERROR)
+    assert "type alias" in found.explanation and "as unknown as" in found.explanation
+    assert (
+        codes("error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'.")
+        == []
+    )
+
+
+def test_a_crash_inside_cores_queue_says_the_connection_was_gone_and_when_to_destroy() -> None:
+    from imqueue_mcp.ranker.pasted import distill
+
+    for pasted in (CORE_CRASH, distill(CORE_CRASH).query):  # the raw paste, and what is searched of it
+        (found,) = diagnose(pasted)
+        assert "destroy()" in found.explanation and "start()" in found.explanation
+    # the same TypeError thrown in the user's own code or another package is not this
+    assert codes(CORE_CRASH.replace("@imqueue/core/src/RedisQueue.js", "ioredis/built/Redis.js")) == []
 
 
 def test_every_commonjs_global_missing_in_an_es_module_is_the_module_kind_mismatch() -> None:

@@ -165,6 +165,51 @@ def test_a_path_through_node_modules_keeps_the_package_and_file() -> None:
     )
 
 
+CORE_CRASH = """/srv/app/node_modules/standard-as-callback/built/index.js:6
+        throw e;
+        ^
+
+TypeError: Cannot read properties of undefined (reading 'set')
+    at file:///srv/app/node_modules/@imqueue/core/src/RedisQueue.js:851:26
+    at tryCatcher (/srv/app/node_modules/standard-as-callback/built/utils.js:12:23)
+    at /srv/app/node_modules/standard-as-callback/built/index.js:22:53
+    at process.processTicksAndRejections (node:internal/process/task_queues:103:5)
+
+Node.js v22.12.0"""
+
+
+def test_an_error_thrown_inside_an_imqueue_package_is_searched_with_that_package_and_module() -> None:
+    # the message names neither: the first @imqueue frame says where the framework failed
+    assert distill(CORE_CRASH).query == (
+        "TypeError: Cannot read properties of undefined (reading 'set') @imqueue/core RedisQueue"
+    )
+    one_line = " ".join(line.strip() for line in CORE_CRASH.splitlines()[4:6])
+    assert distill(one_line).query.endswith("(reading 'set') @imqueue/core RedisQueue")
+    # only frames inside @imqueue say so: a trace through other packages adds nothing
+    assert "@imqueue" not in distill(CORE_CRASH.replace("@imqueue/core", "ioredis")).query
+
+
+def test_the_ranker_reads_a_core_crash_as_the_modules_pages() -> None:
+    index = index_of(
+        section(
+            "/api/core/latest/core.redisqueue.send/",
+            "RedisQueue.send",
+            package="@imqueue/core",
+            text="Sends a message to the queue.",
+        ),
+        section(
+            "/api/rpc/latest/rpc.property/",
+            "property",
+            package="@imqueue/rpc",
+            text="Declares a property of a complex type.",
+        ),
+    )
+
+    top = index.search(CORE_CRASH, limit=1).results[0]
+
+    assert top.url.endswith("/core.redisqueue.send/")
+
+
 def test_frames_pasted_onto_one_line_are_left_out_too() -> None:
     one_line = " ".join(line.strip() for line in ECONNREFUSED.splitlines()[:2])
 

@@ -9,14 +9,16 @@ IMQ_REDIS in the tutorial's bootstrap), a project created from imq's template de
 dependencies as "*", @imqueue 3.x compiles standard decorators where 1.x and 2.x compiled
 legacy ones, its packages are native ES modules (Node.js 22.12+), and its safe delivery moves
 messages with LMOVE/BLMOVE (Redis 6.2+; a Redis that wants a password gets it from the queue's
-options). This module reads such codes out of the query and says, in two or three sentences,
-what failed and what to do, with the docs pages that hold the fix. It is a fixed table of codes,
+options), a class extending IMQService or IMQClient inherits their members, @imqueue/core's
+messages are JsonObjects, and a queue's Redis connections live from its start() to its
+destroy(). This module reads such codes out of the query and says, in two or three sentences, what
+failed and what to do, with the docs pages that hold the fix. It is a fixed table of codes,
 never a table of queries, and it never changes the ranking.
 
 A diagnosis is read by an agent, so it repeats nothing of the query but a host name, a port, an
-@imqueue package name or a queue's class-like name that parses as one (`quoted_host`,
-`quoted_port`, `_NPM_NAME`, `_TIMED_OUT_CALL`), and then marks it as the user's text; the rest is
-this module's own words. A name that is an error code (ENOTFOUND ETIMEDOUT) is no host.
+@imqueue package name, a queue's class-like name or a base class's member name that parses as one
+(`quoted_host`, `quoted_port`, `_NPM_NAME`, `_TIMED_OUT_CALL`, `_base_member`), and then marks it
+as the user's text; the rest is this module's own words. A name that is an error code (ENOTFOUND ETIMEDOUT) is no host.
 """
 
 from __future__ import annotations
@@ -42,6 +44,13 @@ QUEUE_CREDENTIALS = f"{ORIGIN}/api/core/latest/core.imessagequeueauthconnection/
 CALL_TIMEOUT = f"{ORIGIN}/glossary/#calltimeout"
 COMPLEX_TYPES = f"{ORIGIN}/api/#complex-types"
 CLIENT_CONSTRUCTOR = f"{ORIGIN}/api/rpc/latest/rpc.imqclient._constructor_/"  # serviceName's default
+QUEUE_SEND = f"{ORIGIN}/api/core/latest/core.redisqueue.send/"  # resolves once the write is dispatched
+QUEUE_DESTROY = f"{ORIGIN}/api/core/latest/core.redisqueue.destroy/"
+JSON_OBJECT = f"{ORIGIN}/api/core/latest/core.jsonobject/"
+RPC_BASES = {  # the @imqueue/rpc classes a service and a generated client extend
+    "IMQService": f"{ORIGIN}/api/rpc/latest/rpc.imqservice/",
+    "IMQClient": f"{ORIGIN}/api/rpc/latest/rpc.imqclient/",
+}
 REDIS_DEFAULT_PORT = 6379
 
 # Greedy, so that an IPv6 host as Node prints it (::1:6380) keeps its colons and the port is last.
@@ -351,9 +360,46 @@ UNREGISTERED_TYPE = Diagnosis(
     "The generated client names a type it does not declare: the running service never registered "
     "it, so its description had the name and no fields. Each class a method takes or returns needs "
     "@classType() (and @property('<type>') on each field), and the service must load the module "
-    "that declares them as a value (import './types.js'; an `import type` is erased). Fix the "
-    "service, build and restart it, then generate the client again (generate_client).",
+    "that declares them as a value (import './types.js'; an `import type` is erased). An enum or a "
+    "type alias is no class and is never registered: where a method or a @property() names one, "
+    "write the union of its literal values instead ('new' | 'paid'). Fix the service, build and "
+    "restart it, then generate the client again (generate_client).",
     (COMPLEX_TYPES, GENERATE_CLIENT),
+)
+
+
+def _base_member(match: re.Match[str]) -> Diagnosis:
+    base = match["base"]
+    return Diagnosis(
+        "TS2416",
+        f"{quoted(match['member'])} is already a member of @imqueue/rpc's {base}, which the class "
+        f"extends: a field or method of that name replaces the framework's own (tsc still writes the "
+        f"file, and the {'service' if base == 'IMQService' else 'client'} then runs with it replaced). "
+        "Rename yours.",
+        (RPC_BASES[base],),
+    )
+
+
+QUEUE_CONNECTION_GONE = Diagnosis(
+    "TypeError",
+    "A queue of @imqueue/core ran a Redis command after its connection was gone. start() opens a "
+    "queue's connections and destroy() drops them; send() resolves as soon as its write is "
+    "dispatched, before Redis answers, and a delayed send writes once more when that answer comes. "
+    "So destroy() right after send() can pull the connection from under a write: await start() "
+    "before the first send, and let the last writes settle before destroy() (or keep the queue "
+    "for the life of the process).",
+    (QUEUE_SEND, QUEUE_DESTROY),
+)
+
+
+JSON_PAYLOAD = Diagnosis(
+    "TS2345",
+    "@imqueue/core's send() takes, and its 'message' event hands over, a JsonObject: an object "
+    "type with a string index signature, which an interface lacks. Declare the payload as a type "
+    "alias (type Job = { ... }) rather than an interface, and keep the message handler's "
+    "parameter a JsonObject, narrowing it inside (const job = data as Job); an interface needs "
+    "data as unknown as Job, and a copy ({ ...job }) to send.",
+    (JSON_OBJECT,),
 )
 
 
@@ -450,6 +496,24 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
     (
         re.compile(r"\bTS2564\b|has no initializer and is not definitely assigned"),
         _always(UNINITIALIZED_FIELD),
+    ),
+    # a class's own member that shadows one of the @imqueue/rpc base class it extends
+    (
+        re.compile(
+            r"Property '(?P<member>[\w$]{1,100})' in type '[\w$]{1,100}' is not assignable to the same "
+            r"property in base type '(?P<base>IMQService|IMQClient)'"
+        ),
+        _base_member,
+    ),
+    # a JsonObject payload of @imqueue/core given an interface (or a handler taking one)
+    (re.compile(r"\b(?:TS2345|TS2322)\b[^\n]{0,400}?\bJsonObject\b"), _always(JSON_PAYLOAD)),
+    # thrown inside core's queue (the frame, or the module name a paste keeps of it)
+    (
+        re.compile(
+            r"Cannot read properties of (?:undefined|null) \(reading '[\w$]{1,100}'\)"
+            r"[\s\S]{0,600}?@imqueue/core\b[^\s]{0,80}?[/ ](?:Clustered)?RedisQueue\b"
+        ),
+        _always(QUEUE_CONNECTION_GONE),
     ),
     (
         re.compile(r"\bTS1219\b|Experimental support for decorators is a feature"),
