@@ -465,6 +465,12 @@ class GeneratedClient(BaseModel):
         description="Types the client uses but does not declare (it will not compile): the service "
         "never registered them; absent when none",
     )
+    notJson: list[str] | None = Field(
+        None,
+        description="Fields, parameters and returns the client types with what JSON cannot carry "
+        "(a Date arrives as its ISO string, a Map as {}), each with what the service should declare "
+        "instead; absent when none",
+    )
 
 
 # --- find_examples --------------------------------------------------------------------

@@ -68,4 +68,30 @@ def test_a_client_that_declares_every_type_it_uses_carries_no_warning(tmp_path: 
 
     generated = read_generated_client(file, "OrderService")
 
-    assert "undeclared" not in generated and "WARNING" not in render_generated_client(generated)
+    assert "undeclared" not in generated and "will not compile" not in render_generated_client(generated)
+
+
+def test_an_enum_the_client_names_is_told_to_be_written_as_its_literal_union(tmp_path: Path) -> None:
+    file = tmp_path / "OrderService.ts"
+    file.write_text(HEAD + ORDER.replace("id: string;", "status: OrderStatus;") + CLIENT)
+
+    text = render_generated_client(read_generated_client(file, "OrderService"))
+
+    assert "OrderStatus" in text and "An enum or a type alias is no class" in text
+
+
+def test_what_json_cannot_carry_is_named_where_the_client_types_it(tmp_path: Path) -> None:
+    # audit 12: @property('Date') on a service's field gave a client typed Date that holds a string
+    file = tmp_path / "OrderService.ts"
+    dated = ORDER.replace("id: string;", "id: string;\n        placedAt?: Date;\n        tags: Set<string>;")
+    file.write_text(HEAD + dated + CLIENT)
+
+    generated = read_generated_client(file, "OrderService")
+
+    where = [note.split(" has the type ")[0] for note in generated["notJson"]]
+    assert where == ["Order.placedAt", "Order.tags", "pair()'s parameter at"]
+    assert "ISO string" in generated["notJson"][0] and "Declare string" in generated["notJson"][0]
+    text = render_generated_client(generated)
+    assert "WARNING: this client compiles, but it types values the queue cannot deliver" in text
+    # a return that carries none, and the metadata and delay parameters, are not named
+    assert not any("addItem" in note for note in generated["notJson"])

@@ -165,6 +165,18 @@ def test_a_promise_return_and_plain_json_types_get_no_note() -> None:
     assert scaffold_service("planner", [method])["notes"] == []
 
 
+def test_stubbed_types_say_how_an_enum_and_a_date_field_cross() -> None:
+    # audit 12: an enum named in a signature was stubbed as an empty class, and nothing said so
+    method = {"name": "setStatus", "params": [{"name": "status", "type": "OrderStatus"}], "returns": "Order"}
+    result = scaffold_service("shop", [method])
+
+    (note,) = result["notes"]
+    assert note.startswith("src/types.ts stubs Order, OrderStatus as @classType() classes")
+    assert "enum or a union type alias" in note and "('a' | 'b')" in note and "declare it 'string'" in note
+    types = file_content(result, "src/types.ts")
+    assert "An enum or a" in types and "declare it @property('string')" in types
+
+
 def test_a_date_in_a_return_is_noted_too() -> None:
     result = scaffold_service("planner", [{"name": "when", "returns": "Date | null"}])
     assert len(result["notes"]) == 1 and result["notes"][0].startswith("when()'s return has the type Date")

@@ -21,7 +21,7 @@ from typing import Any
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq.runner import BridgeResult
 from imqueue_mcp.server.scaffold.templates import fenced
-from imqueue_mcp.server.scaffold.types import CLIENT_SUFFIX, service_base_name
+from imqueue_mcp.server.scaffold.types import CLIENT_SUFFIX, json_crossing, service_base_name
 from imqueue_mcp.server.user_files import FileTooLarge, read_text_capped
 
 __all__ = [
@@ -51,6 +51,11 @@ _KNOWN_TYPES = frozenset(
     "IMQMetadata IMQDelay IMQClient".split()
 )
 UNREGISTERED_TYPES_URL = "https://imqueue.org/api/#complex-types"
+# The generator's interfaces (one per complex type, a field a line) and the client's methods.
+_INTERFACE = re.compile(r"\binterface\s+([A-Za-z_$][\w$]*)[^{}]*\{([^{}]*)\}")
+_FIELD = re.compile(r"^\s*([A-Za-z_$][\w$]*)\??\s*:\s*([^;\n]+);", re.MULTILINE)
+_METHOD = re.compile(r"\bpublic\s+async\s+([A-Za-z_$][\w$]*)\s*\(([^()]*)\)\s*:\s*Promise<([^{}\n]+)>\s*\{")
+_OPENING, _CLOSING = "<([{", ">)]}"
 
 
 class GeneratedClientMissing(Exception):
@@ -72,6 +77,7 @@ def read_generated_client(file: Path, service: str) -> dict[str, Any]:
     namespace = _NAMESPACE.search(content)
     client = _CLIENT_CLASS.search(content)
     undeclared = undeclared_types(content)
+    not_json = not_json_members(content)
     return {
         "service": service,
         "path": str(file),
@@ -79,6 +85,7 @@ def read_generated_client(file: Path, service: str) -> dict[str, Any]:
         "client": client.group(1) if client else service_base_name(service) + CLIENT_SUFFIX,
         "content": content,
         **({"undeclared": undeclared} if undeclared else {}),
+        **({"notJson": not_json} if not_json else {}),
     }
 
 
@@ -94,6 +101,41 @@ def undeclared_types(content: str) -> list[str]:
     written = [*_ANNOTATION.findall(code), *_TYPE_ARGUMENTS.findall(code)]
     used = [name for text in written for name in _TYPE_NAME.findall(text)]
     return sorted(set(used) - known)
+
+
+def not_json_members(content: str) -> list[str]:
+    """What the client types with something JSON cannot carry (a Date field, a Map parameter),
+    each said with what it arrives as and what the service should declare instead: the service's
+    description names these types, but the queue carries JSON, so the caller gets a string (or an
+    empty object) where its types promise more."""
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", " ", content, flags=re.DOTALL)
+    notes: list[str] = []
+    for interface, body in _INTERFACE.findall(code):
+        for field, type_text in _FIELD.findall(body):
+            notes.extend(json_crossing(f"{interface}.{field}", type_text.strip()))
+    for method, params, returns in _METHOD.findall(code):
+        for param in _top_level_split(params):
+            name, colon, type_text = param.partition(":")
+            if colon and type_text.strip() not in ("IMQMetadata", "IMQDelay"):
+                where = f"{method}()'s parameter {name.strip().rstrip('?')}"
+                notes.extend(json_crossing(where, type_text.strip(), parameter=True))
+        notes.extend(json_crossing(f"{method}()'s return", returns.strip()))
+    return list(dict.fromkeys(notes))
+
+
+def _top_level_split(params: str) -> list[str]:
+    """A parameter list split at its own commas, not those inside a type's brackets."""
+    parts, depth, start = [], 0, 0
+    for at, char in enumerate(params):
+        if char in _OPENING:
+            depth += 1
+        elif char in _CLOSING and not (char == ">" and params[at - 1 : at] == "="):
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(params[start:at])
+            start = at + 1
+    parts.append(params[start:])
+    return [part.strip() for part in parts if part.strip()]
 
 
 def attach_generated_client(result: BridgeResult, file: Path, service: str) -> BridgeResult:
@@ -134,7 +176,16 @@ def render_generated_client(generated: dict[str, Any]) -> str:
             f"because the running service never registered them. Each class a method takes or returns "
             "needs @classType() (and @property('<type>') on each field), and the service must load the "
             "module that declares them as a value (import './types.js'; an `import type` is erased). "
+            "An enum or a type alias is no class and is never registered: where a method or a "
+            "@property() names one, write the union of its literal values instead ('new' | 'paid'). "
             f"Fix the service, build and restart it, then generate again. {UNREGISTERED_TYPES_URL}"
+        )
+    if generated.get("notJson"):
+        warning += (
+            "\n\nWARNING: this client compiles, but it types values the queue cannot deliver as typed: "
+            + " ".join(generated["notJson"])
+            + " Change the service's declaration (its @property() or method signature), build and "
+            "restart it, then generate again."
         )
     return (
         f"Client file: {generated['path']}\n{usage}{warning}\n\n{fenced(generated['content'], 'typescript')}"

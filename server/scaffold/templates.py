@@ -164,6 +164,9 @@ def scaffold_service(
     if service in types:
         raise ScaffoldError(f"Type {service!r} has the same name as the service class; rename the type.")
     declared = sorted({*types, *(name for each in lifted for name in each.referenced())} - {service})
+    stubbed = [name for name in declared if name not in {each.name for each in lifted}]
+    if stubbed:
+        notes.append(stubbed_types_note(stubbed))
     source = service_source(service, parsed, types, called, returns_descriptions)
     files = [_file(f"src/{service}.ts", "typescript", source)]
     if declared:
@@ -180,7 +183,7 @@ def scaffold_service(
         "service": service,
         "install": install_command(),
         "files": files,
-        "types": [name for name in declared if name not in {each.name for each in lifted}],
+        "types": stubbed,
         "notes": notes,
         **(
             {
@@ -384,6 +387,18 @@ def _single_line(text: str) -> str:
     return " ".join(_comment_safe(text).split())
 
 
+def stubbed_types_note(names: Sequence[str]) -> str:
+    """What to do with the classes src/types.ts stubs, for the names a signature gave (an enum or a
+    union alias among them would be stubbed as a class and never described to clients)."""
+    return (
+        f"src/types.ts stubs {', '.join(names)} as @classType() classes: declare each field with "
+        "@property('<type>'); a Date field arrives as its ISO string, so declare it 'string'. If one "
+        "is an enum or a union type alias, it is no class and the service cannot describe it: delete "
+        "its stub and write the union of its literal values ('a' | 'b') where the methods and "
+        "@property() name it, or the generated client will not compile."
+    )
+
+
 def types_source(types: Sequence[str], lifted: Sequence[LiftedType] = ()) -> str:
     blocks = ["import { classType, property } from '@imqueue/rpc';"]
     declared = {each.name: each for each in lifted}
@@ -397,7 +412,10 @@ def types_source(types: Sequence[str], lifted: Sequence[LiftedType] = ()) -> str
                     "/**",
                     f" * {type_name}: crosses the queue as JSON. Declare every field it carries",
                     " * with @property('<TypeScript type>'), adding true as a second argument",
-                    " * for an optional field; undeclared fields reach clients untyped.",
+                    " * for an optional field; undeclared fields reach clients untyped. A Date",
+                    " * arrives as its ISO string: declare it @property('string'). An enum or a",
+                    " * union of literals is no class: delete this stub and write its literals",
+                    " * ('a' | 'b') where the methods and @property() name it.",
                     " */",
                     "@classType()",
                     f"export class {type_name} {{",

@@ -32,6 +32,7 @@ __all__ = [
     "ScaffoldError",
     "coerce_methods",
     "complex_type_names",
+    "json_crossing",
     "json_crossing_notes",
     "kebab_case",
     "method_types",
@@ -443,12 +444,18 @@ def json_crossing_notes(methods: Sequence[Method]) -> list[str]:
     for method in methods:
         uses = [(f"{method.name}()'s parameter {param.name}", param.type, True) for param in method.params]
         for where, type_text, parameter in [*uses, (f"{method.name}()'s return", method.returns, False)]:
-            for name, (arrives, instead) in _not_json(type_text, parameter):
-                notes.append(
-                    f"{where} has the type {type_text}: {name} cannot cross the queue, which carries "
-                    f"JSON, so {arrives}. {instead}"
-                )
+            notes.extend(json_crossing(where, type_text, parameter))
     return notes
+
+
+def json_crossing(where: str, type_text: str, parameter: bool = False) -> list[str]:
+    """What JSON makes of each part of `type_text` that it cannot carry, said of `where` (a
+    parameter, a return, a complex type's field), with what to declare instead; [] when it can."""
+    return [
+        f"{where} has the type {type_text}: {name} cannot cross the queue, which carries JSON, so "
+        f"{arrives}. {instead}"
+        for name, (arrives, instead) in _not_json(type_text, parameter)
+    ]
 
 
 def _not_json(type_text: str, parameter: bool) -> list[tuple[str, tuple[str, str]]]:
