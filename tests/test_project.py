@@ -397,6 +397,35 @@ def test_rpc_3x_resolving_imports_as_a_bundler_does_is_told_to_use_nodenext_unle
     assert findings_of(inspect(read_project(bundled), STATUS)) == set()
 
 
+@pytest.mark.parametrize(
+    ("manifest", "said"),
+    [
+        ({"scripts": {"build": "tsc", "start": "node dist/index.js"}}, True),
+        ({"devDependencies": {"typescript": "^5.9.3"}}, True),
+        ({"scripts": {"dev": "ts-node-esm src/index.ts"}}, True),
+        ({"scripts": {"start": "node index.js", "lint": "tscheck ."}}, False),  # plain JavaScript
+    ],
+)
+def test_a_typescript_project_without_tsconfig_is_told_nothing_could_be_checked(
+    tmp_path: Path, manifest: dict[str, Any], said: bool
+) -> None:
+    # audit 12: "No findings" for an rpc 3.x project whose tsc could build nothing
+    for major, rpc, core, url in (
+        ("3", "3.7.2", "3.4.2", URL_DECORATORS),
+        ("1", "1.17.0", "1.15.0", URL_MIGRATION),
+    ):
+        root = installed_tree(tmp_path / major, rpc, core, {}, type="module", **manifest)
+        (root / "tsconfig.json").unlink()
+        report = inspect(read_project(root), STATUS)
+        found = [finding for finding in report["findings"] if finding["id"] == "no-tsconfig"]
+        assert bool(found) == said
+        if found:
+            assert "no tsconfig.json" in found[0]["message"] and found[0]["url"] == url
+            assert ("experimentalDecorators and emitDecoratorMetadata true" in found[0]["message"]) == (
+                major == "1"
+            )
+
+
 def test_rpc_3x_code_using_commonjs_globals_is_named_by_file_and_line(tmp_path: Path) -> None:
     # imq 5.2.2's template: it builds as an ES module, then fails at start on each of these.
     root = installed_tree(tmp_path / "svc", "3.7.2", "3.4.2", STANDARD_OPTIONS, type="module")

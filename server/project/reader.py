@@ -66,6 +66,7 @@ COMMONJS_MODULES = frozenset(
 BUNDLERS = frozenset(
     {"esbuild", "webpack", "rollup", "vite", "tsup", "parcel", "@vercel/ncc", "@rspack/core", "rolldown"}
 )
+_RUNS_TYPESCRIPT = re.compile(r"(?<![\w-])(?:tsc|ts-node(?:-esm)?|tsx)(?![\w-])")  # a package.json script
 NODE_UNSAFE_RESOLUTIONS = frozenset({"bundler", "node", "node10", "classic"})
 MAX_NESTED_FOLDERS = 5000  # node_modules folders looked into for nested @imqueue copies
 # What a report repeats of the user's files is bounded, whatever the files hold: a value (a
@@ -180,6 +181,7 @@ class Project:
     compiler_options: dict[str, Any] = field(default_factory=dict)
     module_type: str | None = None  # package.json "type"
     bundled: bool = False  # package.json declares a bundler, which resolves imports itself
+    typescript: bool = False  # package.json declares typescript, or a script runs tsc / ts-node / tsx
     commonjs: list[str] = field(default_factory=list)  # "src/x.ts:3 require(": CommonJS-only code
     # every copy of each @imqueue package in node_modules, nested ones too: name -> [(folder, version)]
     copies: dict[str, list[tuple[Path, str]]] = field(default_factory=dict)
@@ -269,6 +271,14 @@ def read_project(root: Path) -> Project:
     project.bundled = any(
         isinstance(manifest.get(field), dict) and not BUNDLERS.isdisjoint(manifest[field])
         for field in DEPENDENCY_FIELDS
+    )
+    scripts = manifest.get("scripts")
+    project.typescript = any(
+        isinstance(manifest.get(field), dict) and "typescript" in manifest[field]
+        for field in DEPENDENCY_FIELDS
+    ) or (
+        isinstance(scripts, dict)
+        and any(isinstance(line, str) and _RUNS_TYPESCRIPT.search(line) for line in scripts.values())
     )
     project.copies = installed_copies(root)
     project.sources.append(root / "node_modules")
@@ -739,6 +749,8 @@ def _framework_phrase(project: Project, major: int) -> str:
 
 
 def _typescript_findings(project: Project) -> list[Finding]:
+    if project.tsconfig is None and project.typescript and project.packages:
+        return [_no_tsconfig(project)]
     if project.tsconfig is None or not project.packages:
         return []
     options = {str(key).lower(): value for key, value in project.compiler_options.items()}
@@ -759,6 +771,26 @@ def _typescript_findings(project: Project) -> list[Finding]:
     elif style == "standard" and major is not None:
         findings += _standard_findings(project, options, major)
     return findings
+
+
+def _no_tsconfig(project: Project) -> Finding:
+    """A TypeScript project without tsconfig.json: tsc builds nothing, and nothing could be checked."""
+    major = framework_major(project)
+    style = decorator_style(major)
+    needs = (
+        "experimentalDecorators and emitDecoratorMetadata true"
+        if style == "legacy"
+        else 'module and moduleResolution "nodenext", lib with "esnext.decorators", removeComments '
+        "false and no experimentalDecorators (scaffold_service shows the whole file)"
+    )
+    framework = _framework_phrase(project, major) if major is not None else "@imqueue"
+    return Finding(
+        "no-tsconfig",
+        "The project builds with TypeScript but has no tsconfig.json at its root: tsc then compiles "
+        f"nothing (it prints its help), and the settings {framework} needs were not checked. Add "
+        f"one with {needs}.",
+        URL_MIGRATION if style == "legacy" else URL_DECORATORS,
+    )
 
 
 def _legacy_findings(project: Project, options: Mapping[str, Any], major: int) -> list[Finding]:
