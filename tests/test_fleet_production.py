@@ -23,7 +23,7 @@ from imq_real import IMQ, process_group, require_real_imq, use_real_imq_home
 
 from imqueue_mcp.server.errors import ErrorCode
 from imqueue_mcp.server.imq.bridge import fleet
-from imqueue_mcp.server.imq.production import MODES_FILE, read_pids
+from imqueue_mcp.server.imq.production import MODES_FILE, process_alive, read_pids, write_pids
 from imqueue_mcp.server.imq.runner import BridgeResult, ImqRunner
 
 from conftest import free_port
@@ -398,6 +398,42 @@ def test_a_restart_without_redis_keeps_the_broker_fleet_started_the_service_on(
     assert "No redis was given" in restarted.text and f"IMQ_REDIS={broker}" in restarted.text
     status = run(fleet("status", runner=runner))
     assert f"IMQ_REDIS={broker})" in status.text  # both modes say which broker
+
+
+# Ready, then a crash 1.5 s later: what a service that fails after connecting does.
+CRASH_AFTER_READY = SERVE_BROKER.replace(
+    "setInterval(() => {}, 1000)", "setTimeout(() => process.exit(1), 1500)"
+)
+
+
+@pytest.mark.parametrize("mode", ["production", "dev"])
+def test_a_service_that_crashed_after_ready_keeps_its_broker_through_status_and_restart(
+    runner: ImqRunner, work: Path, var: Path, redis_port: int, mode: str
+) -> None:
+    # audit 13: imq ctl status prunes the dead run from .pids, and fleet's record went with it
+    make_service(work, "alpha", {"build": "node -e 0", "start": CRASH_AFTER_READY, "dev": CRASH_AFTER_READY})
+    broker = f"127.0.0.1:{redis_port}"
+    assert not run(fleet("start", str(work), mode=mode, redis=broker, runner=runner)).is_error
+    pid = read_pids(var)["alpha"]
+    deadline = time.monotonic() + STOP_SECONDS
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+    assert not process_alive(pid), "did not end"
+    # imq ctl status prunes a dead run from .pids. This machine's PID 1 does not reap orphans, so
+    # the ended run lingers as a zombie that imq counts alive: its prune is made here as imq makes it.
+    write_pids(var, {name: each for name, each in read_pids(var).items() if name != "alpha"})
+
+    status = run(fleet("status", runner=runner))
+
+    assert f"- alpha: EXITED (its run, pid {pid}, ended" in status.text
+    assert f"IMQ_REDIS={broker}" in status.text and "logs(action='dump')" in status.text
+    restarted = run(fleet("restart", str(work), services=["alpha"], mode=mode, runner=runner))
+    assert "No redis was given" in restarted.text and f"IMQ_REDIS={broker}" in restarted.text, restarted.text
+    assert f"broker={broker}" in ready_log(var, "alpha")
+    # a stop forgets it: the next restart has nothing to reuse
+    run(fleet("stop", str(work), services=["alpha"], runner=runner))
+    assert "EXITED" not in run(fleet("status", runner=runner)).text
 
 
 def test_a_restart_with_redis_moves_the_service_and_the_next_restart_keeps_that(

@@ -751,7 +751,7 @@ async def _fleet_dev(
         args, FLEET_TIMEOUT_SECONDS, long=action in ("start", "restart"), environment=environment
     )
     if action in ("stop", "restart"):
-        forget_stopped()
+        forget_stopped(root, services)
     watched: dict[str, str] = {}
     if action in ("start", "restart"):
         record_dev_starts(root, before, environment)  # each run imq ctl started, with what it was given
@@ -910,7 +910,7 @@ async def _fleet_production(
         else:
             args = ["ctl", "stop", "-p", str(root), *(["-s", ",".join(services)] if services else [])]
             outcome = await runner.run_imq(args, FLEET_TIMEOUT_SECONDS)
-            forget_stopped()
+            forget_stopped(root, services)
             result = word_outcome(outcome, failure_hint="The services were not stopped, so none was started.")
         if result.is_error:
             return result

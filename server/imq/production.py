@@ -16,15 +16,17 @@ kinds alike:
 
 What imq does not know, the mode, is kept beside them in `.imqueue-mcp-modes.json` (service ->
 the pid started in production, when, and the environment fleet gave it; a dev run fleet gave a
-redis is recorded too, so a restart gives it the same broker). A record counts only while .pids
-holds that same pid, so a service imq ctl restarts (in dev mode) is reported as dev again.
+redis is recorded too, so a restart gives it the same broker). A record counts while .pids holds
+that same pid, so a service imq ctl restarts (in dev mode) is reported as dev again; and after its
+run ended and imq's status pruned it (a crash), until fleet stops or starts that service again: its
+status says EXITED, and a restart gives it what it was given.
 
     var_home()                                   imq's runtime folder, as imq computes it
     start_production(root, names, runner)        per service: build, start, wait -> BridgeResult
     recorded_environments(root, names)           what each was last started with, for a restart
     record_dev_starts(root, before, environment) the same kept for the ones imq ctl started
     describe_modes(names)                        per tracked service: running or not, and its mode
-    forget_stopped()                             drops mode records imq no longer tracks
+    forget_stopped(root, names)                  drops the stopped ones' records (a crashed run's stay)
     stop_tracked(root, names)                    imq ctl stop's own steps, for a server without imq
 
 The service is launched by a short Python process that starts `npm start` in a new session and
@@ -186,14 +188,29 @@ def production_pid(modes: dict[str, dict[str, Any]], pids: dict[str, int], servi
     return pid if pid is not None and modes[service].get("mode", PRODUCTION) == PRODUCTION else None
 
 
-def forget_stopped() -> None:
-    """Drops the mode records whose pid imq no longer tracks (stopped, restarted in dev)."""
+def exited_pid(modes: dict[str, dict[str, Any]], pids: dict[str, int], service: str) -> int | None:
+    """The pid of `service`'s recorded run when imq tracks no run of it any more: the run ended and
+    imq ctl status pruned it (a crash after it was ready), or something stopped it outside fleet.
+    Its record still says what it was given, for a restart."""
+    record = modes.get(service)
+    return record["pid"] if record is not None and service not in pids else None
+
+
+def forget_stopped(root: Path, names: list[str] | None) -> None:
+    """After a stop (or restart) of `names` (else of every service under root): drops their records
+    that no longer match a tracked run, and anyone's that a run fleet did not start replaced (imq
+    ctl restarted it in dev). Another service's run that imq's status pruned keeps its record."""
     var = var_home()
     modes = read_modes(var)
     if not modes:
         return
     pids = read_pids(var)
-    kept = {name: record for name, record in modes.items() if recorded_pid(modes, pids, name)}
+    scope = set(names or discover_services(root))
+    kept = {
+        name: record
+        for name, record in modes.items()
+        if recorded_pid(modes, pids, name) or (name not in scope and exited_pid(modes, pids, name))
+    }
     if kept != modes:
         with contextlib.suppress(OSError):
             write_modes(var, kept)
@@ -214,7 +231,8 @@ def recorded_environments(root: Path, names: list[str] | None) -> dict[str, dict
         given = record.get("environment")
         if (names and name not in names) or record.get("folder") != str(root / name) or not given:
             continue
-        if recorded_pid(modes, pids, name) is not None and isinstance(given, dict):
+        current = recorded_pid(modes, pids, name) or exited_pid(modes, pids, name)
+        if current is not None and isinstance(given, dict):
             recorded[name] = {str(key): str(value) for key, value in given.items()}
     return recorded
 
@@ -224,7 +242,8 @@ def describe_modes(names: list[str] | None) -> str:
     var = var_home()
     pids, modes = read_pids(var), read_modes(var)
     shown = [name for name in pids if not names or name in names]
-    if not shown:
+    exited = [name for name in modes if (not names or name in names) and exited_pid(modes, pids, name)]
+    if not shown and not exited:
         return ""
     lines = ["Mode of each tracked service:"]
     for name in shown:
@@ -246,6 +265,16 @@ def describe_modes(names: list[str] | None) -> str:
                     "itself is not running; logs(action='dump') shows why)"
                 )
         lines.append(f"- {name}: {state}, mode {mode}; log {var / f'{name}.log'}")
+    for name in exited:
+        record = modes[name]
+        given = record.get("environment") or {}
+        extra = f", {said_environment(given)}" if given else ""
+        lines.append(
+            f"- {name}: EXITED (its run, pid {record['pid']}, ended and imq no longer tracks it: "
+            f"logs(action='dump') shows why), last started in {record.get('mode', PRODUCTION)} mode "
+            f"{record.get('started', '?')} in {record.get('folder')}{extra}; log {var / f'{name}.log'}. "
+            "fleet(action='restart') starts it again with the same environment."
+        )
     return "\n".join(lines)
 
 
@@ -714,7 +743,7 @@ async def stop_tracked(root: Path, names: list[str] | None) -> BridgeResult:
     alive = await _wait_for_groups(alive, STOP_KILL_SECONDS)
     stopped = [name for name, pid in targets.items() if pid not in alive]
     write_pids(var, {name: pid for name, pid in pids.items() if name not in stopped})
-    forget_stopped()
+    forget_stopped(root, names)
     text = (
         f"Stopped {len(stopped)} service(s): {', '.join(stopped)} (SIGTERM to each group, SIGKILL after 5 s)."
     )
