@@ -219,6 +219,49 @@ def test_a_class_merged_with_an_interface_of_its_name_is_the_class(tmp_path: Pat
     assert {"Later.a", "Later.b"} <= set(index.symbols)
 
 
+def test_a_hook_or_constructor_interface_shows_the_signature_to_write(rpc3: api_index.PackageIndex) -> None:
+    # audit 13: the header alone (`interface IMQBeforeCall<_T>`) hid that a hook returns a Promise
+    before = rpc3.symbols["IMQBeforeCall"].signature
+    assert (
+        before
+        == "interface IMQBeforeCall<_T> { (req?: IMQRPCRequest, res?: IMQRPCResponse): Promise<void>; }"
+    )
+    assert "next: () => Promise<any>" in rpc3.symbols["IMQWrapCall"].signature
+    assert rpc3.symbols["ICacheConstructor"].signature.endswith("{ new (name?: string): ICache; }")
+    assert (
+        rpc3.symbols["IMQClient"].signature == "abstract class IMQClient extends EventEmitter"
+    )  # a class: its header
+
+
+def test_only_what_the_entry_points_re_export_is_the_installed_api(
+    tmp_path: Path, rpc3: api_index.PackageIndex
+) -> None:
+    # a helper module nothing re-exports cannot be imported (ERR_PACKAGE_PATH_NOT_EXPORTED, TS2305)
+    assert "IMQClient" in rpc3.symbols and "signature" not in rpc3.symbols and "pid" not in rpc3.symbols
+    package = tmp_path / "node_modules" / "@imqueue" / "shaped"
+    (package / "src" / "helpers").mkdir(parents=True)
+    (package / "package.json").write_text(
+        '{"name": "@imqueue/shaped", "version": "1.0.0", "exports": {".": {"types": "./index.d.ts"}}}'
+    )
+    (package / "index.d.ts").write_text("export * from './src/index.js';\nexport * from 'node:events';\n")
+    (package / "src" / "index.d.ts").write_text(
+        "export { Queue } from './Queue.js';\nexport * as util from './util/index.js';\n"
+    )
+    (package / "src" / "Queue.d.ts").write_text("export declare class Queue { send(): void; }\n")
+    (package / "src" / "util").mkdir()
+    (package / "src" / "util" / "index.d.ts").write_text(
+        "export declare function backoff(n: number): number;\n"
+    )
+    (package / "src" / "helpers" / "pack.d.ts").write_text(
+        "export declare function pack(x: unknown): string;\n"
+    )
+    packages, _ = api_index.installed_packages(tmp_path)
+
+    index = api_index.index_package(packages[0])
+
+    assert {"Queue", "Queue.send", "backoff"} <= set(index.symbols) and "pack" not in index.symbols
+
+
 def test_parse_time_per_package_is_recorded(
     rpc1: api_index.PackageIndex, rpc3: api_index.PackageIndex
 ) -> None:

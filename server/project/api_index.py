@@ -207,6 +207,8 @@ def index_package(pkg: InstalledPackage) -> PackageIndex:
     if not files:
         index.problems.append(f"{pkg.name}@{pkg.version} ships no declaration files (.d.ts)")
     parser = _parser()
+    parsed: dict[Path, list[ApiSymbol]] = {}
+    re_exports: dict[Path, list[str]] = {}
     for path in files:
         rel = path.relative_to(pkg.path).as_posix()
         try:
@@ -226,12 +228,98 @@ def index_package(pkg: InstalledPackage) -> PackageIndex:
         if tree.root_node.has_error:
             index.problems.append(f"{rel}: syntax errors; the parts that parse are indexed")
         index.files += 1
-        for sym in declarations(tree.root_node, source, rel):
-            merge(index.symbols, sym)
+        parsed[path] = declarations(tree.root_node, source, rel)
+        re_exports[path] = _re_exported(tree.root_node, source)
+    public = _public_files(pkg.path, list(parsed), re_exports, index.problems)
+    for path, symbols in parsed.items():
+        if public is None or path in public:
+            for sym in symbols:
+                merge(index.symbols, sym)
     name_computed_keys(index.symbols)
     index.parse_seconds = time.perf_counter() - started
     _CACHE[key] = index
     return index
+
+
+# --- what the package exports --------------------------------------------------------------------
+
+
+def _re_exported(root: Any, source: bytes) -> list[str]:
+    """The relative modules a declaration file re-exports from (`export * from './src/index.js'`,
+    `export { X } from './x.js'`, `export * as ns from './y.js'`)."""
+    specifiers = []
+    for node in root.named_children:
+        if node.type == "export_statement":
+            where = node.child_by_field_name("source")
+            if where is not None:
+                text = _text(where, source).strip("'\"")
+                if text.startswith("."):
+                    specifiers.append(text)
+    return specifiers
+
+
+def _entry_types(manifest: dict[str, Any]) -> list[str]:
+    """The declaration files a package's manifest names for its importers: every `types` condition
+    of its exports map (all its subpaths), else its `types` / `typings` field."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key in ("types", "typings") and isinstance(inner, str):
+                    found.append(inner)
+                else:
+                    walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    walk(manifest.get("exports"))
+    if not found:
+        found += [manifest[key] for key in ("types", "typings") if isinstance(manifest.get(key), str)]
+    return found
+
+
+def _resolve_declaration(folder: Path, specifier: str, known: set[Path]) -> Path | None:
+    """The declaration file `specifier` (relative to folder) names, among those read."""
+    target = Path(os.path.normpath(folder / specifier))
+    stem = re.sub(r"\.(?:d\.)?[cm]?[jt]s$", "", str(target))
+    for candidate in (target, *(Path(stem + ext) for ext in (".d.ts", ".d.mts", ".d.cts"))):
+        if candidate in known:
+            return candidate
+    for ext in (".d.ts", ".d.mts", ".d.cts"):
+        if (index := Path(stem) / f"index{ext}") in known:
+            return index
+    return None
+
+
+def _public_files(
+    folder: Path, files: list[Path], re_exports: dict[Path, list[str]], problems: list[str]
+) -> set[Path] | None:
+    """The declaration files an importer of the package reaches: its entry points and what they
+    re-export, transitively. A helper module nothing re-exports (rpc's `signature()`, core's
+    `pack()`) cannot be imported, whatever its own `export` says. None (every file counts) when the
+    manifest names no entry this reading can follow."""
+    manifest = _read_manifest(folder, problems) or {}
+    known = set(files)
+    queue = [
+        found
+        for entry in _entry_types(manifest) or ["index.d.ts"]
+        if (found := _resolve_declaration(folder, entry.removeprefix("./"), known)) is not None
+    ]
+    if not queue:
+        return None
+    public: set[Path] = set()
+    while queue:
+        path = queue.pop()
+        if path in public:
+            continue
+        public.add(path)
+        for specifier in re_exports.get(path, []):
+            found = _resolve_declaration(path.parent, specifier, known)
+            if found is not None:
+                queue.append(found)
+    return public
 
 
 _COMPUTED = re.compile(r"^(?P<owner>.+)\.\[(?P<enum>[A-Za-z_$][\w$]*)\.(?P<member>[A-Za-z_$][\w$]*)\]$")
@@ -365,8 +453,18 @@ def _declaration(
     name = _text(name_node, source)
     body = node.child_by_field_name("body")
     if body is not None and kind in ("class", "interface"):
-        head = source[node.start_byte : body.start_byte].decode("utf-8", "replace")
-        out.append(ApiSymbol(name, kind, _squash(head), doc, file))
+        head = _squash(source[node.start_byte : body.start_byte].decode("utf-8", "replace"))
+        # an interface that is a function or constructor type (a hook: `(req?, res?): Promise<void>`,
+        # an adapter class: `new (name?: string): ICache`) is that signature: the header alone says
+        # nothing of what to write
+        calls = [
+            _squash(_text(m, source))
+            for m in body.named_children
+            if m.type == "call_signature" or (kind == "interface" and m.type == "construct_signature")
+        ]
+        if calls:
+            head = f"{head} {{ {' '.join(call.rstrip(';') + ';' for call in calls)} }}"
+        out.append(ApiSymbol(name, kind, head, doc, file))
         _members(body, name, source, file, out)
         return
     out.append(ApiSymbol(name, kind, _squash(_text(node, source)), doc, file))
