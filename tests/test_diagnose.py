@@ -113,10 +113,10 @@ def test_every_page_a_diagnosis_points_to_is_a_section_of_the_site() -> None:
         "ECONNREFUSED 1.2.3.4:5 ENOTFOUND h ETIMEDOUT EADDRINUSE ERESOLVE TS1241 IMQ_RPC_NO_METHOD "
         "IMQ_RPC_NO_ACCESS IMQ_RPC_INVALID_ARGS_COUNT IMQ_RPC_CALL_TIMEOUT ERR unknown command 'BLMOVE' "
         "NOAUTH Cannot find module '@imqueue/rpc' ERR_REQUIRE_ESM TS1219 E404 ETARGET "
-        f"{MEMBER_CLASH} {CLIENT_MEMBER_CLASH} {JSON_PAYLOAD_ERROR} {CORE_CRASH}"
+        f"{MEMBER_CLASH} {CLIENT_MEMBER_CLASH} {JSON_PAYLOAD_ERROR} {CORE_CRASH} {HOOK_AS_PLAIN_FUNCTION}"
     )
     urls = {url for diagnosis in diagnose(pasted) for url in diagnosis.urls}
-    assert len(codes(pasted)) == 20
+    assert len(codes(pasted)) == 21
     for url in urls:
         path, _, anchor = url.removeprefix("https://imqueue.org").partition("#")
         if path.startswith("/api/") and path.count("/") == 5:  # a symbol's reference page
@@ -236,6 +236,22 @@ CORE_CRASH = (
     "@imqueue/core/src/RedisQueue.js:851:26\n    at tryCatcher (/app/node_modules/standard-as-callback/"
     "built/utils.js:12:23)"
 )
+
+
+HOOK_AS_PLAIN_FUNCTION = (
+    "src/config.ts(31,5): error TS2322: Type '(req: IMQRPCRequest, res: IMQRPCResponse | undefined) => void' "
+    "is not assignable to type 'IMQAfterCall<IMQService>'.\n  Type 'void' is not assignable to type "
+    "'Promise<void>'.\nsrc/config.ts(26,31): error TS18048: 'req' is possibly 'undefined'."
+)
+
+
+def test_a_call_hook_written_as_a_plain_function_gets_the_hooks_signature() -> None:
+    # audit 13: beforeCall / afterCall written from the docs' words, as tsc 5.9 answered on rpc 3.7.2
+    (found,) = diagnose(HOOK_AS_PLAIN_FUNCTION)
+    assert found.code == "TS2322" and found.urls == ("https://imqueue.org/api/rpc/latest/rpc.imqaftercall/",)
+    assert "(req: IMQRPCRequest, res?: IMQRPCResponse): Promise<void>" in found.explanation
+    assert "async" in found.explanation and "if (!req || !res) return;" in found.explanation
+    assert codes("error TS2322: Type 'string' is not assignable to type 'MyHook'.") == []
 
 
 def test_a_member_that_shadows_the_rpc_base_class_says_it_is_the_frameworks_and_to_rename_it() -> None:

@@ -18,7 +18,8 @@ never a table of queries, and it never changes the ranking.
 A diagnosis is read by an agent, so it repeats nothing of the query but a host name, a port, an
 @imqueue package name, a queue's class-like name or a base class's member name that parses as one
 (`quoted_host`, `quoted_port`, `_NPM_NAME`, `_TIMED_OUT_CALL`, `_base_member`), and then marks it
-as the user's text; the rest is this module's own words. A name that is an error code (ENOTFOUND ETIMEDOUT) is no host.
+as the user's text; the rest is this module's own words. A name that is an error code (ENOTFOUND
+ETIMEDOUT) is no host.
 """
 
 from __future__ import annotations
@@ -47,6 +48,15 @@ CLIENT_CONSTRUCTOR = f"{ORIGIN}/api/rpc/latest/rpc.imqclient._constructor_/"  # 
 QUEUE_SEND = f"{ORIGIN}/api/core/latest/core.redisqueue.send/"  # resolves once the write is dispatched
 QUEUE_DESTROY = f"{ORIGIN}/api/core/latest/core.redisqueue.destroy/"
 JSON_OBJECT = f"{ORIGIN}/api/core/latest/core.jsonobject/"
+# @imqueue/rpc 3.x's call hooks, as IMQRPCOptions.d.ts declares them
+HOOKS = {
+    "IMQBeforeCall": ("(req?: IMQRPCRequest, res?: IMQRPCResponse): Promise<void>", "rpc.imqbeforecall"),
+    "IMQAfterCall": ("(req: IMQRPCRequest, res?: IMQRPCResponse): Promise<void>", "rpc.imqaftercall"),
+    "IMQWrapCall": (
+        "(req: IMQRPCRequest, res: IMQRPCResponse, next: () => Promise<any>): Promise<any>",
+        "rpc.imqwrapcall",
+    ),
+}
 RPC_BASES = {  # the @imqueue/rpc classes a service and a generated client extend
     "IMQService": f"{ORIGIN}/api/rpc/latest/rpc.imqservice/",
     "IMQClient": f"{ORIGIN}/api/rpc/latest/rpc.imqclient/",
@@ -380,6 +390,19 @@ def _base_member(match: re.Match[str]) -> Diagnosis:
     )
 
 
+def _hook_shape(match: re.Match[str]) -> Diagnosis:
+    hook = match["hook"]
+    signature, page = HOOKS[hook]
+    return Diagnosis(
+        match["code"],
+        f"{hook} is a function type: {signature}. Write the hook async (an async function returns the "
+        "Promise it wants, even one that returns nothing) and take its parameters as that type does; "
+        "where one is optional (req?, res?), check it before use (if (!req || !res) return;), since "
+        "tsc's strict mode will not read a property of what may be undefined.",
+        (f"{ORIGIN}/api/rpc/latest/{page}/",),
+    )
+
+
 QUEUE_CONNECTION_GONE = Diagnosis(
     "TypeError",
     "A queue of @imqueue/core ran a Redis command after its connection was gone. start() opens a "
@@ -504,6 +527,14 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
             r"property in base type '(?P<base>IMQService|IMQClient)'"
         ),
         _base_member,
+    ),
+    # a call hook (beforeCall, afterCall, wrapCall) written as a plain function
+    (
+        re.compile(
+            r"\b(?P<code>TS2322|TS2345)\b[^\n]{0,400}?is not assignable to (?:type|parameter of type) "
+            r"'(?P<hook>IMQBeforeCall|IMQAfterCall|IMQWrapCall)\b"
+        ),
+        _hook_shape,
     ),
     # a JsonObject payload of @imqueue/core given an interface (or a handler taking one)
     (re.compile(r"\b(?:TS2345|TS2322)\b[^\n]{0,400}?\bJsonObject\b"), _always(JSON_PAYLOAD)),
