@@ -47,6 +47,7 @@ from imqueue_mcp.server.scaffold.object_types import LiftedType, lift_object_typ
 from imqueue_mcp.server.scaffold.placement import refuse_unplaceable
 from imqueue_mcp.server.scaffold.types import (
     CLIENT_SUFFIX,
+    MAX_TYPES,
     Method,
     Param,
     ScaffoldError,
@@ -164,6 +165,12 @@ def scaffold_service(
     if service in types:
         raise ScaffoldError(f"Type {service!r} has the same name as the service class; rename the type.")
     declared = sorted({*types, *(name for each in lifted for name in each.referenced())} - {service})
+    if len(declared) > MAX_TYPES:
+        raise ScaffoldError(
+            f"The methods name {len(declared)} distinct complex types; a scaffold stubs at most "
+            f"{MAX_TYPES}, one class each. Scaffold the service with fewer (a union of many names is "
+            "rarely meant: a union of string literals, 'a' | 'b', is written in quotes), then add the rest."
+        )
     stubbed = [name for name in declared if name not in {each.name for each in lifted}]
     if stubbed:
         notes.append(stubbed_types_note(stubbed))

@@ -24,6 +24,7 @@ __all__ = [
     "CLIENT_SUFFIX",
     "MAX_METHODS",
     "MAX_PARAMS",
+    "MAX_TYPES",
     "MAX_SERVICE_NAME",
     "PRIMITIVE_TYPES",
     "SERVICE_SUFFIX",
@@ -147,6 +148,7 @@ _MAX_TYPE_LENGTH = 200
 # What one scaffold call takes (also each field's maxLength / maxItems in the tool's schema).
 MAX_METHODS = 50
 MAX_PARAMS = 20
+MAX_TYPES = 100  # distinct complex types a scaffold stubs: each is a class in src/types.ts
 MAX_IDENTIFIER = 100
 MAX_DESCRIPTION = 1000
 
@@ -366,13 +368,12 @@ def complex_type_names(type_text: str) -> list[str]:
     ``Record<string, Address>`` give ``User`` and ``Address``. String-literal types,
     object-literal keys and qualified names (``ns.Type``, declared elsewhere) are skipped.
     """
-    names: list[str] = []
+    names: dict[str, None] = {}  # ordered, and a membership test per name in constant time
     for name in _type_names(_STRING_LITERAL.sub("''", type_text)):
         if "." in name or name in PRIMITIVE_TYPES or name in _BUILT_IN_TYPES or name in _TYPE_KEYWORDS:
             continue
-        if name not in names:
-            names.append(name)
-    return names
+        names[name] = None
+    return list(names)
 
 
 def _type_names(text: str) -> Iterable[str]:
@@ -393,10 +394,10 @@ def unwrap_promise(type_text: str) -> str:
 
 def method_types(methods: Sequence[Method]) -> list[str]:
     """Every name needing ``@classType()`` across the methods' parameters and returns, sorted."""
-    names: list[str] = []
+    names: set[str] = set()
     for method in methods:
         for type_text in [*(param.type for param in method.params), method.returns]:
-            names.extend(name for name in complex_type_names(type_text) if name not in names)
+            names.update(complex_type_names(type_text))
     return sorted(names)
 
 
