@@ -20,7 +20,16 @@ from typing import Any, NamedTuple
 from . import rules
 from .corpus import Corpus, Document
 from .page_evidence import PageIndex
-from .text import PLAIN_WORD, STOPWORDS, fold_lemma, inflection_roots, snowball_stem, stemmed, words
+from .text import (
+    MAX_CACHED_TOKEN,
+    PLAIN_WORD,
+    STOPWORDS,
+    fold_lemma,
+    inflection_roots,
+    snowball_stem,
+    stemmed,
+    words,
+)
 
 
 class Form(NamedTuple):
@@ -200,9 +209,11 @@ class InvertedIndex:
             reached: set[int] = set()
             for form in forms:
                 reached.update(self.row(form.word)[0])
-            if len(self._term_cache) > 100_000:
-                self._term_cache.clear()
-            cached = self._term_cache[key] = (forms, len(reached))
+            cached = (forms, len(reached))
+            if len(term) <= MAX_CACHED_TOKEN:  # a made-up token of hundreds of letters is not kept
+                if len(self._term_cache) > 100_000:
+                    self._term_cache.clear()
+                self._term_cache[key] = cached
         return cached
 
     def phrase(self, key: str) -> tuple[list[int], list[int]] | None:

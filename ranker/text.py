@@ -11,13 +11,36 @@ identifier segments, or a prefix of one (see ranker.rules).
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TypeVar
 
 from . import rules
 
+T = TypeVar("T")
 
-@lru_cache(maxsize=1 << 16)
+# A token longer than this is computed each time, never cached: the caches below are bounded by
+# count (65,536 entries), and a query's words are short; one made-up token of thousands of
+# characters (`ab.cd.ef...`) would otherwise keep its every piece, about 170 kB, for good.
+MAX_CACHED_TOKEN = 64
+
+
+def short_cached(function: Callable[[str], T]) -> Callable[[str], T]:
+    """`function` with an LRU cache of MAX_CACHED_TOKEN-character arguments at most."""
+    cached = lru_cache(maxsize=1 << 16)(function)
+
+    @functools.wraps(function)
+    def call(token: str) -> T:
+        return cached(token) if len(token) <= MAX_CACHED_TOKEN else function(token)
+
+    call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    call.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    return call
+
+
+@short_cached
 def snowball_stem(word: str) -> str:
     """The Snowball (Porter2) stem of a lowercase word; safe to call from any thread. A stemmer
     keeps its cursor in itself while it stems, so one shared between threads (the server ranks
@@ -49,7 +72,7 @@ STOPWORDS = frozenset(
 )
 
 
-@lru_cache(maxsize=1 << 16)
+@short_cached
 def segment_identifier(token: str) -> tuple[str, ...]:
     """Split camelCase, dotted, snake_case and kebab-case identifiers into lowercase segments.
     Cached: queries and pages repeat their identifiers."""
@@ -67,7 +90,7 @@ def words(text: str) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=1 << 16)
+@short_cached
 def token_terms(raw: str) -> tuple[str, ...]:
     """words() of one token (RAW_TOKEN): the whole token lowercased, then its pieces and
     segments. Cached: a query's words are mostly words seen before."""
@@ -86,7 +109,7 @@ def token_terms(raw: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=1 << 16)
+@short_cached
 def token_compounds(raw: str) -> frozenset[str]:
     """The terms of one token that are not its leaf segments: the whole identifier and its
     joined or dotted pieces (watcherChekcDelay, nestjs.microservices), never typo-corrected."""
@@ -108,9 +131,8 @@ def inflection_roots(word: str, stem: str | None = None) -> frozenset[str]:
     an index keeps its words'). Two words are inflections of each other when their roots meet.
     Cached per value of the rules it reads, so a changed rule (a test, benchmarks.cv) never
     reads roots computed under another."""
-    return _roots(
-        word, rules.MIN_INFLECTED, rules.MIN_ROOT, rules.MIN_DOUBLED_BASE, rules.SNOWBALL_STEM, stem
-    )
+    roots = _roots if len(word) <= MAX_CACHED_TOKEN else _roots.__wrapped__
+    return roots(word, rules.MIN_INFLECTED, rules.MIN_ROOT, rules.MIN_DOUBLED_BASE, rules.SNOWBALL_STEM, stem)
 
 
 def stemmed(word: str) -> bool:

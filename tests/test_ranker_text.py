@@ -271,3 +271,28 @@ def test_an_index_keeps_its_words_stems_and_ranks_the_same_without_them() -> Non
     for query in ("retries", "configure connection", "configured timeout", "backoffs retrying"):
         ranked = [(h.path, h.score) for h in built.search(query).results]
         assert ranked and ranked == [(h.path, h.score) for h in without.search(query).results], query
+
+
+def test_a_token_longer_than_any_word_is_answered_but_not_kept_in_the_caches() -> None:
+    # audit 11: one made-up dotted token of 8,000 characters kept ~170 kB of pieces for good, per call
+    from imqueue_mcp.ranker import text
+
+    long = ".".join(f"{a}{b}" for a in "abcdefgh" for b in "abcdefghij")  # 80 pieces, 239 characters
+    cached = [text.token_terms, text.segment_identifier, text.token_compounds, text.snowball_stem]
+
+    def ask(token: str) -> tuple[str, ...]:
+        text.token_compounds(token)
+        text.segment_identifier(token)
+        text.snowball_stem(token.replace(".", ""))
+        text.inflection_roots(token.replace(".", ""))
+        return text.token_terms(token)
+
+    terms = ask(long)  # its short pieces are words like any other: those are kept
+    before = [function.cache_info().currsize for function in cached]  # type: ignore[attr-defined]
+    ask(".".join(reversed(long.split("."))))  # another long token of the same pieces: nothing new kept
+
+    assert terms[0] == long and "aa" in terms and len(terms) == 82  # the whole, joined, 80 pieces
+    assert [function.cache_info().currsize for function in cached] == before  # type: ignore[attr-defined]
+    assert len(long) > text.MAX_CACHED_TOKEN >= len("MigrateDownOptionsDeleteFolder")
+    text.token_terms("MigrateDownOptions")
+    assert text.token_terms.cache_info().currsize >= 1  # type: ignore[attr-defined]

@@ -99,7 +99,7 @@ def _reply(
                 result["tokens"], result["tokensBasis"] = size
     if passages is not None and passages.enabled:
         add_search_passages(data, source_for(corpus), query, passages)
-    named = advisory_packages(query, data["results"], need_roots(corpus.index))
+    named = advisory_packages(searched_text(data, query), data["results"], need_roots(corpus.index))
     advisory = exclusive_pair_advisory(named)
     if advisory:
         data["advisory"] = advisory
