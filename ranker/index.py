@@ -98,6 +98,8 @@ class InvertedIndex:
         self.symbol_names = symbol_names  # bare member/symbol name -> ids
         self._decoded: dict[str, tuple[array[int], array[float]]] = {}
         self._deletions: dict[str, set[str]] | None = None
+        self._initials: tuple[list[str], Any, Any, dict[str, Any]] | None = None  # initial_buckets
+        self._nearest: dict[tuple[str, int], list[str]] = {}  # nearest_words, per term
         self._term_cache: dict[tuple[str, bool], tuple[list[Form], int]] = {}
         # forms -> (record ids, saturated evidence) as numpy vectors; filled by ranker.search
         self.evidence_cache: dict[tuple[Form, ...], tuple[Any, Any]] = {}
@@ -288,18 +290,67 @@ class InvertedIndex:
         return self._deletions
 
     def nearest_words(self, term: str, count: int = 5) -> list[str]:
-        """Indexed words closest to a term, for the guidance a miss returns."""
+        """Indexed words closest to a term, for the guidance a miss returns: alphabetic words within
+        3 letters of its length that share its first letter (or its first two, swapped), at most
+        max(2, half its length) edits away, nearest first, then the most used. Cached per term.
+        A word whose letters differ from the term's by more edits than that (the bag distance: what
+        one has that the other lacks, counted per letter, is a lower bound of the edit distance) is
+        left out before the distance is worked out."""
         if not term:
             return []
+        key = (term, count)
+        found = self._nearest.get(key)
+        if found is not None:
+            return found
+        import numpy as np
+
+        limit = max(2, len(term) // 2)
+        words, letters, lengths, buckets = self.initial_buckets()
+        swapped = term[:2][::-1]
+        empty = np.zeros(0, dtype=np.int64)
+        ids = buckets.get(term[0], empty)
+        if len(term) > 1 and swapped in buckets:
+            ids = np.concatenate((ids, buckets[swapped]))
+        ids = ids[np.abs(lengths[ids] - len(term)) <= 3]
+        own = np.bincount([ord(c) % 32 for c in term], minlength=32)
+        apart = letters[ids].astype(np.int16) - own.astype(np.int16)
+        bag = np.maximum(np.clip(apart, 0, None).sum(axis=1), np.clip(-apart, 0, None).sum(axis=1))
         scored = []
-        for word in self.vocabulary:
-            if not word.isalpha() or abs(len(word) - len(term)) > 3:
-                continue
-            if word[0] != term[0] and word[:2] != term[:2][::-1]:
-                continue
-            scored.append((edit_distance(term, word), -self.document_frequency(word), word))
-        scored.sort()
-        return [w for d, _df, w in scored[:count] if d <= max(2, len(term) // 2)]
+        for word_id in ids[bag <= limit].tolist():
+            word = words[word_id]
+            distance = edit_distance(term, word, limit)
+            if distance <= limit:
+                scored.append((distance, -self.document_frequency(word), word))
+        found = [w for _d, _df, w in sorted(scored)[:count]]
+        if len(term) <= MAX_CACHED_TOKEN:
+            if len(self._nearest) > 10_000:
+                self._nearest.clear()
+            self._nearest[key] = found
+        return found
+
+    def initial_buckets(self) -> tuple[list[str], Any, Any, dict[str, Any]]:
+        """The alphabetic words, their letter counts (a row of 32 per word, by code point mod 32:
+        letters that share a row only lower the bag distance, which stays a lower bound), their
+        lengths, and their ids by first letter and by first two letters (made on the first miss)."""
+        if self._initials is None:
+            import numpy as np
+
+            words = [word for word in self.vocabulary if word.isalpha()]
+            letters = np.zeros((len(words), 32), dtype=np.uint8)
+            buckets: dict[str, list[int]] = defaultdict(list)
+            for word_id, word in enumerate(words):
+                letters[word_id] = np.bincount([ord(c) % 32 for c in word], minlength=32)
+                buckets[word[0]].append(word_id)
+                if len(word) > 1 and word[1] != word[0]:
+                    buckets[word[:2]].append(word_id)
+            lengths = np.array([len(word) for word in words], dtype=np.int64)
+            self._initials = (
+                words,
+                letters,
+                lengths,
+                {key: np.array(ids, dtype=np.int64) for key, ids in buckets.items()},
+            )
+        return self._initials
 
 
 def weighted_postings(documents: Sequence[Document]) -> dict[str, dict[int, float]]:
@@ -420,8 +471,13 @@ def deletion_variants(word: str, distance: int) -> set[str]:
     return variants
 
 
-def edit_distance(a: str, b: str) -> int:
-    """Optimal string alignment distance: insertions, deletions, substitutions, transpositions."""
+def edit_distance(a: str, b: str, limit: int | None = None) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions, transpositions.
+    With `limit`, any distance over it comes back as limit + 1, found as soon as a row's (and the
+    row before's) every cell is over it: a row never holds less than the two before it, less one
+    transposition, so the distance can only be larger."""
+    if limit is not None and abs(len(a) - len(b)) > limit:
+        return limit + 1
     previous2: list[int] = []
     previous = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
@@ -431,5 +487,7 @@ def edit_distance(a: str, b: str) -> int:
             current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
                 current[j] = min(current[j], previous2[j - 2] + 1)
+        if limit is not None and min(current) > limit and min(previous) > limit:
+            return limit + 1
         previous2, previous = previous, current
-    return previous[len(b)]
+    return previous[len(b)] if limit is None else min(previous[len(b)], limit + 1)

@@ -24,7 +24,7 @@ import pytest
 from imqueue_mcp.docsource import build
 from imqueue_mcp.ranker import Index, rules
 from imqueue_mcp.ranker.confidence import confidence_of
-from imqueue_mcp.ranker.index import InvertedIndex
+from imqueue_mcp.ranker.index import InvertedIndex, edit_distance
 from imqueue_mcp.ranker.search import (
     NO_BOOST,
     QueryPlan,
@@ -414,3 +414,49 @@ def test_a_sibling_ranks_under_changed_constants_exactly_as_a_fresh_index(
         assert ranked == fast_search(fresh, query, DEPTH), query
         changed += ranked != shipped[query]
     assert changed > 0  # the constants moved some ranking: the comparison can tell stale from fresh
+
+
+def reference_nearest(index: InvertedIndex, term: str, count: int) -> list[str]:
+    """A miss's nearest words as first written: every alphabetic word of the vocabulary within 3
+    letters of the term's length, sharing its first letter (or first two, swapped), by edit
+    distance, then use; kept within max(2, half the term's length) edits."""
+    scored = []
+    for word in index.vocabulary:
+        if not word.isalpha() or abs(len(word) - len(term)) > 3:
+            continue
+        if word[0] != term[0] and word[:2] != term[:2][::-1]:
+            continue
+        scored.append((edit_distance(term, word), -index.document_frequency(word), word))
+    scored.sort()
+    return [w for d, _df, w in scored[:count] if d <= max(2, len(term) // 2)]
+
+
+def test_nearest_words_are_the_straightforward_walks_over_the_vocabulary(site_index: Index) -> None:
+    # audit 11 #01: the walk cost 170 ms for eight made-up words; the buckets and the bag-distance
+    # bound must leave exactly the same words
+    index = site_index.inverted
+    rng = random.Random(5)
+    words = [word for word in index.vocabulary if word.isalpha()]
+    terms = ["rpxvvxzvjw", "ervqvqjzvx", "caxwjvvjjw", "q", "zz", "x1y2", "expse", "rdis", "qeueu"]
+    terms += [
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(1, 14)))
+        for _ in range(300)
+    ]
+    for word in rng.sample(words, 300):
+        at = rng.randrange(len(word))
+        terms += [
+            word[:at] + rng.choice("abcdefghijklmnopqrstuvwxyz") + word[at + 1 :],
+            word[1:2] + word[:1] + word[2:],
+        ]
+    for term in terms:
+        assert index.nearest_words(term, 3) == reference_nearest(index, term, 3), term
+        assert index.nearest_words(term, 3) == reference_nearest(index, term, 3), term  # cached alike
+
+
+def test_edit_distance_with_a_limit_is_exact_under_it_and_says_over_above_it() -> None:
+    rng = random.Random(3)
+    for _ in range(2000):
+        a = "".join(rng.choice("abcde") for _ in range(rng.randint(0, 9)))
+        b = "".join(rng.choice("abcde") for _ in range(rng.randint(0, 9)))
+        exact, limit = edit_distance(a, b), rng.randint(0, 6)
+        assert edit_distance(a, b, limit) == (exact if exact <= limit else limit + 1), (a, b, limit)
