@@ -77,6 +77,42 @@ def test_a_malformed_request_with_a_readable_id_is_answered_with_that_id(hosted:
         assert_jsonrpc_error(post(hosted, json.dumps(shape).encode()), INVALID_REQUEST, 7)
 
 
+def test_a_body_of_more_arrays_and_objects_than_any_tool_takes_is_refused_before_it_is_parsed(
+    hosted: HttpServer,
+) -> None:
+    # audit 11: 330,000 empty arrays (under 1 MB) cost about a second of CPU, parsed layer by layer
+    junk = {"query": "expose a method", "junk": [[]] * 330_000}
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "search_docs", "arguments": junk},
+        },
+        separators=(",", ":"),
+    ).encode()
+    assert len(body) < 1_000_000  # under the body limit: the SDK would answer 413 first
+
+    answer = assert_jsonrpc_error(post(hosted, body), INVALID_REQUEST, 7)
+
+    assert "more than 20,000 JSON arrays and objects" in answer["error"]["message"]
+    # the largest call a tool takes, a scaffold of 50 methods of 20 parameters each, is served
+    params = [{"name": f"p{i}", "type": "string", "description": "[a] {b}"} for i in range(20)]
+    methods = [{"name": f"m{m}", "params": params, "returns": "string[]"} for m in range(50)]
+    from imqueue_mcp.server.hosting.wire import MAX_CONTAINERS, judge
+
+    largest = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 8,
+            "method": "tools/call",
+            "params": {"name": "scaffold_service", "arguments": {"name": "big", "methods": methods}},
+        }
+    )
+    assert largest.count("[") + largest.count("{") < MAX_CONTAINERS / 4
+    assert judge(largest, ["scaffold_service"]).message.id == 8  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("body", [b"{not json", b"\xff\xfe", b"", b"   ", b"[" * 5000, b'{"id": 1,'])
 def test_a_body_that_is_not_json_is_a_parse_error(hosted: HttpServer, body: bytes) -> None:
     assert_jsonrpc_error(post(hosted, body), PARSE_ERROR)

@@ -10,6 +10,8 @@ over HTTP it answers a batch or a non-message with -32602 and a pydantic validat
     surrogate outside a tool's arguments,       number too long), with its id: the client matches
     nesting past ~200 levels, or an integer of  the answer to its call (readable_refusal; past
     over 4,300 digits                           Python's own depth, up to 64 KiB of message)
+    more arrays and objects than any tool takes -32600, with the id the message writes before its
+    (MAX_CONTAINERS, counted before parsing)    first nested value: each layer would build them again
     a batch (a JSON array)                      -32600 Invalid Request: MCP has no batches
     JSON that is not a message                  -32600 Invalid Request, with the id when one
                                                 can be read, else null
@@ -71,6 +73,8 @@ def judge(raw: bytes | str, tools: Collection[str]) -> SessionMessage | JSONRPCE
     the names of the tools the server has."""
     if not raw.strip():
         return None
+    if _containers(raw) > MAX_CONTAINERS:
+        return invalid_request(TOO_MANY_VALUES, _leading_id(raw))
     try:
         message = jsonrpc_message_adapter.validate_json(raw, by_name=False)
     except ValidationError as error:
@@ -130,6 +134,41 @@ TOO_DEEP = "Invalid Request: the message nests deeper than this server reads (ab
 
 
 SHALLOW_CHARACTERS = 64 * 1024  # about 15 ms of skipping; a deep request is rarely longer
+# Arrays and objects a message may hold, counted as its bracket characters (strings' own
+# included, so the count is an upper bound), before anything parses it: every layer (the SDK's
+# parser and models, the tool's arguments) builds each value again, about a second of CPU per MB
+# of `[],` (audit 11). The largest message a tool takes, a scaffold of 50 methods of 20 parameters,
+# holds about 1,200.
+MAX_CONTAINERS = 20_000
+TOO_MANY_VALUES = (
+    f"Invalid Request: the message holds more than {MAX_CONTAINERS:,} JSON arrays and objects; no tool "
+    "takes that many: send only the arguments the tool's schema names"
+)
+_LEADING_ID = re.compile(r'"id"\s*:\s*("(?:[^"\\\x00-\x1f]|\\.){0,200}"|-?\d{1,18})\s*[,}]')
+
+
+def _containers(raw: bytes | str) -> int:
+    if isinstance(raw, bytes):
+        return raw.count(b"[") + raw.count(b"{")
+    return raw.count("[") + raw.count("{")
+
+
+def _leading_id(raw: bytes | str) -> str | int | None:
+    """The id of a message that writes it before its first nested value (`{"jsonrpc": "2.0",
+    "id": 7, "method": ...`), read without parsing the rest; None when it comes later."""
+    head = raw[:4096] if isinstance(raw, str) else raw[:4096].decode("utf-8", errors="replace")
+    opening = head.find("{")
+    nested = min((at for at in (head.find("{", opening + 1), head.find("[")) if at >= 0), default=len(head))
+    found = _LEADING_ID.search(head, 0, nested)
+    if found is None:
+        return None
+    try:
+        request_id = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return request_id if _answerable_id(request_id) else None
+
+
 TOO_LONG_NUMBER = (
     "Invalid Request: the message holds an integer of more than 4,300 digits, more than this server "
     "reads; send it as a string"
