@@ -98,7 +98,7 @@ class InvertedIndex:
         self.symbol_names = symbol_names  # bare member/symbol name -> ids
         self._decoded: dict[str, tuple[array[int], array[float]]] = {}
         self._deletions: dict[str, set[str]] | None = None
-        self._initials: tuple[list[str], Any, Any, dict[str, Any]] | None = None  # initial_buckets
+        self._initials: tuple[list[str], Any, Any] | None = None  # initial_buckets
         self._nearest: dict[tuple[str, int], list[str]] = {}  # nearest_words, per term
         self._term_cache: dict[tuple[str, bool], tuple[list[Form], int]] = {}
         # forms -> (record ids, saturated evidence) as numpy vectors; filled by ranker.search
@@ -305,12 +305,17 @@ class InvertedIndex:
         import numpy as np
 
         limit = max(2, len(term) // 2)
-        words, letters, lengths, buckets = self.initial_buckets()
+        words, letters, lengths = self.initial_buckets()
         swapped = term[:2][::-1]
-        empty = np.zeros(0, dtype=np.int64)
-        ids = buckets.get(term[0], empty)
-        if len(term) > 1 and swapped in buckets:
-            ids = np.concatenate((ids, buckets[swapped]))
+        # the words that start with the term's first letter, then (a range of their own unless the
+        # term doubles its first letter) those that start with its first two swapped
+        prefixes = [term[0]] + ([swapped] if len(term) > 1 and term[1] != term[0] else [])
+        ids = np.concatenate(
+            [
+                np.arange(bisect.bisect_left(words, prefix), bisect.bisect_left(words, prefix + "\U0010ffff"))
+                for prefix in prefixes
+            ]
+        )
         ids = ids[np.abs(lengths[ids] - len(term)) <= 3]
         own = np.bincount([ord(c) % 32 for c in term], minlength=32)
         apart = letters[ids].astype(np.int16) - own.astype(np.int16)
@@ -328,28 +333,19 @@ class InvertedIndex:
             self._nearest[key] = found
         return found
 
-    def initial_buckets(self) -> tuple[list[str], Any, Any, dict[str, Any]]:
-        """The alphabetic words, their letter counts (a row of 32 per word, by code point mod 32:
-        letters that share a row only lower the bag distance, which stays a lower bound), their
-        lengths, and their ids by first letter and by first two letters (made on the first miss)."""
+    def initial_buckets(self) -> tuple[list[str], Any, Any]:
+        """The alphabetic words in order, their letter counts (a row of 32 per word, by code point
+        mod 32: letters that share a row only lower the bag distance, which stays a lower bound)
+        and their lengths (made on the first miss, or by Index.warm)."""
         if self._initials is None:
             import numpy as np
 
             words = [word for word in self.vocabulary if word.isalpha()]
-            letters = np.zeros((len(words), 32), dtype=np.uint8)
-            buckets: dict[str, list[int]] = defaultdict(list)
-            for word_id, word in enumerate(words):
-                letters[word_id] = np.bincount([ord(c) % 32 for c in word], minlength=32)
-                buckets[word[0]].append(word_id)
-                if len(word) > 1 and word[1] != word[0]:
-                    buckets[word[:2]].append(word_id)
             lengths = np.array([len(word) for word in words], dtype=np.int64)
-            self._initials = (
-                words,
-                letters,
-                lengths,
-                {key: np.array(ids, dtype=np.int64) for key, ids in buckets.items()},
-            )
+            codes = np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32).astype(np.int64) % 32
+            cells = np.repeat(np.arange(len(words)) * 32, lengths) + codes
+            letters = np.bincount(cells, minlength=len(words) * 32).reshape(len(words), 32).astype(np.uint8)
+            self._initials = (words, letters, lengths)
         return self._initials
 
 
