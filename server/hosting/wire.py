@@ -10,8 +10,9 @@ over HTTP it answers a batch or a non-message with -32602 and a pydantic validat
     surrogate outside a tool's arguments,       number too long), with its id: the client matches
     nesting past ~200 levels, or an integer of  the answer to its call (readable_refusal; past
     over 4,300 digits                           Python's own depth, up to 64 KiB of message)
-    more arrays and objects than any tool takes -32600, with the id the message writes before its
-    (MAX_CONTAINERS, counted before parsing)    first nested value: each layer would build them again
+    an object holding more arrays and objects   -32600, with the id the message writes before its
+    than any tool takes (MAX_CONTAINERS,        first nested value: each layer would build them
+    counted before parsing)                     again
     a batch (a JSON array)                      -32600 Invalid Request: MCP has no batches
     JSON that is not a message                  -32600 Invalid Request, with the id when one
                                                 can be read, else null
@@ -73,7 +74,7 @@ def judge(raw: bytes | str, tools: Collection[str]) -> SessionMessage | JSONRPCE
     the names of the tools the server has."""
     if not raw.strip():
         return None
-    if _containers(raw) > MAX_CONTAINERS:
+    if raw.lstrip()[:1] in ("{", b"{") and _containers(raw) > MAX_CONTAINERS:
         return invalid_request(TOO_MANY_VALUES, _leading_id(raw))
     try:
         message = jsonrpc_message_adapter.validate_json(raw, by_name=False)
