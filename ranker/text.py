@@ -15,7 +15,7 @@ import functools
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TypeVar
+from typing import Any, Generic, TypeVar
 
 from . import rules
 
@@ -27,17 +27,22 @@ T = TypeVar("T")
 MAX_CACHED_TOKEN = 64
 
 
-def short_cached(function: Callable[[str], T]) -> Callable[[str], T]:
+class short_cached(Generic[T]):  # noqa: N801 - a decorator, named as functools' are
     """`function` with an LRU cache of MAX_CACHED_TOKEN-character arguments at most."""
-    cached = lru_cache(maxsize=1 << 16)(function)
 
-    @functools.wraps(function)
-    def call(token: str) -> T:
-        return cached(token) if len(token) <= MAX_CACHED_TOKEN else function(token)
+    def __init__(self, function: Callable[[str], T]) -> None:
+        self.function = function
+        self.cached = lru_cache(maxsize=1 << 16)(function)
+        functools.update_wrapper(self, function)
 
-    call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
-    call.cache_info = cached.cache_info  # type: ignore[attr-defined]
-    return call
+    def __call__(self, token: str) -> T:
+        return self.cached(token) if len(token) <= MAX_CACHED_TOKEN else self.function(token)
+
+    def cache_clear(self) -> None:
+        self.cached.cache_clear()
+
+    def cache_info(self) -> Any:
+        return self.cached.cache_info()
 
 
 @short_cached

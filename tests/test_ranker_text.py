@@ -6,6 +6,7 @@ themselves on tiny corpora)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -278,7 +279,12 @@ def test_a_token_longer_than_any_word_is_answered_but_not_kept_in_the_caches() -
     from imqueue_mcp.ranker import text
 
     long = ".".join(f"{a}{b}" for a in "abcdefgh" for b in "abcdefghij")  # 80 pieces, 239 characters
-    cached = [text.token_terms, text.segment_identifier, text.token_compounds, text.snowball_stem]
+    cached: list[text.short_cached[Any]] = [
+        text.token_terms,
+        text.segment_identifier,
+        text.token_compounds,
+        text.snowball_stem,
+    ]
 
     def ask(token: str) -> tuple[str, ...]:
         text.token_compounds(token)
@@ -288,11 +294,11 @@ def test_a_token_longer_than_any_word_is_answered_but_not_kept_in_the_caches() -
         return text.token_terms(token)
 
     terms = ask(long)  # its short pieces are words like any other: those are kept
-    before = [function.cache_info().currsize for function in cached]  # type: ignore[attr-defined]
+    before = [function.cache_info().currsize for function in cached]
     ask(".".join(reversed(long.split("."))))  # another long token of the same pieces: nothing new kept
 
     assert terms[0] == long and "aa" in terms and len(terms) == 82  # the whole, joined, 80 pieces
-    assert [function.cache_info().currsize for function in cached] == before  # type: ignore[attr-defined]
+    assert [function.cache_info().currsize for function in cached] == before
     assert len(long) > text.MAX_CACHED_TOKEN >= len("MigrateDownOptionsDeleteFolder")
     text.token_terms("MigrateDownOptions")
-    assert text.token_terms.cache_info().currsize >= 1  # type: ignore[attr-defined]
+    assert text.token_terms.cache_info().currsize >= 1
