@@ -380,13 +380,19 @@ def ready_log(var: Path, name: str) -> str:
     return log.read_text() if log.exists() else ""
 
 
+def started_on_broker(runner: ImqRunner, work: Path, redis_port: int, mode: str, script: str) -> str:
+    """Service alpha, whose start and dev scripts are `script`, started by fleet on the test's Redis."""
+    make_service(work, "alpha", {"build": "node -e 0", "start": script, "dev": script})
+    broker = f"127.0.0.1:{redis_port}"
+    assert not run(fleet("start", str(work), mode=mode, redis=broker, runner=runner)).is_error
+    return broker
+
+
 @pytest.mark.parametrize("mode", ["production", "dev"])
 def test_a_restart_without_redis_keeps_the_broker_fleet_started_the_service_on(
     runner: ImqRunner, work: Path, var: Path, redis_port: int, mode: str
 ) -> None:
-    make_service(work, "alpha", {"build": "node -e 0", "start": SERVE_BROKER, "dev": SERVE_BROKER})
-    broker = f"127.0.0.1:{redis_port}"
-    assert not run(fleet("start", str(work), mode=mode, redis=broker, runner=runner)).is_error
+    broker = started_on_broker(runner, work, redis_port, mode, SERVE_BROKER)
     first_pid = read_pids(var)["alpha"]
     assert f"broker={broker}" in ready_log(var, "alpha")
 
@@ -411,9 +417,7 @@ def test_a_service_that_crashed_after_ready_keeps_its_broker_through_status_and_
     runner: ImqRunner, work: Path, var: Path, redis_port: int, mode: str
 ) -> None:
     # audit 13: imq ctl status prunes the dead run from .pids, and fleet's record went with it
-    make_service(work, "alpha", {"build": "node -e 0", "start": CRASH_AFTER_READY, "dev": CRASH_AFTER_READY})
-    broker = f"127.0.0.1:{redis_port}"
-    assert not run(fleet("start", str(work), mode=mode, redis=broker, runner=runner)).is_error
+    broker = started_on_broker(runner, work, redis_port, mode, CRASH_AFTER_READY)
     pid = read_pids(var)["alpha"]
     deadline = time.monotonic() + STOP_SECONDS
     while process_alive(pid) and time.monotonic() < deadline:
