@@ -96,6 +96,10 @@ def test_a_body_of_more_arrays_and_objects_than_any_tool_takes_is_refused_before
     answer = assert_jsonrpc_error(post(hosted, body), INVALID_REQUEST, 7)
 
     assert "more than 20,000 JSON arrays and objects" in answer["error"]["message"]
+    # the same values as a batch, or after a byte order mark, are refused as cheaply (audit 14)
+    batch = b"[" + b",".join([b"[]"] * 330_000) + b"]"
+    assert "batch" in assert_jsonrpc_error(post(hosted, batch), INVALID_REQUEST)["error"]["message"]
+    assert_jsonrpc_error(post(hosted, b"\xef\xbb\xbf" + body), INVALID_REQUEST, 7)
     # the largest call a tool takes, a scaffold of 50 methods of 20 parameters each, is served
     params = [{"name": f"p{i}", "type": "string", "description": "[a] {b}"} for i in range(20)]
     methods = [{"name": f"m{m}", "params": params, "returns": "string[]"} for m in range(50)]

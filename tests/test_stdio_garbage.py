@@ -22,6 +22,7 @@ import pytest
 from test_server_transport import RawStdio, initialize
 
 from imqueue_mcp.server.hosting.stdio import DRAIN_SECONDS, MAX_LINE_BYTES
+from imqueue_mcp.server.hosting.wire import MAX_CONTAINERS
 
 from conftest import IMQ_STANDIN_DIR, LOCAL_TOOLS, free_port, origin_args, server_environment
 
@@ -77,7 +78,10 @@ def hostile_line(index: int, rng: random.Random) -> Hostile:
         )
     if kind == 3:  # nested deeper than any parser should follow
         depth = rng.randrange(5_000, 50_000)
-        return Hostile(b"[" * depth + b"]" * depth, "error", PARSE_ERROR)
+        # past MAX_CONTAINERS arrays it is refused unparsed, as the batch an array is (wire.py)
+        return Hostile(
+            b"[" * depth + b"]" * depth, "error", INVALID_REQUEST if depth > MAX_CONTAINERS else PARSE_ERROR
+        )
     if kind == 4:  # JSON, but not an object
         value = rng.choice(
             [

@@ -10,9 +10,9 @@ over HTTP it answers a batch or a non-message with -32602 and a pydantic validat
     surrogate outside a tool's arguments,       number too long), with its id: the client matches
     nesting past ~200 levels, or an integer of  the answer to its call (readable_refusal; past
     over 4,300 digits                           Python's own depth, up to 64 KiB of message)
-    an object holding more arrays and objects   -32600, with the id the message writes before its
-    than any tool takes (MAX_CONTAINERS,        first nested value: each layer would build them
-    counted before parsing)                     again
+    more arrays and objects than any tool takes -32600 (with the id an object writes before its
+    (MAX_CONTAINERS, counted before parsing)    first nested value; a batch's answer for an array):
+                                                each layer would build them again
     a batch (a JSON array)                      -32600 Invalid Request: MCP has no batches
     JSON that is not a message                  -32600 Invalid Request, with the id when one
                                                 can be read, else null
@@ -74,8 +74,8 @@ def judge(raw: bytes | str, tools: Collection[str]) -> SessionMessage | JSONRPCE
     the names of the tools the server has."""
     if not raw.strip():
         return None
-    if raw.lstrip()[:1] in ("{", b"{") and _containers(raw) > MAX_CONTAINERS:
-        return invalid_request(TOO_MANY_VALUES, _leading_id(raw))
+    if _containers(raw) > MAX_CONTAINERS:
+        return _too_many_values(raw)
     try:
         message = jsonrpc_message_adapter.validate_json(raw, by_name=False)
     except ValidationError as error:
@@ -146,6 +146,19 @@ TOO_MANY_VALUES = (
     "takes that many: send only the arguments the tool's schema names"
 )
 _LEADING_ID = re.compile(r'"id"\s*:\s*("(?:[^"\\\x00-\x1f]|\\.){0,200}"|-?\d{1,18})\s*[,}]')
+
+
+def _too_many_values(raw: bytes | str) -> JSONRPCError:
+    """The answer to a message of more than MAX_CONTAINERS arrays and objects, read no further: an
+    object's (with the id it writes first), an array's (MCP has no batches, whatever it holds), a
+    parse error for anything else. A byte order mark before it is looked past."""
+    first = raw.lstrip()[:4]
+    first = first.removeprefix(b"\xef\xbb\xbf" if isinstance(first, bytes) else "\ufeff").lstrip()[:1]
+    if first in ("{", b"{"):
+        return invalid_request(TOO_MANY_VALUES, _leading_id(raw))
+    if first in ("[", b"["):
+        return invalid_request(BATCH_REFUSED)
+    return parse_error()
 
 
 def _containers(raw: bytes | str) -> int:
