@@ -19,9 +19,10 @@ channel connected, host 127.0.0.1:6379, pid 24885`) beside the others. Kept: eve
 `message:` or `code:` value no kept line says (a thrown plain object, `{ code: 'IMQ_RPC_CALL_TIMEOUT',
 message: 'Call to …' }`, has no other); a tsc excerpt's code without its line number; a path without
 its folders up to and including node_modules (`/app/node_modules/@imqueue/rpc/index.js:312:27`
--> `@imqueue/rpc/index.js`); and where the frames run through an @imqueue package, the first such
-frame's package and module (`at file:///app/node_modules/@imqueue/core/src/RedisQueue.js:851:26` ->
-`@imqueue/core RedisQueue`): a TypeError thrown inside the framework names neither. A query none of
+-> `@imqueue/rpc/index.js`); and where the error was thrown inside an @imqueue package (its first
+frame is there), that package and module (`at file:///app/node_modules/@imqueue/core/src/RedisQueue.js:851:26`
+-> `@imqueue/core RedisQueue`): a TypeError thrown inside the framework names neither. A frame of
+the framework under the user's own (a method the framework called) adds nothing. A query none of
 that applies to comes back as it was; one that would come back empty (it was all frames) is searched
 whole. Pure text, no I/O.
 """
@@ -136,7 +137,7 @@ def distill(query: str) -> Distilled:
     written = query.splitlines()
     lines = [_TOOL_PREFIX.sub("", line) for line in written]
     seen: set[str] = set()
-    thrower = ""  # the first @imqueue frame's package and module (_IMQUEUE_FRAME)
+    thrower: str | None = None  # the first frame's @imqueue package and module, "" for another
     in_split_field = False
     for number, line in enumerate(lines):
         if not line.strip():
@@ -162,11 +163,11 @@ def distill(query: str) -> Distilled:
             continue
         if any(pattern.match(line) for pattern in _DROPPED_LINES):
             dropped += 1
-            if not thrower and _FRAME_LINE.match(line):
+            if thrower is None and _FRAME_LINE.match(line):
                 thrower = _imqueue_module(line)
             continue
         line = _OPENS_DUMP.sub("", line)
-        if not thrower and (inline := _INLINE_FRAME.search(line)):
+        if thrower is None and (inline := _INLINE_FRAME.search(line)):
             thrower = _imqueue_module(inline.group(0))
         line, frames = _INLINE_FRAME.subn("", line)
         dropped += frames

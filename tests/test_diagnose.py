@@ -284,6 +284,31 @@ def test_a_crash_inside_cores_queue_says_the_connection_was_gone_and_when_to_des
     assert codes(CORE_CRASH.replace("@imqueue/core/src/RedisQueue.js", "ioredis/built/Redis.js")) == []
 
 
+def test_the_new_diagnoses_keep_to_their_own_errors() -> None:
+    # audit 14: an overridden start(), the user's own TypeError above framework frames, a JSON string
+    override = (
+        "src/UserService.ts(3,18): error TS2416: Property 'start' in type 'UserService' is not assignable "
+        "to the same property in base type 'IMQService'.\n  Type '() => Promise<void>' is not assignable "
+        "to type '() => Promise<IMessageQueue | undefined>'."
+    )
+    (method,) = diagnose(override)
+    assert "an override must keep the base method's parameters" in method.explanation
+    assert "Rename yours" not in method.explanation
+    own = (
+        "TypeError: Cannot read properties of undefined (reading 'items')\n"
+        "    at OrderService.placeOrder (file:///app/dist/OrderService.js:31:28)\n"
+        "    at RedisQueue.processMessage (file:///app/node_modules/@imqueue/core/src/RedisQueue.js:812:18)"
+    )
+    assert codes(own) == []
+    (stringified,) = diagnose(
+        "src/producer.ts:14:30 - error TS2345: Argument of type 'string' is not assignable to parameter "
+        "of type 'JsonObject'."
+    )
+    assert "not a JSON string" in stringified.explanation and "type alias" not in stringified.explanation
+    (assigned,) = diagnose("error TS2322: Type 'Job' is not assignable to type 'JsonObject'.")
+    assert assigned.code == "TS2322"
+
+
 def test_every_commonjs_global_missing_in_an_es_module_is_the_module_kind_mismatch() -> None:
     for name in ("require", "module", "exports", "__dirname", "__filename"):
         pasted = f"ReferenceError: {name} is not defined in ES module scope"

@@ -187,6 +187,11 @@ def test_an_error_thrown_inside_an_imqueue_package_is_searched_with_that_package
     assert distill(one_line).query.endswith("(reading 'set') @imqueue/core RedisQueue")
     # only frames inside @imqueue say so: a trace through other packages adds nothing
     assert "@imqueue" not in distill(CORE_CRASH.replace("@imqueue/core", "ioredis")).query
+    # nor a framework frame under the user's own: the user's method threw, the framework called it
+    own = CORE_CRASH.replace(
+        "    at file:", "    at OrderService.place (file:///srv/app/dist/Order.js:3:9)\n    at file:"
+    )
+    assert "@imqueue" not in distill(own).query
 
 
 def test_the_ranker_reads_a_core_crash_as_the_modules_pages() -> None:

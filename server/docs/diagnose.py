@@ -24,6 +24,7 @@ ETIMEDOUT) is no host.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import re
 from collections.abc import Callable
@@ -380,14 +381,35 @@ UNREGISTERED_TYPE = Diagnosis(
 
 def _base_member(match: re.Match[str]) -> Diagnosis:
     base = match["base"]
+    runs = "service" if base == "IMQService" else "client"
+    if match["function"]:  # a method of the base class: an override (start() in the tutorials)
+        return Diagnosis(
+            "TS2416",
+            f"{quoted(match['member'])} is a method of @imqueue/rpc's {base}, which the class extends: "
+            "an override must keep the base method's parameters and return type (see the reference), "
+            "and an override that extends it calls and returns super's (return super.start(...)). "
+            "A method of yours that only shares the name: rename it.",
+            (RPC_BASES[base],),
+        )
     return Diagnosis(
         "TS2416",
         f"{quoted(match['member'])} is already a member of @imqueue/rpc's {base}, which the class "
-        f"extends: a field or method of that name replaces the framework's own (tsc still writes the "
-        f"file, and the {'service' if base == 'IMQService' else 'client'} then runs with it replaced). "
-        "Rename yours.",
+        f"extends: a field of that name replaces the framework's own (tsc still writes the file, and "
+        f"the {runs} then runs with it replaced). Rename yours.",
         (RPC_BASES[base],),
     )
+
+
+def _json_payload(match: re.Match[str]) -> Diagnosis:
+    if match["given"] == "string":  # send(name, JSON.stringify(job))
+        return Diagnosis(
+            match["code"],
+            "@imqueue/core's send() takes the message object itself, a JsonObject, and serialises it: "
+            "pass the object, not a JSON string of it (no JSON.stringify), and the 'message' handler "
+            "receives the object back.",
+            (JSON_OBJECT,),
+        )
+    return dataclasses.replace(JSON_PAYLOAD, code=match["code"])
 
 
 def _hook_shape(match: re.Match[str]) -> Diagnosis:
@@ -524,7 +546,8 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
     (
         re.compile(
             r"Property '(?P<member>[\w$]{1,100})' in type '[\w$]{1,100}' is not assignable to the same "
-            r"property in base type '(?P<base>IMQService|IMQClient)'"
+            r"property in base type '(?P<base>IMQService|IMQClient)'\.?"
+            r"(?P<function>\s{0,20}Type '\([^'\n]{0,300}\) =>)?"
         ),
         _base_member,
     ),
@@ -537,12 +560,19 @@ _CODES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Diagnosis]], ...]
         _hook_shape,
     ),
     # a JsonObject payload of @imqueue/core given an interface (or a handler taking one)
-    (re.compile(r"\b(?:TS2345|TS2322)\b[^\n]{0,400}?\bJsonObject\b"), _always(JSON_PAYLOAD)),
-    # thrown inside core's queue (the frame, or the module name a paste keeps of it)
+    (
+        re.compile(
+            r"\b(?P<code>TS2345|TS2322)\b(?:[^\n]{0,400}?Argument of type '(?P<given>[^'\n]{1,200})' is not "
+            r"assignable to parameter of type 'JsonObject'|[^\n]{0,400}?\bJsonObject\b)"
+        ),
+        _json_payload,
+    ),
+    # thrown inside core's queue: the frame under the message is core's RedisQueue
     (
         re.compile(
             r"Cannot read properties of (?:undefined|null) \(reading '[\w$]{1,100}'\)"
-            r"[\s\S]{0,600}?@imqueue/core\b[^\s]{0,80}?[/ ](?:Clustered)?RedisQueue\b"
+            r"(?:\s{0,20}\n\s{0,20}at [^\n]{0,300}?|\s{1,20})"  # its first frame, or what a paste kept
+            r"@imqueue/core\b[^\s]{0,80}?[/ ](?:Clustered)?RedisQueue\b"
         ),
         _always(QUEUE_CONNECTION_GONE),
     ),
