@@ -440,6 +440,38 @@ def test_a_service_that_crashed_after_ready_keeps_its_broker_through_status_and_
     assert "EXITED" not in run(fleet("status", runner=runner)).text
 
 
+def test_a_later_start_without_redis_and_another_projects_run_never_speak_for_a_service(
+    runner: ImqRunner, work: Path, var: Path, redis_port: int, tmp_path: Path
+) -> None:
+    # audit 14: an old production run's record came back after a dev start without redis ended,
+    # and an exited run of a project since deleted was listed in every status
+    broker = started_on_broker(runner, work, redis_port, "production", CRASH_AFTER_READY)
+    first = read_pids(var)["alpha"]
+    while process_alive(first):
+        time.sleep(0.2)
+    write_pids(var, {})  # imq ctl status's prune (see the crash test: PID 1 here reaps no orphans)
+    assert not run(fleet("start", str(work), mode="dev", runner=runner)).is_error  # no redis this time
+    second = read_pids(var)["alpha"]
+    while process_alive(second):
+        time.sleep(0.2)
+    write_pids(var, {})
+
+    status = run(fleet("status", str(work), runner=runner)).text
+    assert f"EXITED (its run, pid {second}" in status and broker not in status
+    restarted = run(fleet("restart", str(work), services=["alpha"], runner=runner))
+    assert "No redis was given" not in restarted.text
+    run(fleet("stop", str(work), runner=runner))
+    gone = tmp_path / "gone"
+    make_service(gone, "beta", {"build": "node -e 0", "start": CRASH_AFTER_READY, "dev": CRASH_AFTER_READY})
+    assert not run(fleet("start", str(gone), mode="production", redis=broker, runner=runner)).is_error
+    beta = read_pids(var)["beta"]
+    while process_alive(beta):
+        time.sleep(0.2)
+    write_pids(var, {name: pid for name, pid in read_pids(var).items() if name != "beta"})
+    assert "beta: EXITED" in run(fleet("status", str(gone), runner=runner)).text
+    assert "beta" not in run(fleet("status", str(work), runner=runner)).text  # another project's
+
+
 def test_a_restart_with_redis_moves_the_service_and_the_next_restart_keeps_that(
     runner: ImqRunner, work: Path, var: Path, redis_port: int
 ) -> None:

@@ -766,7 +766,7 @@ async def _fleet_dev(
         if kept:
             note = f"{note}\n\n{describe_kept(kept)}"
     if action == "status":
-        modes = describe_modes(services)
+        modes = describe_modes(root, services)
         note = f"{note}\n\n{modes}" if modes else note
     result = word_outcome(
         outcome,
@@ -946,7 +946,7 @@ async def _fleet_without_imq(action: str, root: Path, services: list[str] | None
         f"as imq ctl {action} does. {INSTALL_HINT}"
     )
     if action == "status":
-        text = describe_modes(services) or "No services are tracked as running."
+        text = describe_modes(root, services) or "No services are tracked as running."
         return BridgeResult(text=f"{text}\n\n{where} {missing}", is_error=False, exit_code=None, command=[])
     stopped = await stop_tracked(root, services)
     return dataclasses.replace(stopped, text=f"{stopped.text}\n\n{where} {missing}")

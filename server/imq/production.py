@@ -25,7 +25,7 @@ status says EXITED, and a restart gives it what it was given.
     start_production(root, names, runner)        per service: build, start, wait -> BridgeResult
     recorded_environments(root, names)           what each was last started with, for a restart
     record_dev_starts(root, before, environment) the same kept for the ones imq ctl started
-    describe_modes(names)                        per tracked service: running or not, and its mode
+    describe_modes(root, names)                  per tracked service: running or not, and its mode
     forget_stopped(root, names)                  drops the stopped ones' records (a crashed run's stay)
     stop_tracked(root, names)                    imq ctl stop's own steps, for a server without imq
 
@@ -209,7 +209,8 @@ def forget_stopped(root: Path, names: list[str] | None) -> None:
     kept = {
         name: record
         for name, record in modes.items()
-        if recorded_pid(modes, pids, name) or (name not in scope and exited_pid(modes, pids, name))
+        if recorded_pid(modes, pids, name)
+        or (name not in scope and exited_pid(modes, pids, name) and Path(str(record.get("folder"))).is_dir())
     }
     if kept != modes:
         with contextlib.suppress(OSError):
@@ -237,12 +238,25 @@ def recorded_environments(root: Path, names: list[str] | None) -> dict[str, dict
     return recorded
 
 
-def describe_modes(names: list[str] | None) -> str:
-    """Per service imq tracks (or the named ones): running or not, and in which mode."""
+def _folder_under(record: dict[str, Any], root: Path) -> bool:
+    """Whether the record's service folder is still there, in root."""
+    folder = Path(str(record.get("folder")))
+    with contextlib.suppress(OSError, RuntimeError):
+        return folder.is_dir() and folder.resolve().parent == root.resolve()
+    return False
+
+
+def describe_modes(root: Path, names: list[str] | None) -> str:
+    """Per service imq tracks (or the named ones): running or not, and in which mode; and each of
+    root's services whose recorded run has ended (EXITED), while its folder is there."""
     var = var_home()
     pids, modes = read_pids(var), read_modes(var)
     shown = [name for name in pids if not names or name in names]
-    exited = [name for name in modes if (not names or name in names) and exited_pid(modes, pids, name)]
+    exited = [
+        name
+        for name, record in modes.items()
+        if (not names or name in names) and exited_pid(modes, pids, name) and _folder_under(record, root)
+    ]
     if not shown and not exited:
         return ""
     lines = ["Mode of each tracked service:"]
@@ -507,10 +521,9 @@ def _record(pid: int, mode: str, folder: Path, environment: dict[str, str]) -> d
 
 
 def record_dev_starts(root: Path, before: dict[str, int], environment: dict[str, str]) -> None:
-    """After imq ctl start/restart with fleet's redis: the environment beside each service it started
-    (a pid new since `before`), so status shows it and a restart without redis gives it again."""
-    if not environment:
-        return
+    """After imq ctl start/restart: each service it started (a pid new since `before`) recorded
+    in dev mode with the environment fleet gave it (fleet's redis, or none), so status shows it,
+    a restart without redis gives it again, and an older run's record never speaks for it."""
     var = var_home()
     pids, modes = read_pids(var), read_modes(var)
     started = {
