@@ -180,14 +180,28 @@ def test_stubbed_types_say_how_an_enum_and_a_date_field_cross() -> None:
 def test_more_complex_types_than_a_scaffold_stubs_is_refused_at_once() -> None:
     # audit 11: every name of a union became a class; 229 kB of request made a 49.6 MB reply
     union = "|".join(f"T{i:03d}" for i in range(40))  # 40 made-up names in one 200-character type
-    params = [{"name": f"p{i}", "type": union.replace("T", chr(65 + i))} for i in range(3)]
-    with pytest.raises(ScaffoldError, match=r"name 120 distinct complex types; a scaffold stubs at most 100"):
+    params = [{"name": f"p{i}", "type": union.replace("T", chr(65 + i))} for i in range(7)]
+    with pytest.raises(ScaffoldError, match=r"name 280 distinct complex types; a scaffold stubs at most 250"):
         scaffold_service("planner", [{"name": "plan", "params": params}])
     many = [
         {"name": f"m{m}", "params": [{"name": f"p{i}", "type": union} for i in range(20)], "returns": union}
         for m in range(50)
     ]
     assert len(scaffold_service("planner", many)["types"]) == 40  # the same 40, found once each
+
+
+def test_a_fifty_method_service_over_many_entities_is_scaffolded() -> None:
+    # audit 14: create/find over 25 entities names 101 types, and the first cap (100) refused it
+    methods = [
+        {
+            "name": f"{verb}{n}",
+            "params": [{"name": "input", "type": f"{verb.title()}{n}Input"}],
+            "returns": f"E{n}",
+        }
+        for n in range(25)
+        for verb in ("create", "find")
+    ]
+    assert len(scaffold_service("catalog", methods)["types"]) == 75
 
 
 def test_a_date_in_a_return_is_noted_too() -> None:

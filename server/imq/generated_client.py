@@ -52,9 +52,11 @@ _KNOWN_TYPES = frozenset(
 )
 UNREGISTERED_TYPES_URL = "https://imqueue.org/api/#complex-types"
 # The generator's interfaces (one per complex type, a field a line) and the client's methods.
-_INTERFACE = re.compile(r"\binterface\s+([A-Za-z_$][\w$]*)[^{}]*\{([^{}]*)\}")
+_INTERFACE = re.compile(r"\binterface\s+([A-Za-z_$][\w$]{0,200})[^{}]{0,400}\{([^{}]{0,20000})\}")
 _FIELD = re.compile(r"^\s*([A-Za-z_$][\w$]*)\??\s*:\s*([^;\n]+);", re.MULTILINE)
-_METHOD = re.compile(r"\bpublic\s+async\s+([A-Za-z_$][\w$]*)\s*\(([^()]*)\)\s*:\s*Promise<([^{}\n]+)>\s*\{")
+_METHOD = re.compile(
+    r"\bpublic\s+async\s+([A-Za-z_$][\w$]{0,200})\s*\(([^()]{0,4000})\)\s*:\s*Promise<([^{}\n]{1,2000})>\s*\{"
+)
 _OPENING, _CLOSING = "<([{", ">)]}"
 
 

@@ -168,8 +168,8 @@ def scaffold_service(
     if len(declared) > MAX_TYPES:
         raise ScaffoldError(
             f"The methods name {len(declared)} distinct complex types; a scaffold stubs at most "
-            f"{MAX_TYPES}, one class each. Scaffold the service with fewer (a union of many names is "
-            "rarely meant: a union of string literals, 'a' | 'b', is written in quotes), then add the rest."
+            f"{MAX_TYPES}, one class each. Scaffold the service with fewer methods, then add the rest "
+            "(a union of string literals is written in quotes: 'a' | 'b', not a | b)."
         )
     stubbed = [name for name in declared if name not in {each.name for each in lifted}]
     if stubbed:

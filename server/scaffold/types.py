@@ -148,7 +148,7 @@ _MAX_TYPE_LENGTH = 200
 # What one scaffold call takes (also each field's maxLength / maxItems in the tool's schema).
 MAX_METHODS = 50
 MAX_PARAMS = 20
-MAX_TYPES = 100  # distinct complex types a scaffold stubs: each is a class in src/types.ts
+MAX_TYPES = 250  # distinct complex types a scaffold stubs: each is a class in src/types.ts
 MAX_IDENTIFIER = 100
 MAX_DESCRIPTION = 1000
 
