@@ -5,6 +5,7 @@ checked against the declaration files themselves."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -260,6 +261,82 @@ def test_only_what_the_entry_points_re_export_is_the_installed_api(
     index = api_index.index_package(packages[0])
 
     assert {"Queue", "Queue.send", "backoff"} <= set(index.symbols) and "pack" not in index.symbols
+
+
+CLASS = "export declare class Widget { run(): void; }\n"
+
+
+@pytest.mark.parametrize(
+    ("manifest", "files"),
+    [
+        (
+            {"types": "index.d.ts"},
+            {"index.d.ts": "import { Widget } from './src/w';\nexport { Widget };\n", "src/w.d.ts": CLASS},
+        ),
+        (
+            {"types": "index.d.ts"},
+            {
+                "index.d.ts": "import W = require('./src/w');\nexport = W;\n",
+                "src/w.d.ts": CLASS.replace("export ", "") + "export = Widget;\n",
+            },
+        ),
+        (
+            {"exports": {".": {"types": "./a.d.ts"}, "./testing": "./dist/testing.js"}},
+            {"a.d.ts": "export {};\n", "dist/testing.d.ts": CLASS},
+        ),
+        (
+            {"exports": {".": {"types": {"import": "./dist/index.d.mts"}}}},
+            {"dist/index.d.mts": "export * from './w.mjs';\n", "dist/w.d.mts": CLASS},
+        ),
+        (
+            {"types": "a.d.ts", "typesVersions": {"*": {"sub": ["dist/w.d.ts"]}}},
+            {"a.d.ts": "export {};\n", "dist/w.d.ts": CLASS},
+        ),
+        (
+            {"types": "index.d.ts"},
+            {
+                "dist/index.d.ts": "export * from './src';\n",
+                "dist/src/index.d.ts": CLASS,
+                "index.d.ts": "->dist/index.d.ts",
+            },
+        ),
+        (
+            {"types": "index.d.ts"},
+            {
+                "index.d.ts": "import { Widget } from './w';\nexport declare class Hub { w: Widget; }\n",
+                "w.d.ts": CLASS,
+            },
+        ),
+    ],
+    ids=[
+        "import-then-export",
+        "export-equals",
+        "subpath-js",
+        "types-conditions",
+        "typesVersions",
+        "linked-entry",
+        "named-type",
+    ],
+)
+def test_what_reaches_an_importer_by_any_route_is_public(
+    tmp_path: Path, manifest: dict[str, object], files: dict[str, str]
+) -> None:
+    # audit 14: layouts the first entry-point reading lost (each was public API)
+    package = tmp_path / "node_modules" / "@imqueue" / "routes"
+    package.mkdir(parents=True)
+    (package / "package.json").write_text(
+        json.dumps({"name": "@imqueue/routes", "version": "1.0.0", **manifest})
+    )
+    for name, text in files.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        if text.startswith("->"):
+            (package / name).symlink_to(package / text[2:])
+        else:
+            (package / name).write_text(text)
+    api_index._CACHE.clear()
+    packages, _ = api_index.installed_packages(tmp_path)
+
+    assert "Widget" in api_index.index_package(packages[0]).symbols
 
 
 def test_parse_time_per_package_is_recorded(

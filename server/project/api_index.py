@@ -231,9 +231,12 @@ def index_package(pkg: InstalledPackage) -> PackageIndex:
         parsed[path] = declarations(tree.root_node, source, rel)
         re_exports[path] = _re_exported(tree.root_node, source)
     public = _public_files(pkg.path, list(parsed), re_exports, index.problems)
+    if public is not None:  # and the types the public declarations name, wherever declared
+        named = set(_IDENTIFIER.findall(" ".join(s.signature for p in public for s in parsed.get(p, []))))
+        public |= {path for path, symbols in parsed.items() if any(s.name in named for s in symbols)}
     for path, symbols in parsed.items():
-        if public is None or path in public:
-            for sym in symbols:
+        for sym in symbols:
+            if public is None or path in public or sym.name.split(".")[0] in named:
                 merge(index.symbols, sym)
     name_computed_keys(index.symbols)
     index.parse_seconds = time.perf_counter() - started
@@ -246,16 +249,27 @@ def index_package(pkg: InstalledPackage) -> PackageIndex:
 
 def _re_exported(root: Any, source: bytes) -> list[str]:
     """The relative modules a declaration file re-exports from (`export * from './src/index.js'`,
-    `export { X } from './x.js'`, `export * as ns from './y.js'`)."""
-    specifiers = []
+    `export { X } from './x.js'`, `export * as ns from './y.js'`); and, when it also exports what
+    it imported (`import { X } from './x.js'; export { X }`, `export =`, `export default`), the
+    modules it imports from."""
+    specifiers, imported = [], []
+    passes_on = False
     for node in root.named_children:
+        if node.type not in ("export_statement", "import_statement"):
+            continue
+        where = node.child_by_field_name("source")
+        for clause in node.named_children:  # `import x = require('./x')`
+            if clause.type == "import_require_clause":
+                where = next((c for c in clause.named_children if c.type == "string"), None)
+        text = _text(where, source).strip("'\"") if where is not None else ""
         if node.type == "export_statement":
-            where = node.child_by_field_name("source")
-            if where is not None:
-                text = _text(where, source).strip("'\"")
-                if text.startswith("."):
-                    specifiers.append(text)
-    return specifiers
+            if where is None and not any(c.type.endswith("declaration") for c in node.named_children):
+                passes_on = True  # `export { X }`, `export = X`, `export default X` of what it imported
+            elif text.startswith("."):
+                specifiers.append(text)
+        elif text.startswith("."):
+            imported.append(text)
+    return specifiers + (imported if passes_on else [])
 
 
 def _entry_types(manifest: dict[str, Any]) -> list[str]:
@@ -263,20 +277,18 @@ def _entry_types(manifest: dict[str, Any]) -> list[str]:
     of its exports map (all its subpaths), else its `types` / `typings` field."""
     found: list[str] = []
 
-    def walk(value: Any) -> None:
+    def walk(value: Any, typed: bool = False) -> None:
         if isinstance(value, dict):
             for key, inner in value.items():
-                if key in ("types", "typings") and isinstance(inner, str):
-                    found.append(inner)
-                else:
-                    walk(inner)
+                walk(inner, typed or key in ("types", "typings"))
         elif isinstance(value, list):
             for inner in value:
-                walk(inner)
+                walk(inner, typed)
+        elif isinstance(value, str):  # a types condition, or a module whose .d.ts sits beside it
+            found.append(value if typed else re.sub(r"\.([cm]?)js$", r".d.\1ts", value))
 
     walk(manifest.get("exports"))
-    if not found:
-        found += [manifest[key] for key in ("types", "typings") if isinstance(manifest.get(key), str)]
+    found += [manifest[key] for key in ("types", "typings") if isinstance(manifest.get(key), str)]
     return found
 
 
@@ -301,10 +313,13 @@ def _public_files(
     `pack()`) cannot be imported, whatever its own `export` says. None (every file counts) when the
     manifest names no entry this reading can follow."""
     manifest = _read_manifest(folder, problems) or {}
+    entries = _entry_types(manifest)
+    if "typesVersions" in manifest or any("*" in entry for entry in entries):
+        return None  # subpath patterns and per-version maps: every file may be reached
     known = set(files)
     queue = [
         found
-        for entry in _entry_types(manifest) or ["index.d.ts"]
+        for entry in entries or ["index.d.ts"]
         if (found := _resolve_declaration(folder, entry.removeprefix("./"), known)) is not None
     ]
     if not queue:
@@ -316,7 +331,7 @@ def _public_files(
             continue
         public.add(path)
         for specifier in re_exports.get(path, []):
-            found = _resolve_declaration(path.parent, specifier, known)
+            found = _resolve_declaration(Path(os.path.realpath(path)).parent, specifier, known)
             if found is not None:
                 queue.append(found)
     return public
@@ -412,13 +427,23 @@ def _doc_before(node: Any, source: bytes) -> DocComment:
 
 def declarations(root: Any, source: bytes, file: str) -> list[ApiSymbol]:
     out: list[ApiSymbol] = []
+    # `declare class Widget {...}; export = Widget;`: a CommonJS typing exports its one declaration
+    assigned = {
+        _text(child, source)
+        for node in root.named_children
+        if node.type == "export_statement" and node.child_by_field_name("source") is None
+        for child in node.named_children
+        if child.type == "identifier"
+    }
     for node in root.named_children:
         if node.type == "export_statement":
             doc = _doc_before(node, source)
             for decl in node.named_children:
                 _declaration(decl, doc, source, file, out)
         elif node.type == "ambient_declaration":  # `declare ...` without export in a .d.ts
-            _declaration(node, _doc_before(node, source), source, file, out, exported=False)
+            named = next((c.child_by_field_name("name") for c in node.named_children), None)
+            exported = named is not None and _text(named, source) in assigned
+            _declaration(node, _doc_before(node, source), source, file, out, exported=exported)
     return out
 
 
