@@ -22,9 +22,12 @@ from . import rules
 T = TypeVar("T")
 
 # A token longer than this is computed each time, never cached: the caches below are bounded by
-# count (65,536 entries), and a query's words are short; one made-up token of thousands of
-# characters (`ab.cd.ef...`) would otherwise keep its every piece, about 170 kB, for good.
-MAX_CACHED_TOKEN = 64
+# count (CACHED_TOKENS entries each), and a query's words are short; one made-up token of thousands
+# of characters (`ab.cd.ef...`) would otherwise keep its every piece, about 170 kB, for good. At
+# these bounds, made-up dotted tokens of the longest cached length fill the caches at about
+# 100 MB (tests/test_ranker_text.py), the docs' own words at a few MB.
+MAX_CACHED_TOKEN = 32
+CACHED_TOKENS = 1 << 14
 
 
 class short_cached(Generic[T]):  # noqa: N801 - a decorator, named as functools' are
@@ -32,7 +35,7 @@ class short_cached(Generic[T]):  # noqa: N801 - a decorator, named as functools'
 
     def __init__(self, function: Callable[[str], T]) -> None:
         self.function = function
-        self.cached = lru_cache(maxsize=1 << 16)(function)
+        self.cached = lru_cache(maxsize=CACHED_TOKENS)(function)
         functools.update_wrapper(self, function)
 
     def __call__(self, token: str) -> T:
@@ -145,7 +148,7 @@ def stemmed(word: str) -> bool:
     return len(word) >= rules.MIN_INFLECTED and word.isalpha()
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=CACHED_TOKENS)
 def _roots(
     word: str, min_inflected: int, min_root: int, min_doubled: int, snowball: bool, known: str | None
 ) -> frozenset[str]:
