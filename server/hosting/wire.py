@@ -152,8 +152,10 @@ def _too_many_values(raw: bytes | str) -> JSONRPCError:
     """The answer to a message of more than MAX_CONTAINERS arrays and objects, read no further: an
     object's (with the id it writes first), an array's (MCP has no batches, whatever it holds), a
     parse error for anything else. A byte order mark before it is looked past."""
-    first = raw.lstrip()[:4]
-    first = first.removeprefix(b"\xef\xbb\xbf" if isinstance(first, bytes) else "\ufeff").lstrip()[:1]
+    if isinstance(raw, bytes):
+        first: bytes | str = raw.lstrip()[:4].removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
+    else:
+        first = raw.lstrip()[:2].removeprefix("\ufeff").lstrip()[:1]
     if first in ("{", b"{"):
         return invalid_request(TOO_MANY_VALUES, _leading_id(raw))
     if first in ("[", b"["):
