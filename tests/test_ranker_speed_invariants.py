@@ -440,9 +440,9 @@ def test_nearest_words_are_the_straightforward_walks_over_the_vocabulary(site_in
     terms = ["rpxvvxzvjw", "ervqvqjzvx", "caxwjvvjjw", "q", "zz", "x1y2", "expse", "rdis", "qeueu"]
     terms += [
         "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(1, 14)))
-        for _ in range(300)
+        for _ in range(120)
     ]
-    for word in rng.sample(words, 300):
+    for word in rng.sample(words, 120):
         at = rng.randrange(len(word))
         terms += [
             word[:at] + rng.choice("abcdefghijklmnopqrstuvwxyz") + word[at + 1 :],
