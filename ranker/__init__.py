@@ -68,7 +68,7 @@ class Index:
         event loop while it loads a corpus, so that its first answer does not pay for them."""
         dense.tables(self.inverted)
         dense.record_table(self.inverted)
-        self.inverted.initial_buckets()  # a miss's nearest words read them: ~70 ms to make
+        self.inverted.initial_buckets()  # a miss's nearest words read them: ~4 ms to make
         snowball_stem("warming")  # imports the stemmers, which a query's unseen word would
         for subject in ranking.SHAPE_SUBJECTS:  # the first query of a shape would read every heading
             ranking.subject_mask(self.inverted, subject)

@@ -24,8 +24,8 @@ T = TypeVar("T")
 # A token longer than this is computed each time, never cached: the caches below are bounded by
 # count (CACHED_TOKENS entries each), and a query's words are short; one made-up token of thousands
 # of characters (`ab.cd.ef...`) would otherwise keep its every piece, about 170 kB, for good. At
-# these bounds, made-up dotted tokens of the longest cached length fill the caches at about
-# 100 MB (tests/test_ranker_text.py), the docs' own words at a few MB.
+# these bounds, 90,000 made-up dotted tokens of the longest cached length grew a process by 65 MB
+# (measured in-process, docs/performance.md), the docs' own words take a few MB.
 MAX_CACHED_TOKEN = 32
 CACHED_TOKENS = 1 << 14
 

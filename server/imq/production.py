@@ -238,6 +238,11 @@ def recorded_environments(root: Path, names: list[str] | None) -> dict[str, dict
     return recorded
 
 
+def _beside(given: dict[str, str] | None) -> str:
+    """`, IMQ_REDIS=...` after a mode, when the run was given an environment."""
+    return f", {said_environment(given)}" if given else ""
+
+
 def _folder_under(record: dict[str, Any], root: Path) -> bool:
     """Whether the record's service folder is still there, in root."""
     folder = Path(str(record.get("folder")))
@@ -267,11 +272,11 @@ def describe_modes(root: Path, names: list[str] | None) -> str:
             record = modes[name]
             started, folder = record.get("started", "?"), record.get("folder")
             given = record.get("environment") or {}
-            extra = f", {said_environment(given)}" if given else ""
+            extra = _beside(given)
             mode = f"production (`npm start`, started {started}, folder {folder}{extra})"
         else:
             given = (modes.get(name) or {}).get("environment") if recorded_pid(modes, pids, name) else None
-            extra = f", {said_environment(given)}" if given else ""
+            extra = _beside(given)
             mode = f"dev (imq ctl start: `npm run dev`{extra})"
             if process_alive(pid) and dev_crashed(var / f"{name}.log"):
                 state = (
@@ -282,7 +287,7 @@ def describe_modes(root: Path, names: list[str] | None) -> str:
     for name in exited:
         record = modes[name]
         given = record.get("environment") or {}
-        extra = f", {said_environment(given)}" if given else ""
+        extra = _beside(given)
         lines.append(
             f"- {name}: EXITED (its run, pid {record['pid']}, ended and imq no longer tracks it: "
             f"logs(action='dump') shows why), last started in {record.get('mode', PRODUCTION)} mode "

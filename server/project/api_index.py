@@ -231,12 +231,12 @@ def index_package(pkg: InstalledPackage) -> PackageIndex:
         parsed[path] = declarations(tree.root_node, source, rel)
         re_exports[path] = _re_exported(tree.root_node, source)
     public = _public_files(pkg.path, list(parsed), re_exports, index.problems)
-    if public is not None:  # and the types the public declarations name, wherever declared
+    if public is not None:  # and the files declaring a type the public declarations name
         named = set(_IDENTIFIER.findall(" ".join(s.signature for p in public for s in parsed.get(p, []))))
         public |= {path for path, symbols in parsed.items() if any(s.name in named for s in symbols)}
     for path, symbols in parsed.items():
-        for sym in symbols:
-            if public is None or path in public or sym.name.split(".")[0] in named:
+        if public is None or path in public:
+            for sym in symbols:
                 merge(index.symbols, sym)
     name_computed_keys(index.symbols)
     index.parse_seconds = time.perf_counter() - started
@@ -274,7 +274,8 @@ def _re_exported(root: Any, source: bytes) -> list[str]:
 
 def _entry_types(manifest: dict[str, Any]) -> list[str]:
     """The declaration files a package's manifest names for its importers: every `types` condition
-    of its exports map (all its subpaths), else its `types` / `typings` field."""
+    of its exports map (all its subpaths; a subpath's module without one, by the .d.ts beside it),
+    and its `types` / `typings` field."""
     found: list[str] = []
 
     def walk(value: Any, typed: bool = False) -> None:
